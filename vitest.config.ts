@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+// One test run = one local backend (tests/setup/local-backend.ts, in memory) shared by every
+// project. Each folder under tests/ is a project with its own environment:
+//   tests/unit         pure app code and Worker-level tests inside workerd
+//   tests/local        the local backend, driven by the real supabase-js
+//   tests/integration  the whole Worker (workerd) + local backend, through HTTP with a cookie jar
+export default defineConfig({
+  test: {
+    projects: ["tests/*/vitest.config.ts"],
+  },
+});

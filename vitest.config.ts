@@ -1,12 +1,13 @@
 import { defineConfig } from "vitest/config";
 
-// One test run = one local backend (tests/setup/local-backend.ts, in memory) shared by every
-// project. Each folder under tests/ is a project with its own environment:
+// One test run = one local backend (tests/setup/local-backend.ts, in memory, port 54329) shared
+// by every project. Each folder under tests/ is a project with its own environment:
 //   tests/unit         pure app code and Worker-level tests inside workerd
 //   tests/local        the local backend, driven by the real supabase-js
 //   tests/integration  the whole Worker (workerd) + local backend, through HTTP with a cookie jar
 export default defineConfig({
   test: {
+    globalSetup: ["tests/setup/local-backend.ts"],
     projects: ["tests/*/vitest.config.ts"],
   },
 });

@@ -1,0 +1,64 @@
+import {
+  type CookieOptions,
+  DEFAULT_COOKIE_OPTIONS,
+  parseCookieHeader,
+  serializeCookieHeader,
+} from "@supabase/ssr";
+
+/** What every response that sets or clears auth cookies must say to caches. */
+export const NO_STORE = "private, no-store";
+
+/**
+ * Auth cookie options from the product spec: path /, SameSite Lax, readable by the browser
+ * client (not httpOnly), 400 days; Secure whenever the site is served over https.
+ */
+export function authCookieOptions(secure: boolean): CookieOptions {
+  return { ...DEFAULT_COOKIE_OPTIONS, path: "/", sameSite: "lax", httpOnly: false, secure };
+}
+
+/** The request's cookies in the shape @supabase/ssr's `getAll` returns. */
+export function readRequestCookies(request: Request): { name: string; value: string }[] {
+  const header = request.headers.get("Cookie");
+  if (!header) return [];
+  return parseCookieHeader(header).map(({ name, value }) => ({ name, value: value ?? "" }));
+}
+
+/**
+ * Collects what @supabase/ssr's `setAll` hands over during a request (cookies plus the cache
+ * headers it requires) so the middleware can put them on whatever response the route produces.
+ */
+export class AuthCookieJar {
+  readonly #cookies = new Map<string, string>();
+  readonly #headers = new Map<string, string>();
+
+  /** Matches @supabase/ssr's SetAllCookies signature. */
+  setAll = (
+    cookies: { name: string; value: string; options: CookieOptions }[],
+    headers: Record<string, string> = {},
+  ): void => {
+    for (const { name, value, options } of cookies) {
+      this.#cookies.set(name, serializeCookieHeader(name, value, options));
+    }
+    for (const [key, value] of Object.entries(headers)) this.#headers.set(key, value);
+  };
+
+  get hasCookies(): boolean {
+    return this.#cookies.size > 0;
+  }
+
+  /** Set-Cookie lines collected so far (last write per cookie name wins). */
+  get setCookies(): string[] {
+    return [...this.#cookies.values()];
+  }
+
+  /** Appends the cookies and cache headers; any response carrying auth cookies is private, no-store. */
+  applyTo(headers: Headers): void {
+    if (!this.hasCookies) return;
+    for (const line of this.#cookies.values()) headers.append("Set-Cookie", line);
+    for (const [key, value] of this.#headers) headers.set(key, value);
+    const cacheControl = headers.get("Cache-Control") ?? "";
+    if (!/\bno-store\b/.test(cacheControl) || !/\bprivate\b/.test(cacheControl)) {
+      headers.set("Cache-Control", NO_STORE);
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import {
+  isAuthRetryableFetchError,
+  type JwtPayload,
+  type SupabaseClient,
+} from "@supabase/supabase-js";
+import { createContext, type MiddlewareFunction, type RouterContextProvider } from "react-router";
+import { readSupabaseEnv } from "./env.server";
+import { createSupabaseServerClient, type ServerSupabaseOptions } from "./supabase.server";
+import { workerContext } from "./worker-context.server";
+
+/** The verified access-token claims (sub, email, role, aal, session_id, exp, …). */
+export type Claims = JwtPayload;
+
+/** What loaders and actions get from `getAuth(context)`. */
+export interface Auth {
+  /** This request's Supabase client; queries run as the signed-in user (RLS applies). */
+  supabase: SupabaseClient;
+  /** Verified claims, or null when signed out (no, expired-and-unrefreshable, or broken session). */
+  claims: Claims | null;
+  /** True when a session cookie was present but the backend could not be reached to check it. */
+  backendUnreachable: boolean;
+}
+
+export const authContext = createContext<Auth>();
+
+/** getClaims() may refresh the session; auth-js retries that for up to 30 s. Cap the wait. */
+export const AUTH_DEADLINE_MS = 1500;
+
+/** Test seam: lets unit tests hand the middleware a fetch that counts or fails. */
+export const authOptionsContext = createContext<ServerSupabaseOptions>({});
+
+/**
+ * Root middleware: one server client per request, `getClaims()` exactly once, before any loader
+ * runs. Cookies (and the no-store headers @supabase/ssr requires) written during the request —
+ * by the refresh here or by an action signing in or out — go onto the final response.
+ */
+export const authMiddleware: MiddlewareFunction<Response> = async ({ request, context }, next) => {
+  const started = performance.now();
+  const { env } = context.get(workerContext);
+  const server = createSupabaseServerClient(
+    request,
+    readSupabaseEnv(env),
+    context.get(authOptionsContext),
+  );
+  const verified = await verifyClaims(server.supabase);
+  const authMs = performance.now() - started;
+  context.set(authContext, { supabase: server.supabase, ...verified });
+
+  const response = await next();
+  const headers = mutableHeaders(response);
+  server.cookies.applyTo(headers.headers);
+  if (verified.claims && !headers.headers.has("Cache-Control")) {
+    headers.headers.set("Cache-Control", "private, no-store");
+  }
+  headers.headers.append("Server-Timing", serverTiming(authMs, server.backend.calls));
+  return headers.response;
+};
+
+/** The request's Supabase client and claims. Call from any loader or action. */
+export function getAuth(context: Readonly<RouterContextProvider>): Auth {
+  return context.get(authContext);
+}
+
+async function verifyClaims(
+  supabase: SupabaseClient,
+): Promise<{ claims: Claims | null; backendUnreachable: boolean }> {
+  try {
+    const result = await withDeadline(supabase.auth.getClaims(), AUTH_DEADLINE_MS);
+    if (result === "timeout") return { claims: null, backendUnreachable: true };
+    const { data, error } = result;
+    if (error) return { claims: null, backendUnreachable: isAuthRetryableFetchError(error) };
+    return { claims: data?.claims ?? null, backendUnreachable: false };
+  } catch {
+    // A cookie auth-js cannot even parse is a broken session: signed out, never a 500.
+    return { claims: null, backendUnreachable: false };
+  }
+}
+
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function serverTiming(authMs: number, calls: string[]): string {
+  const auth = calls.filter((path) => path.includes("/auth/v1/")).length;
+  const rest = calls.filter((path) => path.includes("/rest/v1/")).length;
+  return `auth;dur=${authMs.toFixed(1)}, supabase;desc="auth=${auth} rest=${rest}"`;
+}
+
+/** Responses from redirect helpers can have immutable headers; copy them when needed. */
+function mutableHeaders(response: Response): { response: Response; headers: Headers } {
+  try {
+    response.headers.append("Vary", "Cookie");
+    return { response, headers: response.headers };
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.append("Vary", "Cookie");
+    return { response: copy, headers: copy.headers };
+  }
+}

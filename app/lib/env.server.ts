@@ -1,0 +1,43 @@
+import { z } from "zod";
+import type { PublicEnv } from "./public-env";
+
+/** The Supabase project the app talks to, read from the Worker's bindings (wrangler.toml [vars]). */
+export interface SupabaseEnv {
+  /** Project URL, e.g. https://abc.supabase.co or http://127.0.0.1:54321 (no trailing slash). */
+  url: string;
+  /** Publishable key (sb_publishable_…) or, for older projects, the legacy anon JWT. */
+  publishableKey: string;
+}
+
+const schema = z.object({
+  SUPABASE_URL: z
+    .string({ error: "SUPABASE_URL is not set" })
+    .trim()
+    .pipe(z.url({ protocol: /^https?$/, error: "SUPABASE_URL must be an http(s) URL" })),
+  SUPABASE_PUBLISHABLE_KEY: z.string().trim().optional(),
+  /** Accepted for projects that still use the legacy anon key. */
+  SUPABASE_ANON_KEY: z.string().trim().optional(),
+});
+
+/**
+ * Reads and validates the Supabase settings from the Worker bindings. A misconfigured deploy
+ * fails loudly with a message naming the variable, never with a half-working client.
+ */
+export function readSupabaseEnv(bindings: Env): SupabaseEnv {
+  const parsed = schema.safeParse(bindings);
+  if (!parsed.success) {
+    throw new Error(`Invalid Worker configuration: ${parsed.error.issues[0]?.message}`);
+  }
+  const { SUPABASE_URL, SUPABASE_PUBLISHABLE_KEY, SUPABASE_ANON_KEY } = parsed.data;
+  const publishableKey = SUPABASE_PUBLISHABLE_KEY || SUPABASE_ANON_KEY;
+  if (!publishableKey) {
+    throw new Error(
+      "Invalid Worker configuration: set SUPABASE_PUBLISHABLE_KEY (or the legacy SUPABASE_ANON_KEY)",
+    );
+  }
+  return { url: SUPABASE_URL.replace(/\/+$/, ""), publishableKey };
+}
+
+export function toPublicEnv(env: SupabaseEnv): PublicEnv {
+  return { SUPABASE_URL: env.url, SUPABASE_PUBLISHABLE_KEY: env.publishableKey };
+}

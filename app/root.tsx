@@ -1,0 +1,99 @@
+import {
+  isRouteErrorResponse,
+  Links,
+  Meta,
+  Outlet,
+  Scripts,
+  ScrollRestoration,
+  useNavigation,
+  useRouteLoaderData,
+} from "react-router";
+import type { Route } from "./+types/root";
+import "./app.css";
+import { NavigationProgress } from "./components/navigation-progress";
+import { SiteHeader } from "./components/site-header";
+import { StatusPage } from "./components/status-page";
+import { authMiddleware, getAuth } from "./lib/auth.server";
+import { readSupabaseEnv, toPublicEnv } from "./lib/env.server";
+import { toSessionUser } from "./lib/session-user";
+import { useBrowserSession } from "./lib/use-browser-session";
+import { workerContext } from "./lib/worker-context.server";
+
+export const middleware: Route.MiddlewareFunction[] = [authMiddleware];
+
+export function loader({ context }: Route.LoaderArgs) {
+  const { claims } = getAuth(context);
+  const { env } = context.get(workerContext);
+  return { env: toPublicEnv(readSupabaseEnv(env)), user: toSessionUser(claims) };
+}
+
+export const meta: Route.MetaFunction = () => [
+  { title: "Edge Notes" },
+  { name: "description", content: "Notes that follow you, served from the edge." },
+];
+
+export function Layout({ children }: { children: React.ReactNode }) {
+  const data = useRouteLoaderData<typeof loader>("root");
+  const navigation = useNavigation();
+  return (
+    <html lang="en" className="h-full">
+      <head>
+        <meta charSet="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <Meta />
+        <Links />
+      </head>
+      <body className="flex min-h-full flex-col">
+        <a
+          href="#main"
+          className="sr-only focus:not-sr-only focus:absolute focus:left-4 focus:top-4 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-ink-900"
+        >
+          Skip to content
+        </a>
+        <NavigationProgress pending={navigation.state !== "idle"} />
+        <SiteHeader user={data?.user ?? null} />
+        <main id="main" className="mx-auto w-full max-w-5xl flex-1 px-4 sm:px-6">
+          {children}
+        </main>
+        <footer className="border-t border-ink-200 py-6 text-center text-xs text-ink-400 dark:border-ink-800">
+          Edge Notes · React Router on Cloudflare Workers · Supabase
+        </footer>
+        <ScrollRestoration />
+        <Scripts />
+      </body>
+    </html>
+  );
+}
+
+export default function App({ loaderData }: Route.ComponentProps) {
+  useBrowserSession(loaderData.env, loaderData.user?.id ?? null);
+  return <Outlet />;
+}
+
+export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
+  if (isRouteErrorResponse(error) && error.status === 404) {
+    return (
+      <StatusPage code="404" title="Page not found">
+        <p>There is nothing at this address. Check the link, or start again from the home page.</p>
+      </StatusPage>
+    );
+  }
+  if (isRouteErrorResponse(error)) {
+    return (
+      <StatusPage code={String(error.status)} title={error.statusText || "Request failed"}>
+        <p>The server could not handle this request.</p>
+      </StatusPage>
+    );
+  }
+  const detail = import.meta.env.DEV && error instanceof Error ? error.stack : undefined;
+  return (
+    <StatusPage code="500" title="Something went wrong">
+      <p>An unexpected error stopped this page from loading. Try again in a moment.</p>
+      {detail ? (
+        <pre className="mt-6 overflow-x-auto rounded-lg bg-ink-100 p-4 text-left text-xs dark:bg-ink-800">
+          {detail}
+        </pre>
+      ) : null}
+    </StatusPage>
+  );
+}

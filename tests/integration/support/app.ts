@@ -1,0 +1,41 @@
+import { APP_URL } from "../../setup/app";
+
+export { APP_URL };
+
+/** The test backend the app under test is pointed at (wrangler.toml [env.test]). */
+export const BACKEND_URL = "http://127.0.0.1:54329";
+/** The Supabase CLI's well-known local keys; the local backend accepts the same ones. */
+export const PUBLISHABLE_KEY = "sb_publishable_ACJWlzQHlZjBrEguHvfOxg_3BJgxAaH";
+export const SECRET_KEY = "sb_secret_N7UND0UgjKTVK-Uodkm0Hg_xSvEMPvz";
+export const STORAGE_KEY = "sb-127-auth-token";
+
+export async function get(path: string, cookie?: string) {
+  const started = performance.now();
+  const response = await fetch(`${APP_URL}${path}`, {
+    headers: cookie ? { Cookie: cookie } : {},
+    redirect: "manual",
+  });
+  const body = await response.text();
+  return { response, body, ms: performance.now() - started };
+}
+
+/** "auth=N rest=M": the backend round trips the Worker's Supabase client made for this request. */
+export function backendCalls(response: Response): { auth: number; rest: number } {
+  const match = /supabase;desc="auth=(\d+) rest=(\d+)"/.exec(
+    response.headers.get("Server-Timing") ?? "",
+  );
+  if (!match) throw new Error("no Server-Timing supabase entry");
+  return { auth: Number(match[1]), rest: Number(match[2]) };
+}
+
+export async function backendIsUp(): Promise<boolean> {
+  try {
+    const response = await fetch(`${BACKEND_URL}/auth/v1/health`, {
+      headers: { apikey: PUBLISHABLE_KEY },
+      signal: AbortSignal.timeout(1000),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}

@@ -14,6 +14,7 @@ import { NavigationProgress } from "./components/navigation-progress";
 import { SiteHeader } from "./components/site-header";
 import { StatusPage } from "./components/status-page";
 import { authMiddleware, getAuth } from "./lib/auth.server";
+import { documentNonce } from "./lib/document-nonce";
 import { readSupabaseEnv, toPublicEnv } from "./lib/env.server";
 import { toSessionUser } from "./lib/session-user";
 import { useBrowserSession } from "./lib/use-browser-session";
@@ -35,13 +36,15 @@ export const meta: Route.MetaFunction = () => [
 export function Layout({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");
   const navigation = useNavigation();
+  const nonce = documentNonce();
   return (
     <html lang="en" className="h-full">
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <Meta />
-        <Links />
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+        <Links nonce={nonce} />
       </head>
       <body className="flex min-h-full flex-col">
         <a
@@ -58,8 +61,8 @@ export function Layout({ children }: { children: React.ReactNode }) {
         <footer className="border-t border-ink-200 py-6 text-center text-xs text-ink-400 dark:border-ink-800">
           Edge Notes · React Router on Cloudflare Workers · Supabase
         </footer>
-        <ScrollRestoration />
-        <Scripts />
+        <ScrollRestoration nonce={nonce} />
+        <Scripts nonce={nonce} />
       </body>
     </html>
   );

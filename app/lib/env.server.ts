@@ -24,6 +24,17 @@ const schema = z.object({
  * fails loudly with a message naming the variable, never with a half-working client.
  */
 export function readSupabaseEnv(bindings: Env): SupabaseEnv {
+  const cached = parsedEnvs.get(bindings);
+  if (cached) return cached;
+  const env = parseSupabaseEnv(bindings);
+  parsedEnvs.set(bindings, env);
+  return env;
+}
+
+/** The bindings object is the same for every request an isolate serves: parse it once. */
+const parsedEnvs = new WeakMap<object, SupabaseEnv>();
+
+function parseSupabaseEnv(bindings: Env): SupabaseEnv {
   const parsed = schema.safeParse(bindings);
   if (!parsed.success) {
     throw new Error(`Invalid Worker configuration: ${parsed.error.issues[0]?.message}`);

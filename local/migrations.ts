@@ -1,3 +1,5 @@
+import { readdir, readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 
 export interface MigrationOptions {
@@ -9,5 +11,107 @@ export interface MigrationOptions {
   fixtures?: string[];
 }
 
-/** Applies the app's migrations in order. Placeholder until it is built. */
-export async function applyMigrations(_db: PGlite, _options: MigrationOptions): Promise<void> {}
+/** A SQL file that failed: which file, where, and what Postgres said. */
+export class MigrationError extends Error {
+  readonly file: string;
+  readonly line: number | undefined;
+  constructor(file: string, line: number | undefined, pgMessage: string) {
+    super(`${file}${line ? `:${line}` : ""}: ${pgMessage}`);
+    this.name = "MigrationError";
+    this.file = file;
+    this.line = line;
+  }
+}
+
+// The table the Supabase CLI keeps (supabase/cli pkg/migration/history.go).
+const HISTORY = `
+CREATE SCHEMA IF NOT EXISTS supabase_migrations;
+CREATE TABLE IF NOT EXISTS supabase_migrations.schema_migrations (
+  version text NOT NULL PRIMARY KEY,
+  statements text[],
+  name text
+);`;
+
+/** <timestamp>_<name>.sql, as `supabase migration new` names them. */
+const MIGRATION_FILE = /^(\d+)_(.*)\.sql$/;
+
+/**
+ * Applies supabase/migrations/*.sql in version order, each in its own transaction, recording it
+ * in supabase_migrations.schema_migrations so a restart applies only new files; then seed.sql on a
+ * fresh database (no migration history before this call), then fixtures every time.
+ */
+export async function applyMigrations(db: PGlite, options: MigrationOptions): Promise<void> {
+  const fresh = !(await historyExists(db));
+  await db.exec(HISTORY);
+  const applied = new Set(
+    (
+      await db.query<{ version: string }>(
+        "SELECT version FROM supabase_migrations.schema_migrations",
+      )
+    ).rows.map((r) => r.version),
+  );
+  const files = (await listSql(options.migrationsDir))
+    .map((f) => ({ file: f, match: MIGRATION_FILE.exec(f) }))
+    .filter((f) => f.match)
+    .sort((a, b) => (a.match?.[1] as string).localeCompare(b.match?.[1] as string));
+  for (const { file, match } of files) {
+    const version = match?.[1] as string;
+    if (applied.has(version)) continue;
+    const path = join(options.migrationsDir, file);
+    const sql = await readFile(path, "utf8");
+    await db.transaction(async (tx) => {
+      await run(tx, path, sql);
+      await tx.query(
+        "INSERT INTO supabase_migrations.schema_migrations (version, statements, name) VALUES ($1, $2, $3)",
+        [version, [sql], match?.[2] ?? ""],
+      );
+    });
+  }
+  if (fresh && options.seedFile) {
+    const sql = await readFile(options.seedFile, "utf8").catch(() => null);
+    if (sql !== null) await db.transaction((tx) => run(tx, options.seedFile as string, sql));
+  }
+  for (const fixture of options.fixtures ?? []) {
+    const sql = await readFile(fixture, "utf8");
+    await db.transaction((tx) => run(tx, fixture, sql));
+  }
+  // tell the data API to reload its schema cache
+  await db.exec("NOTIFY pgrst, 'reload schema'");
+}
+
+async function historyExists(db: PGlite): Promise<boolean> {
+  const r = await db.query<{ ok: boolean }>(
+    "SELECT to_regclass('supabase_migrations.schema_migrations') IS NOT NULL AS ok",
+  );
+  return r.rows[0]?.ok ?? false;
+}
+
+async function listSql(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((f) => f.endsWith(".sql"));
+  } catch {
+    return [];
+  }
+}
+
+async function run(
+  tx: { exec: (sql: string) => Promise<unknown> },
+  path: string,
+  sql: string,
+): Promise<void> {
+  try {
+    await tx.exec(sql);
+  } catch (error) {
+    const e = error as { message?: string; position?: string | number };
+    const position = Number(e.position);
+    const line =
+      Number.isFinite(position) && position > 0
+        ? sql.slice(0, position - 1).split("\n").length
+        : undefined;
+    throw new MigrationError(
+      basename(path) === path ? path : path,
+      line,
+      e.message ?? String(error),
+    );
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Every error the data API answers with, built in one place. Codes, statuses and messages copy
+ * PostgREST (src/library/PostgREST/Error.hs): PGRST1xx request errors, PGRST2xx schema cache
+ * errors, PGRST3xx JWT errors, and Postgres SQLSTATEs passed through with PostgREST's HTTP mapping.
+ */
+export interface RestErrorBody {
+  code: string;
+  message: string;
+  details: string | null | unknown;
+  hint: string | null;
+}
+
+export class RestError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: unknown;
+  readonly hint: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details: unknown = null,
+    hint: string | null = null,
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "RestError";
+    this.status = status;
+    this.code = code;
+    this.details = details;
+    this.hint = hint;
+    this.headers = headers;
+  }
+
+  body(): RestErrorBody {
+    return { code: this.code, details: this.details, hint: this.hint, message: this.message };
+  }
+}
+
+/** PGRST100: a query parameter that does not parse. Mirrors Parsec's message layout. */
+export function parseError(what: string, input: string, column: number, details: string) {
+  return new RestError(
+    400,
+    "PGRST100",
+    `"failed to parse ${what} (${input})" (line 1, column ${column})`,
+    details,
+  );
+}
+
+export const errors = {
+  invalidBody: (message: string) => new RestError(400, "PGRST102", message),
+  invalidRange: (details: string) =>
+    new RestError(416, "PGRST103", "Requested range not satisfiable", details),
+  invalidSchema: (schema: string, exposed: string[]) =>
+    new RestError(
+      406,
+      "PGRST106",
+      `Invalid schema: ${schema}`,
+      null,
+      `Only the following schemas are exposed: ${exposed.join(", ")}`,
+    ),
+  mediaType: (types: string[]) =>
+    new RestError(406, "PGRST107", `None of these media types are available: ${types.join(", ")}`),
+  notEmbedded: (resource: string) =>
+    new RestError(
+      400,
+      "PGRST108",
+      `'${resource}' is not an embedded resource in this request`,
+      null,
+      `Verify that '${resource}' is included in the 'select' query parameter.`,
+    ),
+  singularity: (n: number) =>
+    new RestError(
+      406,
+      "PGRST116",
+      "Cannot coerce the result to a single JSON object",
+      `The result contains ${n} rows`,
+    ),
+  unsupportedMethod: (method: string) =>
+    new RestError(405, "PGRST117", `Unsupported HTTP method: ${method}`),
+  invalidRpcMethod: (method: string) =>
+    new RestError(405, "PGRST101", `Cannot use the ${method} method on RPC`),
+  relatedOrderNotToOne: (origin: string, target: string) =>
+    new RestError(
+      400,
+      "PGRST118",
+      `A related order on '${target}' is not possible`,
+      `'${origin}' and '${target}' do not form a many-to-one or one-to-one relationship`,
+    ),
+  unacceptableFilter: (target: string) =>
+    new RestError(400, "PGRST120", `Bad operator on the '${target}' embedded resource`),
+  invalidPreferences: (prefs: string[]) =>
+    new RestError(
+      400,
+      "PGRST122",
+      "Invalid preferences given with handling=strict",
+      `Invalid preferences: ${prefs.join(", ")}`,
+    ),
+  maxAffected: (n: number) =>
+    new RestError(
+      400,
+      "PGRST124",
+      "Query result exceeds max-affected preference constraint",
+      `The query affects ${n} rows`,
+    ),
+  invalidPath: () => new RestError(404, "PGRST125", "Invalid path specified in request URL"),
+  notImplemented: (details: string) =>
+    new RestError(400, "PGRST127", "Feature not implemented", details),
+  noRelationship: (parent: string, child: string, hint: string | null, schema: string) =>
+    new RestError(
+      400,
+      "PGRST200",
+      `Could not find a relationship between '${parent}' and '${child}' in the schema cache`,
+      `Searched for a foreign key relationship between '${parent}' and '${child}'${
+        hint ? `' using the hint '${hint}` : ""
+      }' in the schema '${schema}', but no matches were found.`,
+    ),
+  ambiguousRelationship: (
+    parent: string,
+    child: string,
+    details: { cardinality: string; embedding: string; relationship: string }[],
+    hints: string[],
+  ) =>
+    new RestError(
+      300,
+      "PGRST201",
+      `Could not embed because more than one relationship was found for '${parent}' and '${child}'`,
+      details,
+      `Try changing '${child}' to one of the following: ${hints.join(", ")}. Find the desired relationship in the 'details' key.`,
+    ),
+  noFunction: (schema: string, name: string, args: string[]) => {
+    const fn = `${schema}.${name}`;
+    const listed = args.length === 0 ? " without parameters" : `(${args.join(", ")})`;
+    const searched =
+      args.length === 0
+        ? " without parameters"
+        : ` with parameter${args.length > 1 ? "s" : ""} ${args.join(", ")}`;
+    return new RestError(
+      404,
+      "PGRST202",
+      `Could not find the function ${fn}${listed} in the schema cache`,
+      `Searched for the function ${fn}${searched} or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.`,
+    );
+  },
+  columnNotFound: (relation: string, column: string) =>
+    new RestError(
+      400,
+      "PGRST204",
+      `Could not find the '${column}' column of '${relation}' in the schema cache`,
+    ),
+  tableNotFound: (schema: string, name: string) =>
+    new RestError(
+      404,
+      "PGRST205",
+      `Could not find the table '${schema}.${name}' in the schema cache`,
+    ),
+  jwt: (message: string) => {
+    const expired = /expired/i.test(message);
+    const text = expired ? "JWT expired" : message || "JWT cryptographic operation failed";
+    return new RestError(401, expired ? "PGRST303" : "PGRST301", text, null, null, {
+      "WWW-Authenticate": `Bearer error="invalid_token", error_description=${JSON.stringify(text)}`,
+    });
+  },
+};
+
+/** HTTP status for a Postgres SQLSTATE, as PostgREST's mapSQLtoHTTP decides it. */
+export function statusForSqlState(code: string, message: string, authenticated: boolean): number {
+  const exact: Record<string, number> = {
+    "23503": 409,
+    "23505": 409,
+    "25006": 405,
+    "53400": 500,
+    "57P01": 503,
+    P0001: 400,
+    "42P01": 404,
+    "42P17": 500,
+  };
+  if (code in exact) return exact[code] as number;
+  if (code === "21000") return message.endsWith("requires a WHERE clause") ? 400 : 500;
+  if (code === "22023")
+    return message.startsWith("role") && message.endsWith("does not exist") ? 401 : 400;
+  if (code === "42883") return 404;
+  if (code === "42501") return authenticated ? 403 : 401;
+  if (/^PT\d{3}$/.test(code)) return Number(code.slice(2));
+  const prefix = code.slice(0, 2);
+  const byClass: Record<string, number> = {
+    "08": 503,
+    "09": 500,
+    "0L": 403,
+    "0P": 403,
+    "25": 500,
+    "28": 403,
+    "2D": 500,
+    "38": 500,
+    "39": 500,
+    "3B": 500,
+    "40": 500,
+    "53": 503,
+    "54": 500,
+    "55": 500,
+    "57": 500,
+    "58": 500,
+    F0: 500,
+    HV: 500,
+    P0: 500,
+    XX: 500,
+  };
+  return byClass[prefix] ?? 400;
+}
+
+interface PgLikeError {
+  code?: string;
+  message?: string;
+  detail?: string;
+  hint?: string;
+}
+
+/** Turns whatever the database threw into PostgREST's answer. */
+export function fromDatabaseError(error: unknown, authenticated: boolean): RestError {
+  if (error instanceof RestError) return error;
+  const pg = (error ?? {}) as PgLikeError;
+  if (typeof pg.code === "string" && /^[0-9A-Z]{5}$/.test(pg.code)) {
+    const message = pg.message ?? "";
+    return new RestError(
+      statusForSqlState(pg.code, message, authenticated),
+      pg.code,
+      message,
+      pg.detail ?? null,
+      pg.hint ?? null,
+    );
+  }
+  return new RestError(500, "PGRSTX00", error instanceof Error ? error.message : String(error));
+}

@@ -1,0 +1,274 @@
+/**
+ * The schema cache: tables, views, columns, keys, foreign keys and functions of the exposed
+ * schemas, read from pg_catalog once (and again on NOTIFY pgrst / DDL), never per request.
+ */
+import type { PGlite } from "@electric-sql/pglite";
+
+export interface Column {
+  name: string;
+  type: string;
+  nullable: boolean;
+  hasDefault: boolean;
+}
+
+export interface Relation {
+  schema: string;
+  name: string;
+  isView: boolean;
+  columns: Map<string, Column>;
+  primaryKey: string[];
+  uniques: string[][];
+}
+
+export interface ForeignKey {
+  name: string;
+  schema: string;
+  table: string;
+  columns: string[];
+  refSchema: string;
+  refTable: string;
+  refColumns: string[];
+}
+
+export interface FunctionArg {
+  name: string;
+  type: string;
+  hasDefault: boolean;
+  variadic: boolean;
+}
+
+export interface RoutineDef {
+  schema: string;
+  name: string;
+  args: FunctionArg[];
+  returnsSet: boolean;
+  returnType: string;
+  /** "composite" for table rows/records with columns, "scalar", or "void" */
+  returnKind: "composite" | "scalar" | "void";
+  /** the table/view whose rows it returns, when it returns one */
+  returnRelation?: { schema: string; name: string };
+  volatility: "immutable" | "stable" | "volatile";
+}
+
+export interface SchemaCache {
+  relations: Map<string, Relation>;
+  foreignKeys: ForeignKey[];
+  routines: Map<string, RoutineDef[]>;
+}
+
+export const qualified = (schema: string, name: string) => `${schema}.${name}`;
+
+interface RelRow {
+  oid: number;
+  schema: string;
+  name: string;
+  kind: string;
+}
+
+export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<SchemaCache> {
+  const rels = await db.query<RelRow>(
+    `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind AS kind
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ANY($1) AND c.relkind IN ('r','v','m','f','p')`,
+    [schemas],
+  );
+  const cols = await db.query<{
+    oid: number;
+    name: string;
+    type: string;
+    nullable: boolean;
+    has_default: boolean;
+    attnum: number;
+  }>(
+    `SELECT a.attrelid::int AS oid, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
+            NOT a.attnotnull AS nullable, (a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '') AS has_default,
+            a.attnum
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ANY($1) AND c.relkind IN ('r','v','m','f','p') AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attrelid, a.attnum`,
+    [schemas],
+  );
+  const cons = await db.query<{
+    name: string;
+    kind: string;
+    schema: string;
+    tbl: string;
+    cols: string[];
+    ref_schema: string | null;
+    ref_table: string | null;
+    ref_cols: string[] | null;
+  }>(
+    `SELECT con.conname AS name, con.contype AS kind, n.nspname AS schema, c.relname AS tbl,
+            ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(n, i)
+                    JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i) AS cols,
+            fn.nspname AS ref_schema, fc.relname AS ref_table,
+            CASE WHEN con.contype = 'f' THEN ARRAY(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY k(n, i)
+                    JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i) END AS ref_cols
+       FROM pg_constraint con
+       JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_class fc ON fc.oid = con.confrelid LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
+      WHERE con.contype IN ('p','u','f') AND n.nspname = ANY($1)`,
+    [schemas],
+  );
+  // view column -> base table column, for plain column references (enough to carry keys over)
+  const viewDeps = await db.query<{
+    view_schema: string;
+    view: string;
+    schema: string;
+    tbl: string;
+    col: string;
+  }>(
+    `SELECT DISTINCT vn.nspname AS view_schema, v.relname AS view, tn.nspname AS schema, t.relname AS tbl, a.attname AS col
+       FROM pg_class v JOIN pg_namespace vn ON vn.oid = v.relnamespace
+       JOIN pg_rewrite r ON r.ev_class = v.oid
+       JOIN pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass
+       JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> v.oid AND t.relkind IN ('r','p','f')
+       JOIN pg_namespace tn ON tn.oid = t.relnamespace
+       JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
+      WHERE v.relkind IN ('v','m') AND vn.nspname = ANY($1)`,
+    [schemas],
+  );
+  const funcs = await db.query<{
+    schema: string;
+    name: string;
+    arg_names: string[] | null;
+    arg_types: string[];
+    arg_modes: string[] | null;
+    nargs: number;
+    ndefaults: number;
+    retset: boolean;
+    rettype: string;
+    typtype: string;
+    ret_schema: string | null;
+    ret_rel: string | null;
+    out_count: number;
+    volatility: string;
+  }>(
+    `SELECT n.nspname AS schema, p.proname AS name, p.proargnames AS arg_names,
+            ARRAY(SELECT format_type(t, NULL) FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) t) AS arg_types,
+            p.proargmodes::text[] AS arg_modes, p.pronargs::int AS nargs, p.pronargdefaults::int AS ndefaults,
+            p.proretset AS retset, format_type(p.prorettype, NULL) AS rettype, rt.typtype::text AS typtype,
+            rn.nspname AS ret_schema, rc.relname AS ret_rel,
+            (SELECT count(*) FROM unnest(coalesce(p.proargmodes, '{}'::"char"[])) m WHERE m IN ('o','t','b'))::int AS out_count,
+            p.provolatile::text AS volatility
+       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+       JOIN pg_type rt ON rt.oid = p.prorettype
+       LEFT JOIN pg_class rc ON rc.oid = rt.typrelid AND rc.relkind <> 'c'
+       LEFT JOIN pg_namespace rn ON rn.oid = rc.relnamespace
+      WHERE n.nspname = ANY($1) AND p.prokind = 'f'`,
+    [schemas],
+  );
+
+  const byOid = new Map<number, Relation>();
+  const relations = new Map<string, Relation>();
+  for (const r of rels.rows) {
+    const rel: Relation = {
+      schema: r.schema,
+      name: r.name,
+      isView: r.kind === "v" || r.kind === "m",
+      columns: new Map(),
+      primaryKey: [],
+      uniques: [],
+    };
+    byOid.set(r.oid, rel);
+    relations.set(qualified(r.schema, r.name), rel);
+  }
+  for (const c of cols.rows) {
+    byOid.get(c.oid)?.columns.set(c.name, {
+      name: c.name,
+      type: c.type,
+      nullable: c.nullable,
+      hasDefault: c.has_default,
+    });
+  }
+  const foreignKeys: ForeignKey[] = [];
+  for (const c of cons.rows) {
+    const rel = relations.get(qualified(c.schema, c.tbl));
+    if (c.kind === "p" && rel) {
+      rel.primaryKey = c.cols;
+      rel.uniques.push(c.cols);
+    } else if (c.kind === "u" && rel) rel.uniques.push(c.cols);
+    else if (c.kind === "f" && c.ref_schema && c.ref_table && c.ref_cols)
+      foreignKeys.push({
+        name: c.name,
+        schema: c.schema,
+        table: c.tbl,
+        columns: c.cols,
+        refSchema: c.ref_schema,
+        refTable: c.ref_table,
+        refColumns: c.ref_cols,
+      });
+  }
+  addViewKeys(relations, foreignKeys, viewDeps.rows);
+
+  const routines = new Map<string, RoutineDef[]>();
+  for (const f of funcs.rows) {
+    const modes = f.arg_modes ?? [];
+    const args: FunctionArg[] = [];
+    const firstDefault = f.nargs - f.ndefaults;
+    let inputIndex = 0;
+    f.arg_types.forEach((type, i) => {
+      const mode = modes[i] ?? "i";
+      if (mode === "o" || mode === "t") return;
+      args.push({
+        name: f.arg_names?.[i] ?? "",
+        type,
+        hasDefault: inputIndex >= firstDefault,
+        variadic: mode === "v",
+      });
+      inputIndex++;
+    });
+    const composite = f.typtype === "c" || (f.rettype === "record" && f.out_count > 0);
+    const def: RoutineDef = {
+      schema: f.schema,
+      name: f.name,
+      args,
+      returnsSet: f.retset,
+      returnType: f.rettype,
+      returnKind: f.rettype === "void" ? "void" : composite ? "composite" : "scalar",
+      returnRelation:
+        f.ret_schema && f.ret_rel ? { schema: f.ret_schema, name: f.ret_rel } : undefined,
+      volatility: f.volatility === "i" ? "immutable" : f.volatility === "s" ? "stable" : "volatile",
+    };
+    const key = qualified(f.schema, f.name);
+    routines.set(key, [...(routines.get(key) ?? []), def]);
+  }
+  return { relations, foreignKeys, routines };
+}
+
+/** Views that expose a table's key columns under the same names inherit its keys. */
+function addViewKeys(
+  relations: Map<string, Relation>,
+  foreignKeys: ForeignKey[],
+  deps: { view_schema: string; view: string; schema: string; tbl: string; col: string }[],
+) {
+  const viewBases = new Map<string, Map<string, Set<string>>>();
+  for (const d of deps) {
+    const v = qualified(d.view_schema, d.view);
+    const bases = viewBases.get(v) ?? new Map<string, Set<string>>();
+    const t = qualified(d.schema, d.tbl);
+    bases.set(t, (bases.get(t) ?? new Set()).add(d.col));
+    viewBases.set(v, bases);
+  }
+  const base = [...foreignKeys];
+  for (const [viewKey, bases] of viewBases) {
+    const view = relations.get(viewKey);
+    if (!view) continue;
+    const exposes = (tableKey: string, columns: string[]) =>
+      columns.every((c) => view.columns.has(c) && bases.get(tableKey)?.has(c));
+    for (const tableKey of bases.keys()) {
+      const table = relations.get(tableKey);
+      if (table && table.primaryKey.length && exposes(tableKey, table.primaryKey)) {
+        if (bases.size === 1) view.primaryKey = table.primaryKey;
+      }
+    }
+    for (const fk of base) {
+      const from = qualified(fk.schema, fk.table);
+      const to = qualified(fk.refSchema, fk.refTable);
+      if (bases.has(from) && exposes(from, fk.columns))
+        foreignKeys.push({ ...fk, schema: view.schema, table: view.name });
+      if (bases.has(to) && exposes(to, fk.refColumns))
+        foreignKeys.push({ ...fk, refSchema: view.schema, refTable: view.name });
+    }
+  }
+}

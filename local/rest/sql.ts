@@ -1,0 +1,375 @@
+/**
+ * Plan -> SQL text + bound parameters. Pure. Every identifier goes through ident() (quoted), every
+ * value from the request is a $n parameter; type names come only from the catalog or the cast
+ * allow-list in parse.ts, and are quoted too where they come from the request.
+ */
+import { RestError } from "./errors.ts";
+import type { Condition, Field, Filter } from "./parse.ts";
+import type { EmbedNode, Plan, ReadNode } from "./plan.ts";
+import type { Relation } from "./schema-cache.ts";
+
+export interface Sql {
+  text: string;
+  params: (string | null)[];
+}
+
+export function ident(name: string): string {
+  if (name.includes("\u0000"))
+    throw new RestError(400, "PGRST100", "Identifiers cannot contain the NUL character");
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+const rel = (schema: string, name: string) => `${ident(schema)}.${ident(name)}`;
+
+class Builder {
+  params: (string | null)[] = [];
+  private aliases = 0;
+  p(value: string | null): string {
+    if (typeof value === "string" && value.includes("\u0000"))
+      throw new RestError(400, "22021", 'invalid byte sequence for encoding "UTF8": 0x00');
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+  alias(base: string): string {
+    this.aliases += 1;
+    return ident(`${base}_${this.aliases}`);
+  }
+}
+
+/** A PostgreSQL array literal holding the given strings. */
+export function arrayLiteral(values: string[]): string {
+  return `{${values.map((v) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`).join(",")}}`;
+}
+
+function fieldExpr(b: Builder, base: string, field: Field): string {
+  let expr = base;
+  for (const step of field.json)
+    expr = `(${expr}${step.arrow}${typeof step.key === "number" ? `${b.p(String(step.key))}::int` : `${b.p(step.key)}::text`})`;
+  return expr;
+}
+
+const SIMPLE: Record<string, string> = {
+  eq: "=",
+  neq: "<>",
+  gt: ">",
+  gte: ">=",
+  lt: "<",
+  lte: "<=",
+  like: "LIKE",
+  ilike: "ILIKE",
+  match: "~",
+  imatch: "~*",
+  isdistinct: "IS DISTINCT FROM",
+  cs: "@>",
+  cd: "<@",
+  ov: "&&",
+  sl: "<<",
+  sr: ">>",
+  nxr: "&<",
+  nxl: "&>",
+  adj: "-|-",
+};
+const TSQUERY: Record<string, string> = {
+  fts: "to_tsquery",
+  plfts: "plainto_tsquery",
+  phfts: "phraseto_tsquery",
+  wfts: "websearch_to_tsquery",
+};
+
+interface Scope {
+  alias: string;
+  node: ReadNode;
+  embedAliases: string[];
+}
+
+function filterSql(b: Builder, f: Filter, scope: Scope): string {
+  const embedIndex = scope.node.relation.columns.has(f.field.name)
+    ? -1
+    : scope.node.embeds.findIndex((e) => e.name === f.field.name);
+  let sql: string;
+  if (embedIndex >= 0 && f.value.kind === "is") {
+    const e = scope.embedAliases[embedIndex] as string;
+    sql = `${e}."r" IS ${f.value.value === "null" ? "" : "NOT "}NULL`;
+  } else {
+    const expr = fieldExpr(b, `${scope.alias}.${ident(f.field.name)}`, f.field);
+    const v = f.value;
+    if (v.kind === "is") {
+      const word = {
+        null: "NULL",
+        not_null: "NOT NULL",
+        true: "TRUE",
+        false: "FALSE",
+        unknown: "UNKNOWN",
+      }[v.value];
+      sql = `${expr} IS ${word}`;
+    } else if (v.kind === "list") sql = `${expr} = ANY(${b.p(arrayLiteral(v.values))})`;
+    else if (v.kind === "fts") {
+      const fn = TSQUERY[f.op] as string;
+      sql = v.language
+        ? `${expr} @@ ${fn}(${b.p(v.language)}::regconfig, ${b.p(v.query)})`
+        : `${expr} @@ ${fn}(${b.p(v.query)})`;
+    } else {
+      const op = SIMPLE[f.op] as string;
+      const isLike = f.op === "like" || f.op === "ilike";
+      const value = isLike ? v.value.replace(/\*/g, "%") : v.value;
+      sql = f.quantifier
+        ? `${expr} ${op} ${f.quantifier.toUpperCase()}(${b.p(value)})`
+        : `${expr} ${op} ${b.p(value)}`;
+    }
+  }
+  return f.negate ? `NOT (${sql})` : sql;
+}
+
+function conditionSql(b: Builder, c: Condition, scope: Scope): string {
+  if (c.type === "filter") return filterSql(b, c, scope);
+  const parts = c.children.map((child) => conditionSql(b, child, scope));
+  const joined = parts.length
+    ? parts.join(c.op === "and" ? " AND " : " OR ")
+    : c.op === "and"
+      ? "TRUE"
+      : "FALSE";
+  return c.negate ? `NOT (${joined})` : `(${joined})`;
+}
+
+interface RowOptions {
+  /** FROM clause including the alias */
+  from: string;
+  alias: string;
+  where: string[];
+  paginate: boolean;
+  ordered: boolean;
+}
+
+function castSql(cast: string | undefined) {
+  return cast ? `::${cast.endsWith("[]") ? `${ident(cast.slice(0, -2))}[]` : ident(cast)}` : "";
+}
+
+/** SELECT for one level of the tree: its columns, its embeds as lateral joins, filters, order. */
+export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
+  const embedAliases = node.embeds.map((e) => b.alias(e.node.relation.name.slice(0, 40)));
+  const scope: Scope = { alias: o.alias, node, embedAliases };
+  const laterals = node.embeds.map((e, i) => lateral(b, e, o.alias, embedAliases[i] as string));
+  const projections = node.outputs.flatMap((out) => {
+    if (out.kind === "column")
+      return [
+        `${fieldExpr(b, `${o.alias}.${ident(out.field.name)}`, out.field)}${castSql(out.cast)} AS ${ident(out.name)}`,
+      ];
+    if (out.kind === "all") return [`${o.alias}.*`];
+    const e = embedAliases[out.index] as string;
+    const embed = node.embeds[out.index] as EmbedNode;
+    if (out.kind === "spread") return out.names.map((n) => `(${e}."r").${ident(n)} AS ${ident(n)}`);
+    return [
+      embed.relationship.toOne
+        ? `to_json(${e}."r") AS ${ident(out.name)}`
+        : `coalesce(${e}."r", '[]'::json) AS ${ident(out.name)}`,
+    ];
+  });
+  const where = [...o.where];
+  for (const c of node.conditions) where.push(conditionSql(b, c, scope));
+  node.embeds.forEach((e, i) => {
+    if (e.inner) where.push(`${embedAliases[i]}."r" IS NOT NULL`);
+  });
+  let sql = `SELECT ${projections.join(", ")} FROM ${o.from}${laterals.map((l) => ` ${l}`).join("")}`;
+  if (where.length) sql += ` WHERE ${where.join(" AND ")}`;
+  if (o.ordered && node.order.length) {
+    const terms = node.order.map((t) => {
+      const base =
+        t.embedIndex !== undefined
+          ? `(${embedAliases[t.embedIndex]}."r").${ident(t.field.name)}`
+          : `${o.alias}.${ident(t.field.name)}`;
+      let term = fieldExpr(b, base, t.field);
+      if (t.direction) term += ` ${t.direction.toUpperCase()}`;
+      if (t.nulls) term += ` NULLS ${t.nulls.toUpperCase()}`;
+      return term;
+    });
+    sql += ` ORDER BY ${terms.join(", ")}`;
+  }
+  if (o.paginate && node.limit !== undefined) sql += ` LIMIT ${b.p(String(node.limit))}::bigint`;
+  if (o.paginate && node.offset !== undefined && node.offset > 0)
+    sql += ` OFFSET ${b.p(String(node.offset))}::bigint`;
+  return sql;
+}
+
+function lateral(b: Builder, e: EmbedNode, parentAlias: string, eAlias: string): string {
+  const child = e.node.relation;
+  const childAlias = b.alias(child.name.slice(0, 40));
+  const r = e.relationship;
+  let from = `${rel(child.schema, child.name)} AS ${childAlias}`;
+  let where: string[];
+  if (r.junction) {
+    const j = r.junction;
+    const jAlias = b.alias(j.relation.name.slice(0, 40));
+    from += ` JOIN ${rel(j.relation.schema, j.relation.name)} AS ${jAlias} ON ${j.childPairs
+      .map(([c, jc]) => `${jAlias}.${ident(jc)} = ${childAlias}.${ident(c)}`)
+      .join(" AND ")}`;
+    where = j.parentPairs.map(([p, jc]) => `${jAlias}.${ident(jc)} = ${parentAlias}.${ident(p)}`);
+  } else where = r.pairs.map(([p, c]) => `${childAlias}.${ident(c)} = ${parentAlias}.${ident(p)}`);
+  const inner = rowQuery(b, e.node, {
+    from,
+    alias: childAlias,
+    where,
+    paginate: !r.toOne,
+    ordered: true,
+  });
+  const body = r.toOne
+    ? `SELECT _s AS "r" FROM (${inner}) _s`
+    : `SELECT json_agg(_s) AS "r" FROM (${inner}) _s`;
+  return `LEFT JOIN LATERAL (${body}) AS ${eAlias} ON TRUE`;
+}
+
+/** Only the rows without pagination, for Prefer: count=planned (EXPLAIN of this). */
+export function countSourceSql(root: ReadNode): Sql {
+  const b = new Builder();
+  const r = root.relation;
+  const alias = ident(r.name);
+  const text = rowQuery(b, root, {
+    from: `${rel(r.schema, r.name)} AS ${alias}`,
+    alias,
+    where: [],
+    paginate: false,
+    ordered: false,
+  });
+  return { text, params: b.params };
+}
+
+export interface ReadSql extends Sql {
+  /** the rows without pagination, for Prefer: count=planned (EXPLAIN) */
+  countSource: string;
+}
+
+function aggregate(stripNulls: boolean) {
+  const agg = "coalesce(json_agg(_s), '[]'::json)";
+  return `${stripNulls ? `json_strip_nulls(${agg})` : agg}::text AS body, count(*)::int AS n`;
+}
+
+/** The read: body (JSON text), n (rows in this page) and total (when counting exactly). */
+export function readSql(
+  root: ReadNode,
+  from: string,
+  alias: string,
+  opts: { stripNulls: boolean; count: boolean; b?: Builder },
+): ReadSql {
+  const b = opts.b ?? new Builder();
+  const rows = rowQuery(b, root, { from, alias, where: [], paginate: true, ordered: true });
+  const countSource = rowQuery(b, root, {
+    from,
+    alias,
+    where: [],
+    paginate: false,
+    ordered: false,
+  });
+  const total = opts.count ? `, (SELECT count(*)::int FROM (${countSource}) _c) AS total` : "";
+  return {
+    text: `SELECT ${aggregate(opts.stripNulls)}${total} FROM (${rows}) _s`,
+    params: b.params,
+    countSource,
+  };
+}
+
+// ---------------------------------------------------------------- mutations and calls
+
+export interface StatementSql extends Sql {
+  /** whether the statement yields body/n columns (representation) or nothing (minimal) */
+  returnsBody: boolean;
+}
+
+/** Builds the SQL for any plan. `body` is the parsed JSON payload for mutations and calls. */
+export function planSql(
+  plan: Plan,
+  body: unknown,
+  opts: { stripNulls: boolean; count: boolean; representation: boolean },
+): StatementSql & { countSource?: string } {
+  const b = new Builder();
+  if (plan.kind === "read") {
+    const r = plan.root.relation;
+    const alias = ident(r.name);
+    const sql = readSql(plan.root, `${rel(r.schema, r.name)} AS ${alias}`, alias, { ...opts, b });
+    return { ...sql, returnsBody: true };
+  }
+  if (plan.kind === "mutate") {
+    const r = plan.relation;
+    const target = rel(r.schema, r.name);
+    const alias = ident(r.name);
+    const scope: Scope = { alias, node: { ...plan.root, embeds: [] }, embedAliases: [] };
+    const where = plan.conditions.map((c) => conditionSql(b, c, scope));
+    const whereSql = where.length ? ` WHERE ${where.join(" AND ")}` : "";
+    const cols = plan.columns.map(ident);
+    let stmt: string;
+    if (plan.action === "insert") {
+      const rows = Array.isArray(body) ? body : [body];
+      const payload = b.p(JSON.stringify(rows));
+      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
+      if (plan.onConflict && plan.request.prefer.resolution) {
+        const conflict = plan.onConflict.map(ident).join(", ");
+        const set = plan.columns
+          .filter((c) => !plan.onConflict?.includes(c))
+          .map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
+        stmt +=
+          plan.request.prefer.resolution === "ignore-duplicates" || set.length === 0
+            ? ` ON CONFLICT (${conflict}) DO NOTHING`
+            : ` ON CONFLICT (${conflict}) DO UPDATE SET ${set.join(", ")}`;
+      }
+    } else if (plan.action === "update") {
+      const payload = b.p(JSON.stringify(body));
+      const set = plan.columns.map((c) => `${ident(c)} = pgrst_body.${ident(c)}`);
+      stmt = `UPDATE ${target} AS ${alias} SET ${set.join(", ")} FROM (SELECT * FROM json_populate_record(NULL::${target}, ${payload}::json)) AS pgrst_body${whereSql}`;
+    } else stmt = `DELETE FROM ${target} AS ${alias}${whereSql}`;
+    if (!opts.representation) return { text: stmt, params: b.params, returnsBody: false };
+    const read = readSql(plan.root, `"pgrst_mut" AS ${alias}`, alias, {
+      stripNulls: opts.stripNulls,
+      count: false,
+      b,
+    });
+    return {
+      text: `WITH "pgrst_mut" AS (${stmt} RETURNING ${alias}.*) ${read.text}`,
+      params: b.params,
+      returnsBody: true,
+    };
+  }
+  // call
+  const fn = rel(plan.routine.schema, plan.routine.name);
+  let args: string;
+  let from = "";
+  if (plan.singleJson) {
+    const type = plan.routine.args[0]?.type === "jsonb" ? "jsonb" : "json";
+    args = `${b.p(JSON.stringify(body ?? {}))}::${type}`;
+  } else if (plan.args.length) {
+    const defs = plan.args.map((name) => {
+      const a = plan.routine.args.find((x) => x.name === name);
+      return `${ident(name)} ${a?.type ?? "text"}`;
+    });
+    from = `json_to_record(${b.p(JSON.stringify(body ?? {}))}::json) AS "pgrst_args"(${defs.join(", ")})`;
+    args = plan.args.map((n) => `${ident(n)} := "pgrst_args".${ident(n)}`).join(", ");
+  } else args = "";
+  const call = `${fn}(${args})`;
+  if (plan.root) {
+    const alias = ident(plan.routine.name);
+    const source = from ? `${from} CROSS JOIN LATERAL ${call} AS ${alias}` : `${call} AS ${alias}`;
+    const read = readSql(plan.root, source, alias, {
+      stripNulls: opts.stripNulls,
+      count: opts.count,
+      b,
+    });
+    return { ...read, returnsBody: true };
+  }
+  const fromSql = from ? ` FROM ${from}` : "";
+  if (plan.routine.returnKind === "void")
+    return { text: `SELECT ${call}${fromSql}`, params: b.params, returnsBody: false };
+  if (plan.routine.returnsSet) {
+    const source = from
+      ? `${from} CROSS JOIN LATERAL ${call} AS "pgrst_call"("v")`
+      : `${call} AS "pgrst_call"("v")`;
+    return {
+      text: `SELECT coalesce(json_agg("pgrst_call"."v"), '[]'::json)::text AS body, count(*)::int AS n FROM ${source}`,
+      params: b.params,
+      returnsBody: true,
+    };
+  }
+  return {
+    text: `SELECT to_json(${call})::text AS body, 1 AS n${fromSql}`,
+    params: b.params,
+    returnsBody: true,
+  };
+}
+
+export const relationSql = (r: Relation) => rel(r.schema, r.name);

@@ -76,6 +76,8 @@ export type Plan =
       args: string[];
       /** the whole body goes to a single unnamed json parameter */
       singleJson: boolean;
+      /** arguments from the query string (GET/HEAD), in place of a body */
+      queryArgs?: Record<string, string>;
       /** for functions returning rows: the read over the function's result */
       root?: ReadNode;
       request: ApiRequest;
@@ -384,12 +386,14 @@ function planCall(request: ApiRequest, cache: SchemaCache, schema: string, body:
   const overloads = cache.routines.get(qualified(schema, request.target)) ?? [];
   const readLike = request.method === "GET" || request.method === "HEAD";
   let given: string[];
+  let queryArgs: Record<string, string> | undefined;
   if (readLike) {
     const argNames = new Set(overloads.flatMap((o) => o.args.map((a) => a.name)));
     const argPairs = request.rawParams.filter(([k]) => argNames.has(k));
     const filterPairs = request.rawParams.filter(([k]) => !argNames.has(k));
     parseFilterParams(filterPairs, request.scopes);
     given = argPairs.map(([k]) => k);
+    queryArgs = Object.fromEntries(argPairs);
   } else {
     given =
       body && typeof body === "object" && !Array.isArray(body) ? Object.keys(body as object) : [];
@@ -432,6 +436,7 @@ function planCall(request: ApiRequest, cache: SchemaCache, schema: string, body:
     routine,
     args: singleJson ? [] : routine.args.filter((a) => keys.includes(a.name)).map((a) => a.name),
     singleJson,
+    queryArgs,
     root,
     request,
   };

@@ -251,13 +251,9 @@ export function readSql(
 ): ReadSql {
   const b = opts.b ?? new Builder();
   const rows = rowQuery(b, root, { from, alias, where: [], paginate: true, ordered: true });
-  const countSource = rowQuery(b, root, {
-    from,
-    alias,
-    where: [],
-    paginate: false,
-    ordered: false,
-  });
+  const countSource = opts.count
+    ? rowQuery(b, root, { from, alias, where: [], paginate: false, ordered: false })
+    : "";
   const total = opts.count ? `, (SELECT count(*)::int FROM (${countSource}) _c) AS total` : "";
   return {
     text: `SELECT ${aggregate(opts.stripNulls)}${total} FROM (${rows}) _s`,
@@ -296,9 +292,26 @@ export function planSql(
     const cols = plan.columns.map(ident);
     let stmt: string;
     if (plan.action === "insert") {
-      const rows = Array.isArray(body) ? body : [body];
-      const payload = b.p(JSON.stringify(rows));
-      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
+      const rows = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
+      if (plan.request.prefer.missing === "default" && cols.length > 0 && rows.length > 0) {
+        // missing keys take the column default: one VALUES row per object, DEFAULT where absent
+        const values = rows.map((row) => {
+          const p = b.p(JSON.stringify(row));
+          const cells = plan.columns.map((c) =>
+            Object.hasOwn(row, c)
+              ? `(json_populate_record(NULL::${target}, ${p}::json)).${ident(c)}`
+              : "DEFAULT",
+          );
+          return `(${cells.join(", ")})`;
+        });
+        stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) VALUES ${values.join(", ")}`;
+      } else if (cols.length === 0) {
+        const payload = b.p(JSON.stringify(rows));
+        stmt = `INSERT INTO ${target} AS ${alias} SELECT FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
+      } else {
+        const payload = b.p(JSON.stringify(rows));
+        stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
+      }
       if (plan.onConflict && plan.request.prefer.resolution) {
         const conflict = plan.onConflict.map(ident).join(", ");
         const set = plan.columns
@@ -327,6 +340,7 @@ export function planSql(
     };
   }
   // call
+  if (plan.queryArgs) body = plan.queryArgs;
   const fn = rel(plan.routine.schema, plan.routine.name);
   let args: string;
   let from = "";

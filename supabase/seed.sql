@@ -1,0 +1,1 @@
+-- Demo data for local runs (applied once, on a fresh local database). Empty for now.

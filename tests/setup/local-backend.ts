@@ -1,2 +1,29 @@
-// Starts the one local backend a test run uses (in memory, port 54329). Placeholder.
-export default async function setup() {}
+// Starts the one local backend a test run uses: in memory, on 127.0.0.1:54329, with the app's
+// migrations, seed and every tests/fixtures/*.sql applied. Stopped when the run ends.
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { createLocalBackend } from "../../local/server.ts";
+
+export const TEST_BACKEND_PORT = 54329;
+
+export default async function setup() {
+  const fixturesDir = join(process.cwd(), "tests/fixtures");
+  const fixtures = existsSync(fixturesDir)
+    ? readdirSync(fixturesDir)
+        .filter((name) => name.endsWith(".sql"))
+        .sort()
+        .map((name) => join(fixturesDir, name))
+    : [];
+  const started = performance.now();
+  const backend = await createLocalBackend({
+    port: TEST_BACKEND_PORT,
+    host: "127.0.0.1",
+    fixtures,
+  });
+  if (process.env.LOCAL_BACKEND_TIMING) {
+    console.log(
+      `[local backend] up at ${backend.url} in ${Math.round(performance.now() - started)} ms`,
+    );
+  }
+  return () => backend.close();
+}

@@ -1,0 +1,219 @@
+/**
+ * Every error the Auth API answers with, built in one place (as supabase/auth internal/api/
+ * apierrors does) and rendered in the shape the caller asked for with X-Supabase-Api-Version.
+ */
+export class AuthError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly reasons?: string[];
+  /** OAuth-style errors ({ error, error_description }) use `code` as `error`. */
+  readonly oauth: boolean;
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    extra: { reasons?: string[]; oauth?: boolean } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.reasons = extra.reasons;
+    this.oauth = extra.oauth ?? false;
+  }
+}
+
+type Entry = readonly [status: number, code: string, message: string];
+
+/** The table: name -> [HTTP status, error_code, message] as the real service sends them. */
+const TABLE = {
+  badJson: [400, "bad_json", "Could not parse request body as JSON"],
+  tooLarge: [413, "request_entity_too_large", "Request body too large (max 1048576 bytes)"],
+  notFound: [404, "not_found", "Not Found"],
+  methodNotAllowed: [405, "method_not_allowed", "Method Not Allowed"],
+  emailRequired: [400, "validation_failed", "An email address is required"],
+  emailTooLong: [400, "validation_failed", "An email address is too long"],
+  signupNeedsPassword: [400, "validation_failed", "Signup requires a valid password"],
+  emailOrPhoneSignup: [
+    400,
+    "validation_failed",
+    "Only an email address or phone number should be provided on signup.",
+  ],
+  emailOrPhoneLogin: [
+    400,
+    "validation_failed",
+    "Only an email address or phone number should be provided on login.",
+  ],
+  missingEmailOrPhone: [400, "validation_failed", "missing email or phone"],
+  passwordTooLong: [400, "validation_failed", "Password cannot be longer than 72 characters"],
+  signupDisabled: [422, "signup_disabled", "Signups not allowed for this instance"],
+  emailSignupDisabled: [400, "email_provider_disabled", "Email signups are disabled"],
+  anonymousDisabled: [422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled"],
+  phoneProviderDisabled: [400, "phone_provider_disabled", "Unsupported phone provider"],
+  userAlreadyExists: [422, "user_already_exists", "User already registered"],
+  emailExists: [422, "email_exists", "A user with this email address has already been registered"],
+  invalidCredentials: [400, "invalid_credentials", "Invalid login credentials"],
+  unsupportedGrant: [400, "invalid_credentials", "unsupported_grant_type"],
+  emailNotConfirmed: [400, "email_not_confirmed", "Email not confirmed"],
+  userBanned: [400, "user_banned", "User is banned"],
+  refreshTokenInvalid: [400, "validation_failed", "Refresh token is not valid"],
+  refreshTokenNotFound: [
+    400,
+    "refresh_token_not_found",
+    "Invalid Refresh Token: Refresh Token Not Found",
+  ],
+  refreshTokenAlreadyUsed: [
+    400,
+    "refresh_token_already_used",
+    "Invalid Refresh Token: Already Used",
+  ],
+  refreshNoSession: [400, "session_not_found", "Invalid Refresh Token: No Valid Session Found"],
+  pkceParamsMissing: [
+    400,
+    "validation_failed",
+    "invalid request: both auth code and code verifier should be non-empty",
+  ],
+  pkceParamsInvalid: [
+    400,
+    "validation_failed",
+    "PKCE flow requires code_challenge_method and code_challenge",
+  ],
+  flowStateNotFound: [404, "flow_state_not_found", "invalid flow state, no valid flow state found"],
+  flowStateExpired: [422, "flow_state_expired", "invalid flow state, flow state has expired"],
+  badCodeVerifier: [
+    400,
+    "bad_code_verifier",
+    "code challenge does not match previously saved code verifier",
+  ],
+  verifyNeedsType: [400, "validation_failed", "Verify requires a verification type"],
+  verifyNeedsToken: [400, "validation_failed", "Verify requires a token or a token hash"],
+  verifyTokenOrHash: [400, "validation_failed", "Verify requires either a token or a token hash"],
+  verifyOnlyHash: [400, "validation_failed", "Only the token_hash and type should be provided"],
+  verifyEmailOrPhone: [
+    400,
+    "validation_failed",
+    "Only an email address or phone number should be provided on verify",
+  ],
+  verifyBadType: [400, "validation_failed", "Unsupported verification type"],
+  invalidEmailFormat: [422, "validation_failed", "Invalid email format"],
+  otpExpired: [403, "otp_expired", "Token has expired or is invalid"],
+  linkExpired: [403, "otp_expired", "Email link is invalid or has expired"],
+  otpSignupDisabled: [422, "otp_disabled", "Signups not allowed for otp"],
+  otpNeedsEmailOrPhone: [400, "validation_failed", "One of email or phone must be set"],
+  otpEmailOrPhone: [
+    400,
+    "validation_failed",
+    "Only an email address or phone number should be provided",
+  ],
+  recoverNeedsEmail: [400, "validation_failed", "Password recovery requires an email"],
+  resendBadType: [
+    400,
+    "validation_failed",
+    "Missing one of these types: signup, email_change, sms, phone_change",
+  ],
+  resendNeedsEmail: [400, "validation_failed", "Type provided requires an email address"],
+  resendNeedsPhone: [400, "validation_failed", "Type provided requires a phone number"],
+  noAuthorization: [401, "no_authorization", "This endpoint requires a valid Bearer token"],
+  badJwt: [403, "bad_jwt", "invalid JWT: unable to parse or verify signature"],
+  jwtMissingSub: [403, "bad_jwt", "invalid claim: missing sub claim"],
+  userFromSubMissing: [403, "user_not_found", "User from sub claim in JWT does not exist"],
+  sessionFromJwtMissing: [
+    403,
+    "session_not_found",
+    "Session from session_id claim in JWT does not exist",
+  ],
+  notAdmin: [403, "not_admin", "User not allowed"],
+  appMetadataNeedsAdmin: [403, "not_admin", "Updating app_metadata requires admin privileges"],
+  samePassword: [422, "same_password", "New password should be different from the old password."],
+  reauthenticationNeeded: [
+    400,
+    "reauthentication_needed",
+    "Password update requires reauthentication",
+  ],
+  reauthenticationNotValid: [422, "reauthentication_not_valid", "Nonce has expired or is invalid"],
+  reauthNeedsEmailOrPhone: [
+    400,
+    "validation_failed",
+    "Reauthentication requires the user to have an email or a phone number",
+  ],
+  verifyEmailFirst: [422, "email_not_confirmed", "Please verify your email first."],
+  anonymousPasswordUpdate: [
+    422,
+    "validation_failed",
+    "Updating password of an anonymous user without an email or phone is not allowed",
+  ],
+  userNotFound: [404, "user_not_found", "User not found"],
+  userIdNotUuid: [404, "validation_failed", "user_id must be an UUID"],
+  adminNeedsEmailOrPhone: [
+    400,
+    "validation_failed",
+    "Cannot create a user without either an email or phone",
+  ],
+  adminPasswordOrHash: [
+    400,
+    "validation_failed",
+    "Only a password or a password hash should be provided",
+  ],
+  idNotUuid: [400, "validation_failed", "ID must conform to the uuid v4 format"],
+  userWithEmailNotFound: [404, "user_not_found", "User with this email not found"],
+  generateLinkBadType: [400, "validation_failed", "Invalid email action link type requested"],
+  unsupportedPhone: [400, "phone_provider_disabled", "Unsupported phone provider"],
+} as const satisfies Record<string, Entry>;
+
+export type ErrorName = keyof typeof TABLE;
+
+/** Builds the named error; `message` overrides the table's text where the real one is formatted. */
+export function authError(name: ErrorName, message?: string): AuthError {
+  const [status, code, text] = TABLE[name];
+  return new AuthError(status, code, message ?? text);
+}
+
+export function weakPassword(message: string, reasons: string[]): AuthError {
+  return new AuthError(422, "weak_password", message, { reasons });
+}
+
+export function rateLimited(
+  code: "over_email_send_rate_limit" | "over_request_rate_limit",
+  message: string,
+) {
+  return new AuthError(429, code, message);
+}
+
+export function oauthError(error: string, description: string, status = 400): AuthError {
+  return new AuthError(status, error, description, { oauth: true });
+}
+
+export const API_VERSION_HEADER = "X-Supabase-Api-Version";
+
+/** Whether the caller asked for the 2024-01-01 error shape ({ code, message }). */
+export function wantsNewShape(request: Request): boolean {
+  const value = request.headers.get(API_VERSION_HEADER);
+  if (!value || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  return value >= "2024-01-01";
+}
+
+/** Renders an error in the shape chosen by X-Supabase-Api-Version. Anything unexpected is a 500
+ * with a generic message (the cause is logged, never sent). */
+export function errorResponse(error: unknown, request: Request): Response {
+  if (!(error instanceof AuthError)) {
+    console.error("[local auth] unexpected error:", error);
+    error = new AuthError(500, "unexpected_failure", "Internal Server Error");
+  }
+  const e = error as AuthError;
+  const headers = new Headers({ "Content-Type": "application/json" });
+  if (e.oauth) {
+    return new Response(JSON.stringify({ error: e.code, error_description: e.message }), {
+      status: e.status,
+      headers,
+    });
+  }
+  headers.set("x-sb-error-code", e.code);
+  const extra = e.reasons ? { weak_password: { reasons: e.reasons } } : {};
+  let body: object;
+  if (wantsNewShape(request)) {
+    headers.set(API_VERSION_HEADER, "2024-01-01");
+    body = { code: e.code, message: e.message, ...extra };
+  } else {
+    body = { code: e.status, error_code: e.code, msg: e.message, ...extra };
+  }
+  return new Response(JSON.stringify(body), { status: e.status, headers });
+}

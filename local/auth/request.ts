@@ -1,0 +1,88 @@
+import { AuthError, authError } from "./errors.ts";
+
+/** The largest request body accepted (bytes), as the real service's body limit. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Reads at most MAX_BODY_BYTES of the body as text (413 beyond that, whatever Content-Length says). */
+export async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw authError("tooLarge");
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw authError("tooLarge");
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+type Kind = "string" | "boolean" | "number" | "object";
+type Shape = Record<string, Kind>;
+type Out<S extends Shape> = {
+  [K in keyof S]?: S[K] extends "string"
+    ? string
+    : S[K] extends "boolean"
+      ? boolean
+      : S[K] extends "number"
+        ? number
+        : Record<string, unknown>;
+};
+
+/**
+ * Parses the JSON body into the named fields with their types, the way Go's json.Unmarshal into
+ * the handler's params struct does: malformed JSON or a field of the wrong type is `bad_json`
+ * (400), unknown fields are ignored, `null` is as good as absent.
+ */
+export async function readParams<S extends Shape>(request: Request, shape: S): Promise<Out<S>> {
+  const text = await readBody(request);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw badJson(text === "" ? "unexpected end of JSON input" : (error as Error).message);
+  }
+  return pick(value, shape);
+}
+
+export function pick<S extends Shape>(value: unknown, shape: S): Out<S> {
+  if (value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw badJson(`json: cannot unmarshal ${goType(value)} into Go value of type struct`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, kind] of Object.entries(shape)) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined || v === null) continue;
+    const ok = kind === "object" ? typeof v === "object" && !Array.isArray(v) : typeof v === kind;
+    if (!ok)
+      throw badJson(
+        `json: cannot unmarshal ${goType(v)} into Go struct field .${key} of type ${goKind(kind)}`,
+      );
+    out[key] = v;
+  }
+  return out as Out<S>;
+}
+
+function badJson(detail: string): AuthError {
+  return authError("badJson", `Could not parse request body as JSON: ${detail}`);
+}
+
+function goType(v: unknown): string {
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "object") return "object";
+  return typeof v;
+}
+
+function goKind(kind: Kind): string {
+  return { string: "string", boolean: "bool", number: "int", object: "map[string]interface {}" }[
+    kind
+  ];
+}

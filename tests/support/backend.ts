@@ -1,0 +1,75 @@
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
+
+/** The in-memory backend the root globalSetup starts for the whole run. */
+export const BACKEND_URL = "http://127.0.0.1:54329";
+/** The Supabase CLI's well-known local keys (local/keys.ts), as a local project would print. */
+export const PUBLISHABLE_KEY = "sb_publishable_ACJWlzQHlZjBrEguHvfOxg_3BJgxAaH";
+export const SECRET_KEY = "sb_secret_N7UND0UgjKTVK-Uodkm0Hg_xSvEMPvz";
+export const ANON_KEY =
+  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6ImFub24iLCJleHAiOjE5ODM4MTI5OTZ9.CRXP1A7WOeoJeXxjNni43kdQwgnWNReilDMblYTn_I0";
+export const SERVICE_ROLE_KEY =
+  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6InNlcnZpY2Vfcm9sZSIsImV4cCI6MTk4MzgxMjk5Nn0.EGIM96RAZx35lJzdJsyH-qQwv8Hdp7fsn3W0YpN81IU";
+
+const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
+
+/** A browser-like client with the publishable key (its own in-memory session). */
+export function anonClient(options: { flowType?: "implicit" | "pkce" } = {}): SupabaseClient {
+  const store = new Map<string, string>();
+  return createClient(BACKEND_URL, PUBLISHABLE_KEY, {
+    auth: {
+      ...noPersist,
+      persistSession: true,
+      flowType: options.flowType ?? "implicit",
+      storage: {
+        getItem: (k) => store.get(k) ?? null,
+        setItem: (k, v) => void store.set(k, v),
+        removeItem: (k) => void store.delete(k),
+      },
+    },
+  });
+}
+
+/** A server-side admin client with the secret key. */
+export function adminClient(): SupabaseClient {
+  return createClient(BACKEND_URL, SECRET_KEY, { auth: noPersist });
+}
+
+/** A fresh, unique address for one test. */
+export function randomEmail(prefix = "user"): string {
+  return `${prefix}-${crypto.randomUUID().slice(0, 13)}@example.com`;
+}
+
+export const PASSWORD = "correct-horse-battery";
+
+/** A confirmed user created through the admin API, with their password. */
+export async function freshUser(options: { metadata?: Record<string, unknown> } = {}) {
+  const email = randomEmail();
+  const { data, error } = await adminClient().auth.admin.createUser({
+    email,
+    password: PASSWORD,
+    email_confirm: true,
+    user_metadata: options.metadata,
+  });
+  if (error) throw error;
+  return { email, password: PASSWORD, user: data.user };
+}
+
+/** A fresh confirmed user, signed in on its own client. */
+export async function signedInClient(options: { flowType?: "implicit" | "pkce" } = {}) {
+  const created = await freshUser();
+  const client = anonClient(options);
+  const { data, error } = await client.auth.signInWithPassword({
+    email: created.email,
+    password: created.password,
+  });
+  if (error) throw error;
+  return { ...created, client, session: data.session };
+}
+
+/** Raw call to the Auth API (for bad input the client would never send). */
+export function authFetch(path: string, init: RequestInit & { key?: string } = {}) {
+  const headers = new Headers(init.headers);
+  if (!headers.has("apikey")) headers.set("apikey", init.key ?? PUBLISHABLE_KEY);
+  if (init.body && !headers.has("content-type")) headers.set("content-type", "application/json");
+  return fetch(`${BACKEND_URL}/auth/v1${path}`, { ...init, headers, redirect: "manual" });
+}

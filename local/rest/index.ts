@@ -16,6 +16,8 @@ export interface RestDeps {
   /** Exposed schemas, from config.toml [api] schemas. */
   schemas: string[];
   authenticate: Authenticate;
+  /** config.toml [api] max_rows: the most rows one read returns (Supabase's default is 1000). */
+  maxRows?: number;
 }
 
 const PREFIX = "/rest/v1";
@@ -61,7 +63,7 @@ export function createRestHandler(deps: RestDeps): (request: Request) => Promise
       const schema = api.profile ?? (deps.schemas[0] as string);
       if (!deps.schemas.includes(schema)) throw errors.invalidSchema(schema, deps.schemas);
       const body = await readBody(request, api);
-      const offset = applyRange(api);
+      const offset = applyRange(api, deps.maxRows);
       const plan = planRequest(api, await getCache(), schema, body);
       return await executePlan(deps.db, plan, body, {
         claims: auth.claims,
@@ -101,13 +103,15 @@ async function readBody(request: Request, api: ApiRequest): Promise<unknown> {
 }
 
 /** Folds the Range header into the root limit/offset (the URL's own limit/offset win). */
-function applyRange(api: ApiRequest): number {
+function applyRange(api: ApiRequest, maxRows: number | undefined): number {
   const root = api.scopes.get("");
   if (!root) return 0;
   if (api.range && root.limit === undefined && root.offset === undefined) {
     root.offset = api.range.from;
     if (api.range.to !== undefined) root.limit = api.range.to - api.range.from + 1;
   }
+  if (maxRows !== undefined && maxRows > 0 && (api.action === "read" || api.action === "call"))
+    root.limit = Math.min(root.limit ?? maxRows, maxRows);
   return root.offset ?? 0;
 }
 

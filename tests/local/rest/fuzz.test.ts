@@ -7,7 +7,7 @@ import { parseRequest } from "../../../local/rest/parse.ts";
 import { planRequest } from "../../../local/rest/plan.ts";
 import { loadSchemaCache } from "../../../local/rest/schema-cache.ts";
 import { planSql } from "../../../local/rest/sql.ts";
-import { backend } from "./support/backend.ts";
+import { localBackend as backend } from "./support/backend.ts";
 
 const ITERATIONS = 1500;
 

@@ -1,6 +1,6 @@
 // The schema cache reloads after DDL (event trigger -> NOTIFY pgrst) without a restart.
 import { expect, test } from "vitest";
-import { backend } from "./support/backend.ts";
+import { localBackend as backend } from "./support/backend.ts";
 
 test("new tables and relationships appear after DDL; ambiguity is PGRST201", async () => {
   const b = await backend();

@@ -313,15 +313,33 @@ export function planSql(
         stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
       }
       if (plan.onConflict && plan.request.prefer.resolution) {
-        const conflict = plan.onConflict.map(ident).join(", ");
+        const conflictTarget = plan.onConflict.length
+          ? ` (${plan.onConflict.map(ident).join(", ")})`
+          : "";
         const set = plan.columns
           .filter((c) => !plan.onConflict?.includes(c))
           .map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
         stmt +=
-          plan.request.prefer.resolution === "ignore-duplicates" || set.length === 0
-            ? ` ON CONFLICT (${conflict}) DO NOTHING`
-            : ` ON CONFLICT (${conflict}) DO UPDATE SET ${set.join(", ")}`;
+          plan.request.prefer.resolution === "ignore-duplicates" ||
+          set.length === 0 ||
+          !conflictTarget
+            ? ` ON CONFLICT${conflictTarget} DO NOTHING`
+            : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")}`;
       }
+    } else if (plan.action === "update" && plan.columns.length === 0) {
+      // PATCH with an empty object changes nothing (PostgREST answers with no rows)
+      stmt = `SELECT ${alias}.* FROM ${target} AS ${alias} WHERE false${where.map((w) => ` AND ${w}`).join("")}`;
+      if (!opts.representation) return { text: stmt, params: b.params, returnsBody: false };
+      const read = readSql(plan.root, `"pgrst_mut" AS ${alias}`, alias, {
+        stripNulls: opts.stripNulls,
+        count: false,
+        b,
+      });
+      return {
+        text: `WITH "pgrst_mut" AS (${stmt}) ${read.text}`,
+        params: b.params,
+        returnsBody: true,
+      };
     } else if (plan.action === "update") {
       const payload = b.p(JSON.stringify(body));
       const set = plan.columns.map((c) => `${ident(c)} = pgrst_body.${ident(c)}`);

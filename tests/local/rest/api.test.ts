@@ -470,3 +470,51 @@ describe("schemas", () => {
     });
   });
 });
+
+describe("edge cases", () => {
+  test("PATCH with an empty object changes nothing", async () => {
+    const before = await db.from("rest_notes").select("*").eq("title", "alpha").single();
+    const r = await db.from("rest_notes").update({}).eq("title", "alpha").select("title");
+    expect(r).toMatchObject({ status: 200, data: [], error: null });
+    const after = await db.from("rest_notes").select("*").eq("title", "alpha").single();
+    expect(after.data).toEqual(before.data);
+  });
+
+  test("insert with return=headers-only sets Location", async () => {
+    const b = await backend();
+    const res = await b.fetch(`${b.url}/rest/v1/rest_labels`, {
+      method: "POST",
+      headers: {
+        apikey: b.serviceKey,
+        Authorization: `Bearer ${b.serviceKey}`,
+        "Content-Type": "application/json",
+        Prefer: "return=headers-only",
+      },
+      body: JSON.stringify({ id: 77, name: "seventy-seven" }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get("location")).toBe("/rest_labels?id=eq.77");
+    await service.from("rest_labels").delete().eq("id", 77);
+  });
+
+  test("tx=rollback returns the result but keeps nothing", async () => {
+    const b = await backend();
+    const res = await b.fetch(`${b.url}/rest/v1/rest_labels?select=name`, {
+      method: "POST",
+      headers: {
+        apikey: b.serviceKey,
+        Authorization: `Bearer ${b.serviceKey}`,
+        "Content-Type": "application/json",
+        Prefer: "return=representation, tx=rollback",
+      },
+      body: JSON.stringify({ id: 78, name: "ghost" }),
+    });
+    expect(await res.json()).toEqual([{ name: "ghost" }]);
+    expect((await service.from("rest_labels").select().eq("id", 78)).data).toEqual([]);
+  });
+
+  test("stripNulls drops null fields", async () => {
+    const r = await db.from("rest_notes").select("title, body").eq("title", "gamma").stripNulls();
+    expect(r.data).toEqual([{ title: "gamma" }]);
+  });
+});

@@ -115,15 +115,17 @@ describe("fuzz", () => {
                 : [key, value],
         );
       }
-      const method = r() < 0.8 ? "GET" : "DELETE";
+      const m = r();
+      const method = m < 0.7 ? "GET" : m < 0.8 ? "DELETE" : "PATCH";
+      const body = method === "PATCH" ? (r() < 0.5 ? {} : { title: "x", stars: 1 }) : undefined;
       let sql: { text: string; params: (string | null)[] } | undefined;
       try {
         const api = parseRequest({ method, path: "/rest_notes", params, headers: new Headers() });
-        const plan = planRequest(api, cache, "public");
-        sql = planSql(plan, undefined, {
+        const plan = planRequest(api, cache, "public", body);
+        sql = planSql(plan, body, {
           stripNulls: false,
           count: r() < 0.3,
-          representation: true,
+          representation: r() < 0.6,
         });
       } catch (e) {
         if (!(e instanceof RestError))

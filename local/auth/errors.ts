@@ -20,6 +20,22 @@ export class AuthError extends Error {
     this.reasons = extra.reasons;
     this.oauth = extra.oauth ?? false;
   }
+
+  /** The same message under another error_code. */
+  withCode(code: string): AuthError {
+    return new AuthError(this.status, code, this.message, {
+      reasons: this.reasons,
+      oauth: this.oauth,
+    });
+  }
+
+  /** The same error with another HTTP status (the real service reuses codes across statuses). */
+  withStatus(status: number): AuthError {
+    return new AuthError(status, this.code, this.message, {
+      reasons: this.reasons,
+      oauth: this.oauth,
+    });
+  }
 }
 
 type Entry = readonly [status: number, code: string, message: string];

@@ -1,0 +1,30 @@
+import { audit } from "./audit.ts";
+import type { AuthContext } from "./context.ts";
+import { sendEmail } from "./emails.ts";
+import { authError } from "./errors.ts";
+import { createFlowState, pkceRequested } from "./pkce.ts";
+import { redirectTarget } from "./redirect.ts";
+import { readParams } from "./request.ts";
+import { findUserByEmail } from "./users.ts";
+import { validateEmail } from "./validate.ts";
+
+/** POST /recover: a password-recovery email. Unknown addresses get the same 200 (no enumeration). */
+export async function recover(ctx: AuthContext, request: Request): Promise<Response> {
+  const params = await readParams(request, {
+    email: "string",
+    code_challenge: "string",
+    code_challenge_method: "string",
+  });
+  if (!params.email) throw authError("recoverNeedsEmail");
+  const email = validateEmail(params.email);
+  const pkce = pkceRequested(params);
+  const redirectTo = redirectTarget(ctx.config, request);
+  await ctx.db.transaction(async (tx) => {
+    const user = await findUserByEmail(tx, email);
+    if (!user) return;
+    if (pkce) await createFlowState(tx, params, "recovery", user.id);
+    await audit(tx, request, user, "user_recovery_requested");
+    await sendEmail(ctx, tx, user, "recovery", { redirectTo, pkce });
+  });
+  return Response.json({});
+}

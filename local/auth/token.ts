@@ -1,0 +1,96 @@
+import { audit } from "./audit.ts";
+import type { AuthContext } from "./context.ts";
+import { authError, oauthError } from "./errors.ts";
+import { comparePassword } from "./passwords.ts";
+import { consumeFlowState } from "./pkce.ts";
+import { readParams } from "./request.ts";
+import { type AuthMethod, issueSession, refreshSession } from "./sessions.ts";
+import { findUserByEmail, findUserById, isBanned } from "./users.ts";
+
+/** POST /token?grant_type=password|refresh_token|pkce */
+export async function token(ctx: AuthContext, request: Request): Promise<Response> {
+  const grantType = new URL(request.url).searchParams.get("grant_type");
+  switch (grantType) {
+    case "password":
+      return passwordGrant(ctx, request);
+    case "refresh_token":
+      return refreshTokenGrant(ctx, request);
+    case "pkce":
+      return pkceGrant(ctx, request);
+    default:
+      throw authError("unsupportedGrant");
+  }
+}
+
+async function passwordGrant(ctx: AuthContext, request: Request): Promise<Response> {
+  const params = await readParams(request, {
+    email: "string",
+    phone: "string",
+    password: "string",
+  });
+  if (params.email && params.phone) throw authError("emailOrPhoneLogin");
+  if (!params.email && !params.phone) throw authError("missingEmailOrPhone");
+  if (!params.email) throw authError("invalidCredentials");
+  const user = await findUserByEmail(ctx.db, params.email);
+  if (!user || user.is_anonymous) throw authError("invalidCredentials");
+  if (isBanned(user, ctx.now())) throw authError("userBanned");
+  if (!(await comparePassword(params.password ?? "", user.encrypted_password))) {
+    throw authError("invalidCredentials");
+  }
+  if (!user.email_confirmed_at) throw authError("emailNotConfirmed");
+  const body = await ctx.db.transaction(async (tx) => {
+    await audit(tx, request, user, "login", { provider: "email" });
+    return issueSession(ctx, tx, user, "password", request);
+  });
+  return Response.json(body);
+}
+
+async function refreshTokenGrant(ctx: AuthContext, request: Request): Promise<Response> {
+  const params = await readParams(request, { refresh_token: "string" });
+  const value = params.refresh_token ?? "";
+  if (value === "") throw oauthError("invalid_request", "refresh_token required");
+  if (!/^[a-z0-9]{12}$/.test(value)) throw authError("refreshTokenInvalid");
+  const body = await ctx.db
+    .transaction(async (tx) => {
+      const result = await refreshSession(ctx, tx, value, request);
+      const user = result.user as { id: string; email: string; phone: string };
+      await audit(
+        tx,
+        request,
+        { id: user.id, email: user.email, phone: user.phone, raw_user_meta_data: {} },
+        "token_refreshed",
+      );
+      return result;
+    })
+    .catch(async (error) => {
+      // Revoking the family must stick even though the request fails (storage.NewCommitWithError).
+      if ((error as { code?: string }).code === "refresh_token_already_used") {
+        await ctx.db.query(
+          `update auth.refresh_tokens set revoked = true, updated_at = now()
+         where revoked = false and session_id = (select session_id from auth.refresh_tokens where token = $1)
+           and $2::boolean`,
+          [value, ctx.config.auth.enableRefreshTokenRotation],
+        );
+      }
+      throw error;
+    });
+  return Response.json(body);
+}
+
+async function pkceGrant(ctx: AuthContext, request: Request): Promise<Response> {
+  const params = await readParams(request, { auth_code: "string", code_verifier: "string" });
+  if (!params.auth_code || !params.code_verifier) throw authError("pkceParamsMissing");
+  const body = await ctx.db.transaction(async (tx) => {
+    const flow = await consumeFlowState(
+      tx,
+      params.auth_code as string,
+      params.code_verifier as string,
+    );
+    const user = await findUserById(tx, flow.userId);
+    if (!user) throw authError("flowStateNotFound");
+    if (isBanned(user, ctx.now())) throw authError("userBanned");
+    await audit(tx, request, user, "login", { provider_type: flow.authenticationMethod });
+    return issueSession(ctx, tx, user, flow.authenticationMethod as AuthMethod, request);
+  });
+  return Response.json(body);
+}

@@ -138,6 +138,8 @@ interface RowOptions {
   where: string[];
   paginate: boolean;
   ordered: boolean;
+  /** ORDER BY when the request gives none (mutations keep RETURNING's order) */
+  fallbackOrder?: string;
 }
 
 function castSql(cast: string | undefined) {
@@ -183,7 +185,7 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
       return term;
     });
     sql += ` ORDER BY ${terms.join(", ")}`;
-  }
+  } else if (o.ordered && o.fallbackOrder) sql += ` ORDER BY ${o.fallbackOrder}`;
   if (o.paginate && node.limit !== undefined) sql += ` LIMIT ${b.p(String(node.limit))}::bigint`;
   if (o.paginate && node.offset !== undefined && node.offset > 0)
     sql += ` OFFSET ${b.p(String(node.offset))}::bigint`;
@@ -247,10 +249,17 @@ export function readSql(
   root: ReadNode,
   from: string,
   alias: string,
-  opts: { stripNulls: boolean; count: boolean; b?: Builder },
+  opts: { stripNulls: boolean; count: boolean; b?: Builder; fallbackOrder?: string },
 ): ReadSql {
   const b = opts.b ?? new Builder();
-  const rows = rowQuery(b, root, { from, alias, where: [], paginate: true, ordered: true });
+  const rows = rowQuery(b, root, {
+    from,
+    alias,
+    where: [],
+    paginate: true,
+    ordered: true,
+    fallbackOrder: opts.fallbackOrder,
+  });
   const countSource = opts.count
     ? rowQuery(b, root, { from, alias, where: [], paginate: false, ordered: false })
     : "";
@@ -346,13 +355,14 @@ export function planSql(
       stmt = `UPDATE ${target} AS ${alias} SET ${set.join(", ")} FROM (SELECT * FROM json_populate_record(NULL::${target}, ${payload}::json)) AS pgrst_body${whereSql}`;
     } else stmt = `DELETE FROM ${target} AS ${alias}${whereSql}`;
     if (!opts.representation) return { text: stmt, params: b.params, returnsBody: false };
-    const read = readSql(plan.root, `"pgrst_mut" AS ${alias}`, alias, {
+    const read = readSql(plan.root, `"pgrst_rows" AS ${alias}`, alias, {
       stripNulls: opts.stripNulls,
       count: false,
       b,
+      fallbackOrder: `${alias}."pgrst_ord"`,
     });
     return {
-      text: `WITH "pgrst_mut" AS (${stmt} RETURNING ${alias}.*) ${read.text}`,
+      text: `WITH "pgrst_mut" AS (${stmt} RETURNING ${alias}.*), "pgrst_rows" AS (SELECT *, row_number() OVER () AS "pgrst_ord" FROM "pgrst_mut") ${read.text}`,
       params: b.params,
       returnsBody: true,
     };

@@ -513,6 +513,13 @@ describe("edge cases", () => {
     expect((await service.from("rest_labels").select().eq("id", 78)).data).toEqual([]);
   });
 
+  test("a bulk insert returns rows in the order they were sent, embeds included", async () => {
+    const rows = Array.from({ length: 12 }, (_, i) => ({ title: `order ${i}` }));
+    const r = await db.from("rest_notes").insert(rows).select("title, rest_profiles(id)");
+    expect(titles(r.data)).toEqual(rows.map((x) => x.title));
+    await db.from("rest_notes").delete().like("title", "order *");
+  });
+
   test("stripNulls drops null fields", async () => {
     const r = await db.from("rest_notes").select("title, body").eq("title", "gamma").stripNulls();
     expect(r.data).toEqual([{ title: "gamma" }]);

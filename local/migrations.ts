@@ -1,5 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join, relative } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 
 export interface MigrationOptions {
@@ -109,7 +109,7 @@ async function run(
         ? sql.slice(0, position - 1).split("\n").length
         : undefined;
     throw new MigrationError(
-      basename(path) === path ? path : path,
+      relative(process.cwd(), path) || path,
       line,
       e.message ?? String(error),
     );

@@ -124,9 +124,9 @@ export async function upsertEmailIdentity(
   await run(
     tx,
     `insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
-     values ($1, $1::uuid, jsonb_build_object('sub', $1::text, 'email', $2::text, 'email_verified', true, 'phone_verified', false),
+     values ($1, $3, jsonb_build_object('sub', $1::text, 'email', $2::text, 'email_verified', true, 'phone_verified', false),
        'email', now(), now(), now())`,
-    [userId, email],
+    [userId, email, userId],
   );
   await run(
     tx,

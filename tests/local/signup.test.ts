@@ -42,7 +42,7 @@ describe("sign up with email confirmation (config.toml: enable_confirmations = t
     expect(mail.subject).toBe("Confirm Your Email");
     expect(mail.token).toMatch(/^\d{6}$/);
     const link = new URL(verifyLink(mail));
-    expect(link.origin + link.pathname).toBe("http://127.0.0.1:54329/auth/v1/verify");
+    expect(link.origin + link.pathname).toBe(`${BACKEND_URL}/auth/v1/verify`);
     expect(link.searchParams.get("type")).toBe("signup");
     expect(link.searchParams.get("redirect_to")).toBe("http://localhost:5173/welcome");
 

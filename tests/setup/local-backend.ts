@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalBackend } from "../../local/server.ts";
 
-export const TEST_BACKEND_PORT = 54329;
+export const TEST_BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
 
 export default async function setup() {
   const fixturesDir = join(process.cwd(), "tests/fixtures");

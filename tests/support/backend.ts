@@ -1,7 +1,8 @@
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 
-/** The in-memory backend the root globalSetup starts for the whole run. */
-export const BACKEND_URL = "http://127.0.0.1:54329";
+/** The in-memory backend the root globalSetup starts for the whole run (port 54329; another one
+ * with TEST_BACKEND_PORT, for running the local tests beside a second checkout's run). */
+export const BACKEND_URL = `http://127.0.0.1:${process.env.TEST_BACKEND_PORT ?? 54329}`;
 /** The Supabase CLI's well-known local keys (local/keys.ts), as a local project would print. */
 export const PUBLISHABLE_KEY = "sb_publishable_ACJWlzQHlZjBrEguHvfOxg_3BJgxAaH";
 export const SECRET_KEY = "sb_secret_N7UND0UgjKTVK-Uodkm0Hg_xSvEMPvz";

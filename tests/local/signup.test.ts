@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   anonClient,
+  BACKEND_URL,
   authFetch,
   PASSWORD,
   randomEmail,

@@ -177,7 +177,13 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
     const terms = node.order.map((t) => {
       const base =
         t.embedIndex !== undefined
-          ? `(${embedAliases[t.embedIndex]}."r").${ident(t.field.name)}`
+          ? relatedColumn(
+              b,
+              node.embeds[t.embedIndex] as EmbedNode,
+              embedAliases[t.embedIndex] as string,
+              o.alias,
+              t.field.name,
+            )
           : `${o.alias}.${ident(t.field.name)}`;
       let term = fieldExpr(b, base, t.field);
       if (t.direction) term += ` ${t.direction.toUpperCase()}`;
@@ -190,6 +196,27 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
   if (o.paginate && node.offset !== undefined && node.offset > 0)
     sql += ` OFFSET ${b.p(String(node.offset))}::bigint`;
   return sql;
+}
+
+/** A to-one embed's column for ORDER BY: from the embedded row when selected, else looked up. */
+function relatedColumn(
+  b: Builder,
+  e: EmbedNode,
+  eAlias: string,
+  parentAlias: string,
+  column: string,
+) {
+  const selected = e.node.outputs.some(
+    (out) =>
+      out.kind === "column" && out.name === column && out.field.json.length === 0 && !out.cast,
+  );
+  if (selected) return `(${eAlias}."r").${ident(column)}`;
+  const child = e.node.relation;
+  const alias = b.alias(child.name.slice(0, 40));
+  const on = e.relationship.pairs
+    .map(([p, c]) => `${alias}.${ident(c)} = ${parentAlias}.${ident(p)}`)
+    .join(" AND ");
+  return `(SELECT ${alias}.${ident(column)} FROM ${rel(child.schema, child.name)} AS ${alias} WHERE ${on})`;
 }
 
 function lateral(b: Builder, e: EmbedNode, parentAlias: string, eAlias: string): string {

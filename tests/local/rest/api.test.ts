@@ -234,6 +234,13 @@ describe("order, pagination, counts", () => {
       .order("stars", { ascending: false })
       .limit(2);
     expect(titles(b.data)).toEqual(["gamma", "alpha"]);
+    const unselected = await db
+      .from("rest_notes")
+      .select("title, author:rest_profiles(id)")
+      .order("author(username)")
+      .order("stars", { ascending: false })
+      .limit(2);
+    expect(titles(unselected.data)).toEqual(["gamma", "alpha"]);
     const bad = await db
       .from("rest_notes")
       .select("title, rest_comments(text)")

@@ -426,6 +426,15 @@ describe("rpc", () => {
     expect(one.data).toEqual({ title: "alpha" });
   });
 
+  test("RETURNS TABLE functions take select, filters and order", async () => {
+    const all = await db.rpc("rest_label_names").select("label").order("label");
+    expect(all.data).toEqual([{ label: "home" }, { label: "urgent" }, { label: "work" }]);
+    const some = await db.rpc("rest_label_names", { prefix: "u" }, { get: true }).select("*");
+    expect(some.data).toEqual([{ id: 3, label: "urgent" }]);
+    const filtered = await db.rpc("rest_label_names").select("id").gt("id", 1).order("id");
+    expect(filtered.data).toEqual([{ id: 2 }, { id: 3 }]);
+  });
+
   test("GET on a volatile function is 405 (read-only transaction)", async () => {
     const r = await db.rpc("rest_touch", { note: ids[0] }, { get: true });
     expect(r.status).toBe(405);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   anonClient,
-  BACKEND_URL,
   authFetch,
+  BACKEND_URL,
   PASSWORD,
   randomEmail,
   signedInClient,

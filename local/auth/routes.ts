@@ -7,6 +7,7 @@ import {
   updateUserAdmin,
 } from "./admin.ts";
 import type { Handler } from "./index.ts";
+import { invite } from "./invite.ts";
 import { logout } from "./logout.ts";
 import { otp } from "./otp.ts";
 import { reauthenticate } from "./reauthenticate.ts";
@@ -37,4 +38,5 @@ export const routes: Array<[string, string, Handler]> = [
   ["PUT", "/admin/users/:id", updateUserAdmin],
   ["DELETE", "/admin/users/:id", deleteUserAdmin],
   ["POST", "/admin/generate_link", generateLink],
+  ["POST", "/invite", invite],
 ];

@@ -10,7 +10,7 @@ import {
   SERVICE_ROLE_KEY,
   signedInClient,
 } from "../support/backend.ts";
-import { messagesFor } from "../support/inbox.ts";
+import { latestMessage, messagesFor, verifyLink } from "../support/inbox.ts";
 
 describe("admin users API (secret key)", () => {
   it("creates, gets, updates and deletes a user", async () => {
@@ -63,12 +63,11 @@ describe("admin users API (secret key)", () => {
 
   it("lists users with pagination and the total", async () => {
     const admin = adminClient();
-    await freshUser();
-    await freshUser();
+    await Promise.all([freshUser(), freshUser(), freshUser()]);
     const { data, error } = await admin.auth.admin.listUsers({ page: 1, perPage: 2 });
     expect(error).toBeNull();
     expect(data.users).toHaveLength(2);
-    expect((data as unknown as { total: number }).total).toBeGreaterThanOrEqual(2);
+    expect((data as unknown as { total: number }).total).toBeGreaterThanOrEqual(3);
     expect((data as unknown as { nextPage: number | null }).nextPage).toBe(2);
   });
 
@@ -137,5 +136,26 @@ describe("admin users API (secret key)", () => {
       headers: { Authorization: `Bearer ${session.access_token}` },
     });
     expect(asUser.status).toBe(403);
+  });
+
+  it("invites a user by email; the invite link confirms and signs in", async () => {
+    const email = randomEmail("invited");
+    const { data, error } = await adminClient().auth.admin.inviteUserByEmail(email, {
+      data: { team: "docs" },
+      redirectTo: "http://localhost:5173/welcome",
+    });
+    expect(error).toBeNull();
+    expect(data.user).toMatchObject({ email, user_metadata: { team: "docs" } });
+    expect(data.user?.invited_at).toBeTruthy();
+    const mail = await latestMessage(email, "invite");
+    expect(mail.subject).toBe("You have been invited");
+    const response = await fetch(verifyLink(mail), { redirect: "manual" });
+    const fragment = new URLSearchParams(
+      new URL(response.headers.get("location") ?? "").hash.slice(1),
+    );
+    expect(fragment.get("type")).toBe("invite");
+    expect(fragment.get("access_token")).toBeTruthy();
+    const again = await adminClient().auth.admin.inviteUserByEmail(email);
+    expect(again.error).toMatchObject({ status: 422, code: "email_exists" });
   });
 });

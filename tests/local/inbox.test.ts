@@ -21,15 +21,24 @@ describe("the local inbox", () => {
     expect(await one.json()).toMatchObject({ id: mail.id, to: email });
     const rendered = await fetch(`${BACKEND_URL}/inbox/messages/${mail.id}`);
     expect(await rendered.text()).toBe(mail.html);
-    expect((await fetch(`${BACKEND_URL}/inbox/api/messages/${crypto.randomUUID()}`)).status).toBe(404);
+    expect((await fetch(`${BACKEND_URL}/inbox/api/messages/${crypto.randomUUID()}`)).status).toBe(
+      404,
+    );
   });
 
   it("escapes what users control and deletes per recipient", async () => {
     const email = randomEmail();
-    await anonClient().auth.signUp({ email, password: "long-enough-password", options: { data: { name: "<script>" } } });
+    await anonClient().auth.signUp({
+      email,
+      password: "long-enough-password",
+      options: { data: { name: "<script>" } },
+    });
     const html = await (await fetch(`${BACKEND_URL}/inbox`)).text();
     expect(html).not.toContain("<script>");
-    const deleted = await fetch(`${BACKEND_URL}/inbox/api/messages?to=${encodeURIComponent(email)}`, { method: "DELETE" });
+    const deleted = await fetch(
+      `${BACKEND_URL}/inbox/api/messages?to=${encodeURIComponent(email)}`,
+      { method: "DELETE" },
+    );
     expect(await deleted.json()).toEqual({ deleted: 1 });
     expect(await messagesFor(email)).toHaveLength(0);
   });

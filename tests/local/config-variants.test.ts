@@ -80,6 +80,35 @@ describe("enable_confirmations = false", () => {
   });
 });
 
+describe("enable_signup = false, enable_anonymous_sign_ins = false", () => {
+  it("refuses sign-ups (signup_disabled) and anonymous sign-ins (anonymous_provider_disabled)", async () => {
+    const { auth } = backend.config;
+    auth.enableSignup = false;
+    auth.enableAnonymousSignIns = false;
+    try {
+      const email = randomEmail();
+      const signUp = await client().auth.signUp({ email, password: PASSWORD });
+      expect(signUp.error).toMatchObject({
+        status: 422,
+        code: "signup_disabled",
+        message: "Signups not allowed for this instance",
+      });
+      const anonymous = await client().auth.signInAnonymously();
+      expect(anonymous.error).toMatchObject({
+        status: 422,
+        code: "anonymous_provider_disabled",
+        message: "Anonymous sign-ins are disabled",
+      });
+      const otp = await client().auth.signInWithOtp({ email });
+      expect(otp.error).toMatchObject({ status: 422, code: "otp_disabled" });
+      expect(backend.inbox.list(email)).toHaveLength(0);
+    } finally {
+      auth.enableSignup = true;
+      auth.enableAnonymousSignIns = true;
+    }
+  });
+});
+
 describe("refresh_token_reuse_interval = 0", () => {
   it("reusing an old refresh token revokes the whole family (refresh_token_already_used)", async () => {
     const { data } = await client().auth.signUp({ email: randomEmail(), password: PASSWORD });

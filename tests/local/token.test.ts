@@ -1,3 +1,4 @@
+import { createClient } from "@supabase/supabase-js";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import {
@@ -6,6 +7,7 @@ import {
   BACKEND_URL,
   freshUser,
   PASSWORD,
+  PUBLISHABLE_KEY,
   signedInClient,
 } from "../support/backend.ts";
 
@@ -39,6 +41,38 @@ describe("POST /token grant_type=password", () => {
     expect(error).toBeNull();
     expect(data?.claims.sub).toBe(user.id);
     expect(data?.header.alg).toBe("ES256");
+  });
+
+  it("getClaims() verifies against the JWKS without calling /user", async () => {
+    const { email, password } = await freshUser();
+    const calls: string[] = [];
+    const store = new Map<string, string>();
+    const client = createClient(BACKEND_URL, PUBLISHABLE_KEY, {
+      auth: {
+        autoRefreshToken: false,
+        storage: {
+          getItem: (k) => store.get(k) ?? null,
+          setItem: (k, v) => void store.set(k, v),
+          removeItem: (k) => void store.delete(k),
+        },
+      },
+      global: {
+        fetch: (input, init) => {
+          calls.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+          return fetch(input, init);
+        },
+      },
+    });
+    await client.auth.signInWithPassword({ email, password });
+    calls.length = 0;
+    const first = await client.auth.getClaims();
+    const second = await client.auth.getClaims();
+    expect(first.error).toBeNull();
+    expect(second.data?.claims.email).toBe(email);
+    expect(calls.filter((path) => path.endsWith("/user"))).toEqual([]);
+    expect(
+      calls.filter((path) => path.endsWith("/.well-known/jwks.json")).length,
+    ).toBeLessThanOrEqual(1);
   });
 
   it("refuses a wrong password and an unknown email alike (invalid_credentials)", async () => {

@@ -13,47 +13,53 @@ export type MailType =
   | "email_change"
   | "reauthentication";
 
-/** The real service's default subjects and bodies (internal/mailer). */
+/** The real service's default subjects and bodies (internal/mailer/templatemailer). They carry
+ * no code except reauthentication's; the inbox shows every message's code beside it anyway. */
 const DEFAULTS: Record<MailType, { subject: string; body: string }> = {
-  confirmation: {
-    subject: "Confirm Your Email",
-    body: `<h2>Confirm your email</h2>
-<p>Follow this link to confirm your email:</p>
-<p><a href="{{ .ConfirmationURL }}">Confirm your email address</a></p>
-<p>Alternatively, enter the code: {{ .Token }}</p>`,
-  },
   invite: {
-    subject: "You have been invited",
-    body: `<h2>You have been invited</h2>
-<p>You have been invited to create a user on {{ .SiteURL }}. Follow this link to accept the invite:</p>
-<p><a href="{{ .ConfirmationURL }}">Accept the invite</a></p>
-<p>Alternatively, enter the code: {{ .Token }}</p>`,
+    subject: "You've been invited",
+    body: `<h2>You've been invited</h2>
+
+<p>You've been invited to create an account. Follow the link below to accept.</p>
+<p><a href="{{ .ConfirmationURL }}">Accept invitation</a></p>`,
   },
-  magic_link: {
-    subject: "Your Magic Link",
-    body: `<h2>Magic Link</h2>
-<p>Follow this link to login:</p>
-<p><a href="{{ .ConfirmationURL }}">Log In</a></p>
-<p>Alternatively, enter the code: {{ .Token }}</p>`,
+  confirmation: {
+    subject: "Confirm your email address",
+    body: `<h2>Confirm your email address</h2>
+
+<p>Follow the link below to confirm this email address and finish signing up.</p>
+<p><a href="{{ .ConfirmationURL }}">Confirm email address</a></p>
+`,
   },
   recovery: {
-    subject: "Reset Your Password",
-    body: `<h2>Reset Password</h2>
-<p>Follow this link to reset the password for your user:</p>
-<p><a href="{{ .ConfirmationURL }}">Reset Password</a></p>
-<p>Alternatively, enter the code: {{ .Token }}</p>`,
+    subject: "Reset your password",
+    body: `<h2>Reset your password</h2>
+
+<p>We received a request to reset your password. Follow the link below to choose a new one.</p>
+<p><a href="{{ .ConfirmationURL }}">Reset password</a></p>
+<p>If you didn't request this, you can safely ignore this email.</p>`,
+  },
+  magic_link: {
+    subject: "Your sign-in link",
+    body: `<h2>Your sign-in link</h2>
+
+<p>Follow the link below to sign in. This link expires shortly and can only be used once.</p>
+<p><a href="{{ .ConfirmationURL }}">Sign in</a></p>`,
   },
   email_change: {
-    subject: "Confirm Email Change",
-    body: `<h2>Confirm email address change</h2>
-<p>Follow this link to confirm the update of your email address from {{ .Email }} to {{ .NewEmail }}:</p>
-<p><a href="{{ .ConfirmationURL }}">Change email address</a></p>
-<p>Alternatively, enter the code: {{ .Token }}</p>`,
+    subject: "Confirm your new email address",
+    body: `<h2>Confirm your new email address</h2>
+
+<p>Follow the link below to confirm {{ .NewEmail }} as your new email address.</p>
+<p><a href="{{ .ConfirmationURL }}">Confirm new email address</a></p>
+<p>If you didn't request this change, you can safely ignore this email.</p>`,
   },
   reauthentication: {
-    subject: "Confirm reauthentication",
-    body: `<h2>Confirm reauthentication</h2>
-<p>Enter the code: {{ .Token }}</p>`,
+    subject: "{{ .Token }} is your verification code",
+    body: `<h2>Your verification code</h2>
+
+<p>Use the code below to verify your identity. It expires shortly.</p>
+<p>{{ .Token }}</p>`,
   },
 };
 
@@ -92,16 +98,16 @@ export function sendMail(ctx: AuthContext, mail: Mail): { actionLink?: string } 
     Email: mail.email ?? mail.to,
     NewEmail: mail.newEmail ?? "",
   };
-  const html = body.replace(
-    /\{\{\s*\.(\w+)(?:\.(\w+))?\s*\}\}/g,
-    (_, name: string, key?: string) => {
-      if (name === "Data" && key) return escapeHtml(String(mail.data?.[key] ?? ""));
-      return escapeHtml(values[name] ?? "");
-    },
-  );
+  // Bodies are HTML (values escaped, as Go's html/template does); the subject is plain text.
+  const render = (text: string, escape: (s: string) => string = escapeHtml) =>
+    text.replace(/\{\{\s*\.(\w+)(?:\.(\w+))?\s*\}\}/g, (_, name: string, key?: string) => {
+      if (name === "Data" && key) return escape(String(mail.data?.[key] ?? ""));
+      return escape(values[name] ?? "");
+    });
+  const html = render(body);
   ctx.inbox.deliver({
     to: mail.to,
-    subject,
+    subject: render(subject, (s) => s),
     html,
     type: mail.type,
     token: mail.token,

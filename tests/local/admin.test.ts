@@ -148,7 +148,7 @@ describe("admin users API (secret key)", () => {
     expect(data.user).toMatchObject({ email, user_metadata: { team: "docs" } });
     expect(data.user?.invited_at).toBeTruthy();
     const mail = await latestMessage(email, "invite");
-    expect(mail.subject).toBe("You have been invited");
+    expect(mail.subject).toBe("You've been invited");
     const response = await fetch(verifyLink(mail), { redirect: "manual" });
     const fragment = new URLSearchParams(
       new URL(response.headers.get("location") ?? "").hash.slice(1),

@@ -7,8 +7,8 @@ describe("the local inbox", () => {
     const { email } = await freshUser();
     await anonClient().auth.signInWithOtp({ email });
     const mail = await latestMessage(email, "magic_link");
-    expect(mail).toMatchObject({ to: email, subject: "Your Magic Link", type: "magic_link" });
-    expect(mail.html).toContain(mail.token);
+    expect(mail).toMatchObject({ to: email, subject: "Your sign-in link", type: "magic_link" });
+    expect(mail.token).toMatch(/^\d{6}$/);
 
     const page = await fetch(`${BACKEND_URL}/inbox?to=${encodeURIComponent(email)}`);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);

@@ -9,7 +9,7 @@ describe("POST /otp (signInWithOtp)", () => {
     const { error } = await client.auth.signInWithOtp({ email });
     expect(error).toBeNull();
     const mail = await latestMessage(email, "magic_link");
-    expect(mail.subject).toBe("Your Magic Link");
+    expect(mail.subject).toBe("Your sign-in link");
     expect(new URL(verifyLink(mail)).searchParams.get("type")).toBe("magiclink");
     const { data, error: verifyError } = await client.auth.verifyOtp({
       email,

@@ -11,7 +11,7 @@ describe("POST /recover (resetPasswordForEmail)", () => {
     });
     expect(error).toBeNull();
     const mail = await latestMessage(email, "recovery");
-    expect(mail.subject).toBe("Reset Your Password");
+    expect(mail.subject).toBe("Reset your password");
     const response = await fetch(verifyLink(mail), { redirect: "manual" });
     const location = new URL(response.headers.get("location") ?? "");
     expect(location.pathname).toBe("/reset-password");

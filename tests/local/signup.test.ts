@@ -40,7 +40,7 @@ describe("sign up with email confirmation (config.toml: enable_confirmations = t
     });
 
     const mail = await latestMessage(email, "confirmation");
-    expect(mail.subject).toBe("Confirm Your Email");
+    expect(mail.subject).toBe("Confirm your email address");
     expect(mail.token).toMatch(/^\d{6}$/);
     const link = new URL(verifyLink(mail));
     expect(link.origin + link.pathname).toBe(`${BACKEND_URL}/auth/v1/verify`);

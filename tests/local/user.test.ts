@@ -80,7 +80,7 @@ describe("GET/PUT /user", () => {
 
     const toNew = await latestMessage(next, "email_change");
     const toOld = await latestMessage(email, "email_change");
-    expect(toNew.subject).toBe("Confirm Email Change");
+    expect(toNew.subject).toBe("Confirm your new email address");
     expect(toNew.token).not.toBe(toOld.token);
 
     const first = await fetch(verifyLink(toNew), { redirect: "manual" });
@@ -137,7 +137,7 @@ describe("GET/PUT /user", () => {
     const { client, email } = await signedInClient();
     expect((await client.auth.reauthenticate()).error).toBeNull();
     const mail = await latestMessage(email, "reauthentication");
-    expect(mail.subject).toBe("Confirm reauthentication");
+    expect(mail.subject).toBe(`${mail.token} is your verification code`);
     expect(mail.token).toMatch(/^\d{6}$/);
   });
 });

@@ -5,7 +5,15 @@ import { createLocalBackend } from "./server.ts";
 
 const started = performance.now();
 const port = process.env.LOCAL_BACKEND_PORT ? Number(process.env.LOCAL_BACKEND_PORT) : undefined;
-const backend = await createLocalBackend({ dataDir: DATA_DIR, port });
+const backend = await createLocalBackend({ dataDir: DATA_DIR, port }).catch((error) => {
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+    console.error(
+      `Port ${port ?? 54321} is in use: is another \`npm run local\` (or supabase start) running?`,
+    );
+    process.exit(1);
+  }
+  throw error;
+});
 const ms = Math.round(performance.now() - started);
 const { url, keys } = backend;
 

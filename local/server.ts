@@ -85,11 +85,14 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       ],
     }),
   );
-  app.use("/auth/v1/*", async (c, next) => {
+  // The gateway's own answer (an unknown sb_ key) comes before Auth and the data API see the request.
+  const apiGateway = async (c: { req: { raw: Request } }, next: () => Promise<void>) => {
     const result = gateway(c.req.raw, KEYS);
     if ("reject" in result) return result.reject;
     await next();
-  });
+  };
+  app.use("/auth/v1/*", apiGateway);
+  app.use("/rest/v1/*", apiGateway);
   app.route("/auth/v1", authRoutes(ctx, authEndpoints));
   const rest = createRestHandler({
     db,

@@ -31,6 +31,14 @@ describe("health, settings, jwks", () => {
     });
   });
 
+  it("refuses an unknown sb_ key on the data API too", async () => {
+    const response = await fetch(`${BACKEND_URL}/rest/v1/`, {
+      headers: { apikey: "sb_secret_wrong" },
+    });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ message: "Invalid API key" });
+  });
+
   it("answers an unknown auth path with a JSON 404 in the requested error shape", async () => {
     const response = await authFetch("/nope", {
       headers: { "X-Supabase-Api-Version": "2024-01-01" },

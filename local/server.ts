@@ -9,7 +9,7 @@ import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { openDatabase } from "./database.ts";
 import { createAuthenticate, gateway } from "./gateway.ts";
 import { Inbox, inboxRoutes } from "./inbox.ts";
-import { KEYS, type Keys, loadSigningKey } from "./keys.ts";
+import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
 import { applyMigrations } from "./migrations.ts";
 import { ROOT } from "./paths.ts";
 import { createRestHandler } from "./rest/index.ts";
@@ -47,18 +47,50 @@ export interface LocalBackend {
 /** Starts the local stand-in for a Supabase project: /auth/v1, /rest/v1 and the mail inbox. */
 export async function createLocalBackend(options: LocalBackendOptions = {}): Promise<LocalBackend> {
   const config = loadConfig(options.configPath ?? `${ROOT}supabase/config.toml`, options.config);
-  const [db, signingKey] = await Promise.all([
-    openDatabase(options.dataDir),
-    loadSigningKey(options.dataDir),
-  ]);
-  await applyMigrations(db, {
-    migrationsDir: options.migrationsDir ?? `${ROOT}supabase/migrations`,
-    seedFile: options.seedFile ?? `${ROOT}supabase/seed.sql`,
-    fixtures: options.fixtures,
-  });
-
+  // Take the port first: a second instance must fail before it opens the same data directory.
   const port = options.port ?? config.api.port;
-  let url = `http://127.0.0.1:${port}`;
+  let handler: ((request: Request) => Promise<Response>) | undefined;
+  let markReady = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const early = async (request: Request) => {
+    await ready;
+    return (handler as (request: Request) => Promise<Response>)(request);
+  };
+  const servers: ReturnType<typeof serve>[] = [];
+  const hosts = options.host === false ? [] : [options.host ?? ["127.0.0.1", "::1"]].flat();
+  let actualPort = port;
+  for (const [i, hostname] of hosts.entries()) {
+    try {
+      const server = await listen(early, hostname, i === 0 ? port : actualPort);
+      actualPort = (server.address() as AddressInfo).port;
+      servers.push(server);
+    } catch (error) {
+      // ::1 is optional (machines without IPv6); the first host is not.
+      if (i === 0) throw error;
+    }
+  }
+  const url = `http://127.0.0.1:${actualPort}`;
+
+  let db: PGlite | undefined;
+  let signingKey: SigningKey;
+  try {
+    [db, signingKey] = await Promise.all([
+      openDatabase(options.dataDir),
+      loadSigningKey(options.dataDir),
+    ]);
+    await applyMigrations(db, {
+      migrationsDir: options.migrationsDir ?? `${ROOT}supabase/migrations`,
+      seedFile: options.seedFile ?? `${ROOT}supabase/seed.sql`,
+      fixtures: options.fixtures,
+    });
+  } catch (error) {
+    await Promise.all(servers.map(closeServer));
+    await db?.close();
+    throw error;
+  }
+
   const inbox = new Inbox();
   const ctx = {
     db,
@@ -104,24 +136,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   app.get("/", (c) => c.redirect("/inbox"));
 
   const fetch = async (request: Request) => app.fetch(request);
-  const servers: ReturnType<typeof serve>[] = [];
-  const hosts = options.host === false ? [] : [options.host ?? ["127.0.0.1", "::1"]].flat();
-  let actualPort = port;
-  for (const [i, hostname] of hosts.entries()) {
-    try {
-      const server = await listen(fetch, hostname, i === 0 ? port : actualPort);
-      actualPort = (server.address() as AddressInfo).port;
-      servers.push(server);
-    } catch (error) {
-      // ::1 is optional (machines without IPv6); the first host is not.
-      if (i === 0) {
-        await Promise.all(servers.map(closeServer));
-        await db.close();
-        throw error;
-      }
-    }
-  }
-  url = `http://127.0.0.1:${actualPort}`;
+  handler = fetch;
+  markReady();
 
   return {
     get url() {

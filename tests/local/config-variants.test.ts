@@ -169,6 +169,37 @@ describe("secure_password_change = true", () => {
   });
 });
 
+describe("auth.audit_log_entries", () => {
+  it("records sign-up, login, token refresh and logout with the real payload shape", async () => {
+    const email = randomEmail();
+    const c = client();
+    const { data } = await c.auth.signUp({ email, password: PASSWORD });
+    const userId = data.user?.id;
+    await c.auth.setSession({
+      access_token: data.session?.access_token ?? "",
+      refresh_token: data.session?.refresh_token ?? "",
+    });
+    await c.auth.refreshSession();
+    await c.auth.signOut();
+    const { rows } = await backend.db.query<{ payload: Record<string, unknown> }>(
+      "select payload from auth.audit_log_entries where payload->>'actor_id' = $1 order by created_at",
+      [userId],
+    );
+    expect(rows.map((r) => r.payload.action)).toEqual([
+      "user_signedup",
+      "login",
+      "token_refreshed",
+      "logout",
+    ]);
+    expect(rows[0]?.payload).toMatchObject({
+      actor_username: email,
+      log_type: "team",
+      traits: { provider: "email" },
+    });
+    expect(rows[3]?.payload).toMatchObject({ log_type: "account" });
+  });
+});
+
 describe("[auth.email.template.magic_link] from config", () => {
   it("renders the configured subject and template with {{ .TokenHash }} for an /auth/confirm link", async () => {
     const email = randomEmail();

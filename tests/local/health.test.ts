@@ -31,6 +31,21 @@ describe("health, settings, jwks", () => {
     });
   });
 
+  it("answers CORS preflights for browser clients", async () => {
+    const response = await fetch(`${BACKEND_URL}/auth/v1/token?grant_type=password`, {
+      method: "OPTIONS",
+      headers: {
+        Origin: "http://localhost:5173",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers":
+          "apikey, authorization, content-type, x-client-info, x-supabase-api-version",
+      },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(response.headers.get("access-control-allow-methods")).toContain("POST");
+  });
+
   it("refuses an unknown sb_ key on the data API too", async () => {
     const response = await fetch(`${BACKEND_URL}/rest/v1/`, {
       headers: { apikey: "sb_secret_wrong" },

@@ -104,6 +104,23 @@ describe("GET/PUT /user", () => {
     ).toBeNull();
   });
 
+  it("resends the email-change emails (after max_frequency)", async () => {
+    const { client, email } = await signedInClient();
+    const next = randomEmail("resend");
+    await client.auth.updateUser({ email: next });
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await client.auth.resend({ type: "email_change", email })).error).toBeNull();
+    const toNew = await messagesFor(next);
+    expect(toNew).toHaveLength(2);
+    expect(toNew[0]?.token).not.toBe(toNew[1]?.token);
+    const verified = await client.auth.verifyOtp({
+      email: next,
+      token: toNew[0]?.token ?? "",
+      type: "email_change",
+    });
+    expect(verified.error).toBeNull();
+  });
+
   it("refuses an address that belongs to someone else", async () => {
     const { client } = await signedInClient();
     const other = await freshUser();

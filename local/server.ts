@@ -129,6 +129,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   const rest = createRestHandler({
     db,
     schemas: config.api.schemas,
+    maxRows: config.api.maxRows,
     authenticate: createAuthenticate(KEYS, signingKey),
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));

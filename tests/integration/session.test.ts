@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { backendCalls, backendIsUp, get, STORAGE_KEY } from "./support/app";
+import { backendCalls, get, STORAGE_KEY } from "./support/app";
 import { cookieHeader, decodeSession, encodeSession, signedInUser } from "./support/session";
 
-// These need the test backend (tests/setup/local-backend.ts) to issue real ES256 sessions.
-describe.skipIf(!(await backendIsUp()))("a real session through the Worker", () => {
+// The test backend (tests/setup/local-backend.ts) issues real ES256 sessions.
+describe("a real session through the Worker", () => {
   it("reads a valid session cookie and hands its claims to the loader", async () => {
     const user = await signedInUser();
     const { response, body } = await get("/", user.cookie);

@@ -1,10 +1,12 @@
 // Starts the app for the integration tests: the real Worker in workerd (Vite dev server with the
 // Cloudflare plugin) on port 5179, using wrangler.toml's [env.test] so it talks to the test
 // backend on 54329 that the root globalSetup (tests/setup/local-backend.ts) runs.
+// TEST_APP_PORT and TEST_BACKEND_PORT move both, so two checkouts can run their suites at once.
 import { type ChildProcess, spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 
-export const APP_PORT = 5179;
+export const APP_PORT = Number(process.env.TEST_APP_PORT ?? 5179);
+const BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
 export const APP_URL = `http://localhost:${APP_PORT}`;
 const STARTUP_TIMEOUT_MS = 60_000;
 
@@ -15,6 +17,9 @@ export default async function setup() {
       ...process.env,
       PATH: `${process.cwd()}/node_modules/.bin:${process.env.PATH}`,
       CLOUDFLARE_ENV: "test",
+      // Wrangler lets process variables override [env.test.vars]: the backend this run started.
+      CLOUDFLARE_INCLUDE_PROCESS_ENV: "true",
+      SUPABASE_URL: `http://127.0.0.1:${BACKEND_PORT}`,
       WRANGLER_SEND_METRICS: "false",
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
       BROWSER: "none",

@@ -2,8 +2,10 @@ import { APP_URL } from "../../setup/app";
 
 export { APP_URL };
 
-/** The test backend the app under test is pointed at (wrangler.toml [env.test]). */
-export const BACKEND_URL = "http://127.0.0.1:54329";
+/** The test backend the app under test is pointed at (tests/setup/app.ts). */
+import { BACKEND_URL } from "../../support/backend";
+
+export { BACKEND_URL };
 /** The Supabase CLI's well-known local keys; the local backend accepts the same ones. */
 export const PUBLISHABLE_KEY = "sb_publishable_ACJWlzQHlZjBrEguHvfOxg_3BJgxAaH";
 export const SECRET_KEY = "sb_secret_N7UND0UgjKTVK-Uodkm0Hg_xSvEMPvz";

@@ -1,9 +1,9 @@
-import { APP_URL } from "../../setup/app";
+import { APP_URL } from "../../setup/app.ts";
 
 export { APP_URL };
 
 /** The test backend the app under test is pointed at (tests/setup/app.ts). */
-import { BACKEND_URL } from "../../support/backend";
+import { BACKEND_URL } from "../../support/backend.ts";
 
 export { BACKEND_URL };
 /** The Supabase CLI's well-known local keys; the local backend accepts the same ones. */

@@ -1,6 +1,6 @@
 import { createServerClient } from "@supabase/ssr";
 import { createClient } from "@supabase/supabase-js";
-import { BACKEND_URL, PUBLISHABLE_KEY, SECRET_KEY } from "./app";
+import { BACKEND_URL, PUBLISHABLE_KEY, SECRET_KEY } from "./app.ts";
 
 /**
  * A fresh user on the test backend, signed in with the real @supabase/ssr client so the cookies

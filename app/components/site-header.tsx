@@ -1,11 +1,13 @@
-import { Link } from "react-router";
+import { Form, Link, useLocation } from "react-router";
 import type { SessionUser } from "../lib/session-user";
 
 export function SiteHeader({ user }: { user: SessionUser | null }) {
+  // The /sign-out page has its own buttons; one "Sign out" button per page is clearer.
+  const onSignOutPage = useLocation().pathname === "/sign-out";
   return (
     <header className="border-b border-ink-200 bg-white/80 backdrop-blur dark:border-ink-800 dark:bg-ink-900/80">
       <div className="mx-auto flex h-14 max-w-5xl items-center justify-between gap-4 px-4 sm:px-6">
-        <Link to="/" className="flex items-center gap-2 font-semibold tracking-tight">
+        <Link to="/" className="flex shrink-0 items-center gap-2 font-semibold tracking-tight">
           <span
             aria-hidden="true"
             className="grid size-7 place-items-center rounded-lg bg-brand-600 text-sm text-white"
@@ -14,18 +16,42 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
           </span>
           Edge Notes
         </Link>
-        <p className="truncate text-sm text-ink-600 dark:text-ink-400">
-          {user ? (
-            <>
+        {user ? (
+          <div className="flex min-w-0 items-center gap-3 text-sm">
+            <p className="hidden min-w-0 truncate text-ink-600 sm:block dark:text-ink-400">
               <span className="sr-only">Signed in as </span>
               <span className="font-medium text-ink-800 dark:text-ink-100">
                 {user.email ?? "your account"}
               </span>
-            </>
-          ) : (
-            "Not signed in"
-          )}
-        </p>
+            </p>
+            {onSignOutPage ? null : (
+              <Form method="post" action="/sign-out">
+                <input type="hidden" name="scope" value="local" />
+                <button
+                  type="submit"
+                  className="shrink-0 rounded-lg border border-ink-200 px-3 py-1.5 font-medium text-ink-800 hover:bg-ink-50 dark:border-ink-600 dark:text-ink-100 dark:hover:bg-ink-800"
+                >
+                  Sign out
+                </button>
+              </Form>
+            )}
+          </div>
+        ) : (
+          <nav aria-label="Account" className="flex items-center gap-2 text-sm">
+            <Link
+              to="/sign-in"
+              className="rounded-lg px-3 py-1.5 font-medium text-ink-800 hover:bg-ink-100 dark:text-ink-100 dark:hover:bg-ink-800"
+            >
+              Sign in
+            </Link>
+            <Link
+              to="/sign-up"
+              className="rounded-lg bg-brand-600 px-3 py-1.5 font-medium text-white hover:bg-brand-700"
+            >
+              Sign up
+            </Link>
+          </nav>
+        )}
       </div>
     </header>
   );

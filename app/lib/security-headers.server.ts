@@ -22,7 +22,9 @@ export function contentSecurityPolicy({ nonce, supabaseOrigin, dev, https }: Csp
     "font-src": ["'self'"],
     "connect-src": ["'self'", supabaseOrigin, ...(dev ? ["ws:", "wss:"] : [])],
     "frame-ancestors": ["'none'"],
-    "form-action": ["'self'"],
+    // The auth server too: a sign-in form (OAuth) answers with a redirect to its /authorize,
+    // and browsers apply form-action to the redirects that follow a form submission.
+    "form-action": ["'self'", supabaseOrigin],
     "base-uri": ["'none'"],
     "object-src": ["'none'"],
   };

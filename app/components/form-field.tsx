@@ -1,0 +1,61 @@
+import type { InputHTMLAttributes, ReactNode } from "react";
+
+interface FormFieldProps extends Omit<InputHTMLAttributes<HTMLInputElement>, "id" | "name"> {
+  label: string;
+  name: string;
+  /** The server's message for this field, shown under it and announced with the input. */
+  error?: string;
+  /** Help shown before submit (e.g. password rules). */
+  hint?: ReactNode;
+  /** Element beside the label (e.g. a "Forgot password?" link). */
+  aside?: ReactNode;
+}
+
+/**
+ * A labelled input whose hint and error are tied to it with aria-describedby; the error space is
+ * only taken when there is an error, and the input keeps its size either way.
+ */
+export function FormField({
+  label,
+  name,
+  error,
+  hint,
+  aside,
+  className,
+  ...input
+}: FormFieldProps) {
+  const id = `field-${name}`;
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errorId = error ? `${id}-error` : undefined;
+  const describedBy = [errorId, hintId].filter(Boolean).join(" ") || undefined;
+  return (
+    <div className={className}>
+      <div className="flex items-baseline justify-between gap-2">
+        <label htmlFor={id} className="block text-sm font-medium text-ink-800 dark:text-ink-100">
+          {label}
+        </label>
+        {aside}
+      </div>
+      <input
+        id={id}
+        name={name}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy}
+        className={`mt-1.5 block w-full rounded-lg border bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none transition-colors placeholder:text-ink-400 focus:border-brand-500 focus:ring-2 focus:ring-brand-500/30 sm:text-sm dark:bg-ink-900 dark:text-ink-50 ${
+          error ? "border-red-500 dark:border-red-400" : "border-ink-200 dark:border-ink-600"
+        }`}
+        {...input}
+      />
+      {error ? (
+        <p id={errorId} className="mt-1.5 text-sm text-red-700 dark:text-red-300">
+          {error}
+        </p>
+      ) : null}
+      {hint ? (
+        <p id={hintId} className="mt-1.5 text-xs text-ink-600 dark:text-ink-400">
+          {hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,209 @@
+/**
+ * What an error from the auth server means to the person in front of the page: one table from
+ * Supabase `error_code` to a plain message and where it belongs (beside a field, above the form,
+ * or on its own page when nothing on the form can fix it). The code itself is always kept so the
+ * page can show it for support.
+ */
+export type AuthErrorPlace = "email" | "password" | "code" | "form";
+
+export interface AuthErrorInfo {
+  place: AuthErrorPlace;
+  message: string;
+  code: string;
+  /** Seconds before the server accepts the request again (rate limits), when it said so. */
+  retryAfter?: number;
+}
+
+/** The parts of an AuthError (or a plain error object) this module looks at. */
+export interface AuthErrorLike {
+  code?: string;
+  message?: string;
+  status?: number;
+  name?: string;
+  reasons?: string[];
+}
+
+const TABLE: Record<string, { place: AuthErrorPlace; message: string }> = {
+  invalid_credentials: { place: "form", message: "The email or password is incorrect." },
+  email_not_confirmed: {
+    place: "form",
+    message:
+      "This email address is not confirmed yet. Open the link in the confirmation email, or send it again.",
+  },
+  user_banned: {
+    place: "form",
+    message: "This account is suspended. Contact support if you think this is a mistake.",
+  },
+  email_address_invalid: { place: "email", message: "Enter a valid email address." },
+  email_address_not_authorized: {
+    place: "email",
+    message: "Email can't be sent to this address. Use another address.",
+  },
+  user_already_exists: {
+    place: "email",
+    message: "An account with this email already exists. Sign in instead.",
+  },
+  email_exists: {
+    place: "email",
+    message: "An account with this email already exists. Sign in instead.",
+  },
+  weak_password: { place: "password", message: "Choose a stronger password." },
+  same_password: {
+    place: "password",
+    message: "Choose a password that is different from your current one.",
+  },
+  otp_expired: {
+    place: "code",
+    message: "That code is wrong or has expired. Check the latest email, or send a new code.",
+  },
+  signup_disabled: { place: "form", message: "New sign-ups are closed right now." },
+  email_provider_disabled: { place: "form", message: "Signing in by email is turned off." },
+  otp_disabled: { place: "form", message: "Signing in with an emailed code is turned off." },
+  provider_disabled: { place: "form", message: "This sign-in provider is not enabled." },
+  over_email_send_rate_limit: {
+    place: "form",
+    message: "Too many emails were sent to this address. Wait a moment, then try again.",
+  },
+  over_request_rate_limit: {
+    place: "form",
+    message: "Too many attempts from your network. Wait a few minutes, then try again.",
+  },
+  request_timeout: { place: "form", message: "The sign-in service took too long. Try again." },
+  session_not_found: { place: "form", message: "Your session has ended. Sign in again." },
+  reauthentication_needed: {
+    place: "password",
+    message: "For your security, sign in again before changing your password.",
+  },
+};
+
+/** "For security purposes, you can only request this after 42 seconds." -> 42. */
+export function retryAfterSeconds(message: string | undefined): number | undefined {
+  const match = /after (\d+) seconds?/i.exec(message ?? "");
+  return match ? Number(match[1]) : undefined;
+}
+
+export function describeAuthError(error: AuthErrorLike): AuthErrorInfo {
+  const code = error.code || (error.status === 429 ? "over_request_rate_limit" : "unexpected");
+  const retryAfter = retryAfterSeconds(error.message);
+  const known = TABLE[code];
+  if (code === "weak_password" && error.reasons?.length) {
+    return { place: "password", code, message: weakPasswordMessage(error.reasons) };
+  }
+  if (known) {
+    const message =
+      retryAfter !== undefined
+        ? `For security, you can request this again in ${retryAfter} second${retryAfter === 1 ? "" : "s"}.`
+        : known.message;
+    return { ...known, code, message, retryAfter };
+  }
+  if (error.name === "AuthRetryableFetchError" || error.status === 0) {
+    return {
+      place: "form",
+      code: "backend_unreachable",
+      message: "The sign-in service can't be reached right now. Try again in a moment.",
+    };
+  }
+  return {
+    place: "form",
+    code,
+    message: "Something went wrong on our side. Try again in a moment.",
+  };
+}
+
+function weakPasswordMessage(reasons: string[]): string {
+  const parts = reasons.map(
+    (reason) =>
+      ({
+        length: "it is too short",
+        characters: "it needs more kinds of characters (lower and upper case, digits, symbols)",
+        pwned: "it has appeared in a data breach",
+      })[reason] ?? reason,
+  );
+  return `Choose a stronger password: ${parts.join("; ")}.`;
+}
+
+/** Why an email link or OAuth return could not sign someone in, as its own page. */
+export type LinkProblem = "other-browser" | "expired" | "used" | "denied" | "invalid";
+
+export interface LinkProblemPage {
+  problem: LinkProblem;
+  title: string;
+  what: string;
+  todo: string;
+  /** The way forward: a page that sends a fresh link, or back to sign-in. */
+  action: { href: string; label: string };
+}
+
+export function linkProblem(
+  code: string | undefined,
+  options: { signedIn?: boolean } = {},
+): LinkProblem {
+  switch (code) {
+    case "pkce_code_verifier_not_found":
+    case "bad_code_verifier":
+      return "other-browser";
+    case "flow_state_not_found":
+      return "used";
+    case "otp_expired":
+      return options.signedIn ? "used" : "expired";
+    case "flow_state_expired":
+      return "expired";
+    case "access_denied":
+    case "provider_disabled":
+      return "denied";
+    default:
+      return "invalid";
+  }
+}
+
+export function linkProblemPage(
+  problem: LinkProblem,
+  kind: "recovery" | "sign-in",
+): LinkProblemPage {
+  const fresh =
+    kind === "recovery"
+      ? { href: "/forgot-password", label: "Send a new reset link" }
+      : { href: "/sign-in", label: "Get a new sign-in link" };
+  switch (problem) {
+    case "other-browser":
+      return {
+        problem,
+        title: "Open the link in the browser you used",
+        what: "This link was opened in a different browser or device from the one that asked for it (or that browser's cookies were cleared). For your security it only works where it was requested.",
+        todo: "Open the link in the browser where you started, or ask for a new one here.",
+        action: fresh,
+      };
+    case "expired":
+      return {
+        problem,
+        title: "This link has expired",
+        what: "Links in our emails work once and only for a limited time. This one is no longer valid (it expired, or a newer email replaced it).",
+        todo: "Ask for a new link; it arrives in a minute or two.",
+        action: fresh,
+      };
+    case "used":
+      return {
+        problem,
+        title: "This link was already used",
+        what: "Each link in our emails works once, and this one has been used already (perhaps it was clicked twice, or opened by a mail scanner).",
+        todo: "If you are signed in, just carry on. Otherwise sign in, or ask for a new link.",
+        action: fresh,
+      };
+    case "denied":
+      return {
+        problem,
+        title: "Sign-in was cancelled",
+        what: "The sign-in provider did not let you in: the request was cancelled or refused.",
+        todo: "Try again, or sign in with your email instead.",
+        action: { href: "/sign-in", label: "Back to sign in" },
+      };
+    default:
+      return {
+        problem,
+        title: "This link doesn't work",
+        what: "The link is incomplete or was changed, so it can't sign you in.",
+        todo: "Copy the whole link from the email, or ask for a new one.",
+        action: fresh,
+      };
+  }
+}

@@ -1,0 +1,90 @@
+import { data } from "react-router";
+import type { z } from "zod";
+import { NO_STORE } from "./auth-cookies.server";
+
+/** Messages beside fields (by field name) and one for the whole form. */
+export interface FormErrors {
+  fields: Record<string, string>;
+  form?: string;
+  /** The Supabase error code, for the support line under a form error. */
+  code?: string;
+  /** Seconds until the server accepts another email (rate limits), when it said so. */
+  retryAfter?: number;
+}
+
+/** What an action returns when the form needs fixing: the errors and what was typed (no secrets). */
+export interface FormFailure {
+  ok: false;
+  errors: FormErrors;
+  values: Record<string, string>;
+  /** Sign-in refused because the address is not confirmed yet: offer to resend the email. */
+  unconfirmed?: boolean;
+}
+
+export type Parsed<T> = { ok: true; data: T; values: Record<string, string> } | FormFailure;
+
+/** Fields never echoed back to the page. */
+const SECRET_FIELDS = new Set(["password", "code"]);
+
+/**
+ * Reads a urlencoded or multipart form and validates it with the schema. Every field is read as a
+ * string (a File or a repeated field cannot sneak through); the first message per field is kept.
+ */
+export async function parseForm<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+): Promise<Parsed<z.infer<S>>> {
+  return validateForm(await readFormValues(request), schema);
+}
+
+/** Validates form values already read (when an action first looks at `intent`). */
+export function validateForm<S extends z.ZodType>(
+  values: Record<string, string>,
+  schema: S,
+): Parsed<z.infer<S>> {
+  const result = schema.safeParse(values);
+  const echo = publicValues(values);
+  if (result.success) return { ok: true, data: result.data, values: echo };
+  const fields: Record<string, string> = {};
+  for (const issue of result.error.issues) {
+    const name = String(issue.path[0] ?? "form");
+    fields[name] ??= issue.message;
+  }
+  const { form, ...rest } = fields;
+  return { ok: false, errors: { fields: rest, form }, values: echo };
+}
+
+/** The form as name -> string (the first value of each name; files become ""). */
+export async function readFormValues(request: Request): Promise<Record<string, string>> {
+  let formData: FormData;
+  try {
+    formData = await request.formData();
+  } catch {
+    return {};
+  }
+  const values: Record<string, string> = {};
+  for (const [name, value] of formData) {
+    if (name in values) continue;
+    values[name] = typeof value === "string" ? value : "";
+  }
+  return values;
+}
+
+function publicValues(values: Record<string, string>): Record<string, string> {
+  const echo: Record<string, string> = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (!SECRET_FIELDS.has(name)) echo[name] = value.slice(0, 320);
+  }
+  return echo;
+}
+
+/** An action result for a form that needs fixing: 400 (or the given status), never cached. */
+export function formFailure(
+  failure: Omit<FormFailure, "ok"> | FormFailure,
+  status = 400,
+): ReturnType<typeof data<FormFailure>> {
+  return data(
+    { ok: false as const, errors: failure.errors, values: failure.values },
+    { status, headers: { "Cache-Control": NO_STORE } },
+  );
+}

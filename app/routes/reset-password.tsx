@@ -1,0 +1,105 @@
+import { useRef } from "react";
+import { Form, Link } from "react-router";
+import { AuthCard, linkClass } from "../components/auth-card";
+import { FormAlert } from "../components/form-alert";
+import { FormField } from "../components/form-field";
+import { SubmitButton } from "../components/submit-button";
+import { useFocusFirstError } from "../components/use-focus-first-error";
+import { getAuth } from "../lib/auth.server";
+import { authFailure } from "../lib/auth-actions.server";
+import { redirectNoStore } from "../lib/auth-redirects.server";
+import { newPasswordSchema } from "../lib/auth-schemas.server";
+import { formFailure, parseForm } from "../lib/forms.server";
+import { PASSWORD_RULES } from "../lib/password-rules";
+import type { Route } from "./+types/reset-password";
+
+export const meta: Route.MetaFunction = () => [{ title: "Choose a new password · Edge Notes" }];
+
+/**
+ * Reached signed in, through the recovery link (/auth/callback or /auth/confirm). Without a
+ * session the link was not used here (or it expired): say so and offer a new one.
+ */
+export function loader({ context }: Route.LoaderArgs) {
+  const { claims } = getAuth(context);
+  return { email: (claims?.email as string | undefined) ?? null, signedIn: !!claims };
+}
+
+export async function action({ request, context }: Route.ActionArgs) {
+  const { supabase, claims } = getAuth(context);
+  if (!claims) return redirectNoStore("/reset-password");
+  const parsed = await parseForm(request, newPasswordSchema);
+  if (!parsed.ok) return formFailure(parsed);
+  const { error } = await supabase.auth.updateUser({ password: parsed.data.password });
+  if (error) return authFailure(error, parsed.values);
+  return redirectNoStore("/");
+}
+
+export default function ResetPassword({ loaderData, actionData }: Route.ComponentProps) {
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusFirstError(formRef, actionData);
+  if (!loaderData.signedIn) {
+    return (
+      <AuthCard
+        title="Open your reset link first"
+        footer={
+          <Link to="/sign-in" className={linkClass}>
+            Back to sign in
+          </Link>
+        }
+      >
+        <div className="space-y-4 text-sm text-ink-600 dark:text-ink-400">
+          <p>
+            To choose a new password, open the reset link from your email in this browser. If the
+            link has expired or was already used, ask for a new one.
+          </p>
+          <Link
+            to="/forgot-password"
+            className="inline-flex w-full items-center justify-center rounded-lg bg-brand-600 px-4 py-2.5 text-sm font-medium text-white hover:bg-brand-700"
+          >
+            Send a new reset link
+          </Link>
+        </div>
+      </AuthCard>
+    );
+  }
+  const errors = actionData?.errors;
+  return (
+    <AuthCard
+      title="Choose a new password"
+      intro={
+        loaderData.email ? (
+          <>
+            For{" "}
+            <strong className="font-medium text-ink-800 dark:text-ink-100">
+              {loaderData.email}
+            </strong>
+            .
+          </>
+        ) : undefined
+      }
+    >
+      <Form method="post" noValidate ref={formRef} className="space-y-4">
+        {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
+        {/* Lets password managers save the new password against the right account. */}
+        <input
+          type="email"
+          name="username"
+          autoComplete="username"
+          value={loaderData.email ?? ""}
+          readOnly
+          hidden
+        />
+        <FormField
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          error={errors?.fields.password}
+          hint={PASSWORD_RULES}
+        />
+        <SubmitButton>Set new password</SubmitButton>
+      </Form>
+    </AuthCard>
+  );
+}

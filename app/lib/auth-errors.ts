@@ -79,7 +79,8 @@ const TABLE: Record<string, { place: AuthErrorPlace; message: string }> = {
 /** "For security purposes, you can only request this after 42 seconds." -> 42. */
 export function retryAfterSeconds(message: string | undefined): number | undefined {
   const match = /after (\d+) seconds?/i.exec(message ?? "");
-  return match ? Number(match[1]) : undefined;
+  // "after 0 seconds" happens in the last fraction of a second: still wait one.
+  return match ? Math.max(1, Number(match[1])) : undefined;
 }
 
 export function describeAuthError(error: AuthErrorLike): AuthErrorInfo {

@@ -16,12 +16,11 @@ import { StatusPage } from "./components/status-page";
 import { authMiddleware, getAuth } from "./lib/auth.server";
 import { documentNonce } from "./lib/document-nonce";
 import { readSupabaseEnv, toPublicEnv } from "./lib/env.server";
-import { originCheckMiddleware } from "./lib/origin-check.server";
 import { toSessionUser } from "./lib/session-user";
 import { useBrowserSession } from "./lib/use-browser-session";
 import { workerContext } from "./lib/worker-context.server";
 
-export const middleware: Route.MiddlewareFunction[] = [originCheckMiddleware, authMiddleware];
+export const middleware: Route.MiddlewareFunction[] = [authMiddleware];
 
 export function loader({ context }: Route.LoaderArgs) {
   const { claims } = getAuth(context);

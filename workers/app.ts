@@ -1,5 +1,6 @@
 import { createRequestHandler, RouterContextProvider } from "react-router";
 import { readSupabaseEnv } from "../app/lib/env.server";
+import { crossOriginRefusal, isCrossOrigin } from "../app/lib/origin-check.server";
 import { applySecurityHeaders, createNonce } from "../app/lib/security-headers.server";
 import { workerContext } from "../app/lib/worker-context.server";
 
@@ -13,7 +14,10 @@ export default {
     const nonce = createNonce();
     const context = new RouterContextProvider();
     context.set(workerContext, { env, ctx, nonce });
-    const response = await requestHandler(request, context);
+    // Cross-origin form posts are refused before any route code (or auth call) runs.
+    const response = isCrossOrigin(request)
+      ? crossOriginRefusal()
+      : await requestHandler(request, context);
     return applySecurityHeaders(response, {
       nonce,
       supabaseOrigin: supabaseOrigin(env),

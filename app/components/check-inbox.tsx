@@ -39,7 +39,7 @@ export function CheckInbox({
         {answer?.ok && answer.notice ? <FormAlert tone="success">{answer.notice}</FormAlert> : null}
         {message ? <FormAlert code={errors?.code}>{message}</FormAlert> : null}
         <ResendForm email={email} next={next} retryAfter={errors?.retryAfter} answer={answer}>
-          <span>Nothing after a few minutes? Check your spam folder, or</span>
+          Nothing after a few minutes? Check your spam folder, or send it again.
         </ResendForm>
       </div>
     </AuthCard>

@@ -141,6 +141,8 @@ export function linkProblem(
 ): LinkProblem {
   switch (code) {
     case "pkce_code_verifier_not_found":
+      // The verifier cookie goes when its flow completes: signed in here, the link was used here.
+      return options.signedIn ? "used" : "other-browser";
     case "bad_code_verifier":
       return "other-browser";
     case "flow_state_not_found":
@@ -160,6 +162,7 @@ export function linkProblem(
 export function linkProblemPage(
   problem: LinkProblem,
   kind: "recovery" | "sign-in",
+  options: { signedIn?: boolean } = {},
 ): LinkProblemPage {
   const fresh =
     kind === "recovery"
@@ -187,8 +190,10 @@ export function linkProblemPage(
         problem,
         title: "This link was already used",
         what: "Each link in our emails works once, and this one has been used already (perhaps it was clicked twice, or opened by a mail scanner).",
-        todo: "If you are signed in, just carry on. Otherwise sign in, or ask for a new link.",
-        action: fresh,
+        todo: options.signedIn
+          ? "You are signed in already, so you can carry on."
+          : "Sign in, or ask for a new link.",
+        action: options.signedIn ? { href: "/", label: "Continue" } : fresh,
       };
     case "denied":
       return {

@@ -17,7 +17,7 @@ export function linkProblemResponse(
 ) {
   const problem = linkProblem(code, options);
   return data(
-    { kind: "problem" as const, page: linkProblemPage(problem, options.kind), code },
+    { kind: "problem" as const, page: linkProblemPage(problem, options.kind, options), code },
     { status: STATUS[problem], headers: { "Cache-Control": NO_STORE } },
   );
 }

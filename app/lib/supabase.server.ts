@@ -42,6 +42,10 @@ export function createSupabaseServerClient(
       setAll: cookies.setAll,
     },
     global: { fetch: backend.fetch },
+    // Each PKCE flow (sign-up, magic link, recovery, OAuth) keeps its own verifier cookie and its
+    // redirect carries `sb_flow_id`, so /auth/callback exchanges with that flow's verifier: a
+    // resend or a second request in the same browser no longer breaks the earlier link.
+    auth: { experimental: { appendPkceFlowIdToRedirects: true } },
     // Fail fast: a page must say "backend unreachable" within a second or two, not retry.
     db: { retry: false },
   });

@@ -103,7 +103,7 @@ export default function SignInCode({ loaderData, actionData }: Route.ComponentPr
       </Form>
       <div className="mt-5 border-t border-ink-200 pt-4 dark:border-ink-800">
         <ResendForm email={email} next={next} retryAfter={errors?.retryAfter} answer={actionData}>
-          <span className="text-ink-600 dark:text-ink-400">No email?</span>
+          <span className="text-ink-600 dark:text-ink-400">No email after a minute or two?</span>
         </ResendForm>
       </div>
     </AuthCard>

@@ -149,7 +149,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
         />
         <SubmitButton intent="password">Sign in</SubmitButton>
         <Divider>or get an email instead</Divider>
-        <div className="grid gap-3 sm:grid-cols-2">
+        <div className="grid gap-3">
           <SubmitButton intent="code" variant="secondary">
             Email me a code
           </SubmitButton>

@@ -1,6 +1,7 @@
 import type { AuthContext } from "./context.ts";
 import { sendEmail, sendEmailChange } from "./emails.ts";
 import { authError } from "./errors.ts";
+import { createFlowState, pkceRequested } from "./pkce.ts";
 import { redirectTarget } from "./redirect.ts";
 import { readParams } from "./request.ts";
 import { findUserByEmail } from "./users.ts";
@@ -8,7 +9,13 @@ import { validateEmail } from "./validate.ts";
 
 /** POST /resend: the signup confirmation or the email-change email again (same 200 for unknown). */
 export async function resend(ctx: AuthContext, request: Request): Promise<Response> {
-  const params = await readParams(request, { type: "string", email: "string", phone: "string" });
+  const params = await readParams(request, {
+    type: "string",
+    email: "string",
+    phone: "string",
+    code_challenge: "string",
+    code_challenge_method: "string",
+  });
   const type = params.type ?? "";
   if (!["signup", "email_change", "sms", "phone_change"].includes(type))
     throw authError("resendBadType");
@@ -20,16 +27,21 @@ export async function resend(ctx: AuthContext, request: Request): Promise<Respon
   if (!emailType) throw authError("phoneProviderDisabled", "Phone logins are disabled");
   const email = validateEmail(params.email);
   const redirectTo = redirectTarget(ctx.config, request);
+  // As the real service: a code_challenge starts a new PKCE flow for the resent link.
+  const challenged = pkceRequested(params);
   await ctx.db.transaction(async (tx) => {
     const user = await findUserByEmail(tx, email);
     if (!user) return;
     const pkce =
+      challenged ||
       user.confirmation_token.startsWith("pkce_") ||
       user.email_change_token_new.startsWith("pkce_");
     if (type === "signup") {
       if (user.email_confirmed_at) return;
+      if (challenged) await createFlowState(tx, params, "email/signup", user.id);
       await sendEmail(ctx, tx, user, "signup", { redirectTo, pkce });
     } else if (user.email_change) {
+      if (challenged) await createFlowState(tx, params, "email_change", user.id);
       await sendEmailChange(ctx, tx, user, user.email_change, { redirectTo, pkce });
     }
   });

@@ -135,3 +135,19 @@ describe("/sign-up (confirmations on, JavaScript off)", () => {
     expect(data.users.filter((u) => u.email === email)).toHaveLength(1);
   });
 });
+
+describe("a resent confirmation link", () => {
+  it("works in the browser that asked for it (its own PKCE flow)", async () => {
+    const email = randomEmail("resent");
+    const browser = new BrowserLess();
+    await browser.post("/sign-up", { email, password: "a-fine-password", next: "/after" });
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // max_frequency = 1s
+    await browser.post("/sign-up/check-email", { intent: "resend", email, next: "/after" });
+    const resent = await waitForMessage(email, "confirmation");
+    const visit = await browser.get(verifyLink(resent));
+    const callback = visit.redirects.find((hop) => hop.url.includes("/auth/callback"));
+    expect(new URL(callback?.url ?? "").searchParams.get("sb_flow_id")).toBeTruthy();
+    expect(callback?.location).toBe("/after");
+    expect(browser.hasSession()).toBe(true);
+  });
+});

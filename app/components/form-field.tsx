@@ -41,8 +41,10 @@ export function FormField({
         name={name}
         aria-invalid={error ? true : undefined}
         aria-describedby={describedBy}
-        className={`mt-1.5 block w-full rounded-lg border bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none transition-colors placeholder:text-ink-400 focus:border-brand-500 focus:ring-2 focus:ring-brand-500/30 sm:text-sm dark:bg-ink-900 dark:text-ink-50 ${
-          error ? "border-red-500 dark:border-red-400" : "border-ink-200 dark:border-ink-600"
+        className={`mt-1.5 block w-full rounded-lg border bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none transition-colors placeholder:text-ink-400 focus:ring-2 sm:text-sm dark:bg-ink-900 dark:text-ink-50 ${
+          error
+            ? "border-red-500 focus:border-red-500 focus:ring-red-500/30 dark:border-red-400"
+            : "border-ink-200 focus:border-brand-500 focus:ring-brand-500/30 dark:border-ink-600"
         }`}
         {...input}
       />

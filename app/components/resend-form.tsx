@@ -25,19 +25,18 @@ export function ResendForm({
   const left = useCountdown(retryAfter, answer);
   const waiting = retryAfter !== undefined && left > 0;
   return (
-    <Form method="post" className="flex flex-wrap items-center gap-x-3 gap-y-1 text-sm">
+    <Form method="post" className="space-y-1 text-sm">
       <input type="hidden" name="email" value={email} />
       <input type="hidden" name="next" value={next} />
-      {children}
-      <SubmitButton intent={intent} variant="link" disabled={waiting}>
-        Resend
-      </SubmitButton>
-      <span
-        aria-live="polite"
-        className="min-w-[11rem] text-ink-600 tabular-nums dark:text-ink-400"
-      >
-        {waiting ? `You can resend in ${left} s.` : ""}
-      </span>
+      {children ? <p>{children}</p> : null}
+      <div className="flex items-center gap-3">
+        <SubmitButton intent={intent} variant="link" disabled={waiting}>
+          Resend
+        </SubmitButton>
+        <span aria-live="polite" className="text-ink-600 tabular-nums dark:text-ink-400">
+          {waiting ? `You can resend in ${left} s.` : ""}
+        </span>
+      </div>
     </Form>
   );
 }

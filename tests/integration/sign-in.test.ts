@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { messagesFor, verifyLink } from "../support/inbox";
-import { BACKEND_URL } from "./support/app";
+import { APP_URL, BACKEND_URL } from "./support/app";
 import {
   expectNoStore,
   freshUser,
@@ -201,5 +201,40 @@ describe("/sign-in with GitHub or Google (OAuth, PKCE)", () => {
     const visit = await new BrowserLess().post("/sign-in", { intent: "oauth", provider: "evil" });
     expect(visit.status).toBe(400);
     expect(visit.body).toContain("Choose one of the sign-in providers");
+  });
+});
+
+describe("/sign-in with JavaScript on (React Router's single-fetch action request)", () => {
+  it("answers the .data request with the session cookies and no-store", async () => {
+    const user = await freshUser();
+    const response = await fetch(`${APP_URL}/sign-in.data`, {
+      method: "POST",
+      headers: { Origin: APP_URL, "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        intent: "password",
+        email: user.email,
+        password: user.password,
+        next: "/after",
+      }),
+      redirect: "manual",
+    });
+    expect(response.status).toBe(202);
+    expect(await response.text()).toContain("/after");
+    expect(response.headers.getSetCookie().join("\n")).toMatch(/sb-127-auth-token=base64-/);
+    expectNoStore(response.headers);
+  });
+
+  it("refuses a cross-origin .data request with 403", async () => {
+    const response = await fetch(`${APP_URL}/sign-in.data`, {
+      method: "POST",
+      headers: {
+        Origin: "https://evil.example",
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
+      body: "intent=password&email=a%40b.co&password=x",
+      redirect: "manual",
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.getSetCookie()).toEqual([]);
   });
 });

@@ -238,3 +238,31 @@ describe("/sign-in with JavaScript on (React Router's single-fetch action reques
     expect(response.headers.getSetCookie()).toEqual([]);
   });
 });
+
+describe("requireUser round trip", () => {
+  it("the guard's /sign-in?next=… survives every sign-in method back to the page", async () => {
+    // requireUser (app/lib/guards.server.ts) sends signed-out visitors to exactly this URL.
+    const wanted = "/account/security?tab=2";
+    const guardUrl = `/sign-in?${new URLSearchParams({ next: wanted })}`;
+    const user = await freshUser();
+    const browser = new BrowserLess();
+    const form = await browser.get(guardUrl);
+    const next = /<input type="hidden" name="next" value="([^"]*)"/.exec(form.body)?.[1];
+    expect(next?.replaceAll("&amp;", "&")).toBe(wanted);
+    const password = await browser.post(
+      guardUrl,
+      { intent: "password", email: user.email, password: user.password, next: wanted },
+      { follow: false },
+    );
+    expect(password.location).toBe(wanted);
+
+    const codeBrowser = new BrowserLess();
+    const sent = await codeBrowser.post(guardUrl, {
+      intent: "code",
+      email: user.email,
+      next: wanted,
+    });
+    expect(new URL(sent.url).searchParams.get("next")).toBe(wanted);
+    expect(sent.body).toContain(`name="next" value="${wanted}"`);
+  });
+});

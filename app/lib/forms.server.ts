@@ -23,6 +23,8 @@ export interface FormFailure {
 
 export type Parsed<T> = { ok: true; data: T; values: Record<string, string> } | FormFailure;
 
+const MAX_FORM_BYTES = 64 * 1024;
+
 /** Fields never echoed back to the page. */
 const SECRET_FIELDS = new Set(["password", "code"]);
 
@@ -56,6 +58,8 @@ export function validateForm<S extends z.ZodType>(
 
 /** The form as name -> string (the first value of each name; files become ""). */
 export async function readFormValues(request: Request): Promise<Record<string, string>> {
+  // Sign-in forms are a few hundred bytes; a huge body is not read at all (it fails validation).
+  if (Number(request.headers.get("Content-Length") ?? 0) > MAX_FORM_BYTES) return {};
   let formData: FormData;
   try {
     formData = await request.formData();

@@ -160,6 +160,16 @@ describe("bad input to the sign-in flows", () => {
     }
   });
 
+  it("a huge form body is not read: 400, never 500", async () => {
+    const response = await fetch(`${APP_URL}/sign-in`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: APP_URL },
+      body: `email=${"a".repeat(2_000_000)}`,
+      redirect: "manual",
+    });
+    expect(response.status).toBe(400);
+  });
+
   it("POST to a page without an action: 405, not 500", async () => {
     const visit = await new BrowserLess().post("/auth/confirm", { token_hash: "x" });
     expect(visit.status).toBe(405);

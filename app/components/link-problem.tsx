@@ -9,9 +9,11 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
       <AuthCard
         title={page.title}
         footer={
-          <Link to="/" className={linkClass}>
-            Go to the home page
-          </Link>
+          page.action.href === "/" ? undefined : (
+            <Link to="/" className={linkClass}>
+              Go to the home page
+            </Link>
+          )
         }
       >
         <div className="space-y-3 text-sm text-ink-600 dark:text-ink-400">

@@ -7,11 +7,15 @@ import { SubmitButton } from "../components/submit-button";
 import { useFocusFirstError } from "../components/use-focus-first-error";
 import { getAuth } from "../lib/auth.server";
 import { authFailure } from "../lib/auth-actions.server";
+import { NO_STORE } from "../lib/auth-cookies.server";
 import { redirectNoStore } from "../lib/auth-redirects.server";
 import { newPasswordSchema } from "../lib/auth-schemas.server";
 import { formFailure, parseForm } from "../lib/forms.server";
 import { PASSWORD_RULES } from "../lib/password-rules";
 import type { Route } from "./+types/reset-password";
+
+/** The page names the visitor's address or session: never kept by a shared cache. */
+export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
 
 export const meta: Route.MetaFunction = () => [{ title: "Choose a new password · Edge Notes" }];
 

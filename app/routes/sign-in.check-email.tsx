@@ -10,6 +10,9 @@ import { formFailure, parseForm } from "../lib/forms.server";
 import { withNext } from "../lib/next-path";
 import type { Route } from "./+types/sign-in.check-email";
 
+/** The page names the visitor's address or session: never kept by a shared cache. */
+export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+
 export const meta: Route.MetaFunction = () => [{ title: "Check your inbox · Edge Notes" }];
 
 export function loader({ request, context }: Route.LoaderArgs) {

@@ -15,6 +15,9 @@ import { formFailure, readFormValues, validateForm } from "../lib/forms.server";
 import { withNext } from "../lib/next-path";
 import type { Route } from "./+types/sign-in.code";
 
+/** The page names the visitor's address or session: never kept by a shared cache. */
+export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+
 export const meta: Route.MetaFunction = () => [{ title: "Enter your code · Edge Notes" }];
 
 export function loader({ request, context }: Route.LoaderArgs) {

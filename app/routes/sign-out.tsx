@@ -4,9 +4,13 @@ import { FormAlert } from "../components/form-alert";
 import { SubmitButton } from "../components/submit-button";
 import { getAuth } from "../lib/auth.server";
 import { authFailure } from "../lib/auth-actions.server";
+import { NO_STORE } from "../lib/auth-cookies.server";
 import { redirectNoStore } from "../lib/auth-redirects.server";
 import { readFormValues } from "../lib/forms.server";
 import type { Route } from "./+types/sign-out";
+
+/** The page names the visitor's address or session: never kept by a shared cache. */
+export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign out · Edge Notes" }];
 

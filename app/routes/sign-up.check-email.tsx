@@ -10,6 +10,9 @@ import { formFailure, parseForm } from "../lib/forms.server";
 import { withNext } from "../lib/next-path";
 import type { Route } from "./+types/sign-up.check-email";
 
+/** The page names the visitor's address or session: never kept by a shared cache. */
+export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+
 export const meta: Route.MetaFunction = () => [{ title: "Confirm your email · Edge Notes" }];
 
 export function loader({ request }: Route.LoaderArgs) {

@@ -110,6 +110,7 @@ describe("/sign-in with an emailed code", () => {
     });
     expect(sent.redirects[0]?.status).toBe(303);
     expect(new URL(sent.url).pathname).toBe("/sign-in/code");
+    expectNoStore(sent.headers); // the page names the address
     expect(sent.body).toMatch(/autocomplete="one-time-code"/i);
     expect(sent.body).toMatch(/inputmode="numeric"/i);
     const message = await waitForMessage(user.email, "magic_link");

@@ -21,7 +21,7 @@ import type { Route } from "./+types/sign-in";
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign in · Edge Notes" }];
 
-/** The OAuth providers offered as buttons (the auth server says whether each is enabled). */
+/** The OAuth providers offered as buttons (the auth server refuses one it has not enabled). */
 const PROVIDERS = { github: "GitHub", google: "Google" } as const;
 type Provider = keyof typeof PROVIDERS;
 

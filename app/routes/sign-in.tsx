@@ -181,7 +181,7 @@ function ProviderButton({ provider }: { provider: Provider }) {
       value={provider}
       disabled={submitting}
       aria-busy={mine || undefined}
-      className="inline-flex w-full items-center justify-center gap-2 rounded-lg border border-ink-200 bg-white px-4 py-2.5 text-sm font-medium text-ink-800 transition-colors hover:bg-ink-50 disabled:cursor-not-allowed dark:border-ink-600 dark:bg-ink-800 dark:text-ink-50"
+      className="inline-flex w-full items-center justify-center gap-2 rounded-lg border border-ink-200 bg-white px-4 py-2.5 text-sm font-medium text-ink-800 transition-colors hover:bg-ink-50 disabled:cursor-not-allowed disabled:opacity-60 dark:border-ink-600 dark:bg-ink-800 dark:text-ink-50"
     >
       {`Continue with ${PROVIDERS[provider]}`}
     </button>

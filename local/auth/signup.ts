@@ -51,8 +51,13 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
   const encryptedPassword = existing ? null : await hashPassword(params.password);
 
   const user = await db.transaction(async (tx) => {
+    // Looked up again inside the transaction: a concurrent sign-up for the same address may have
+    // created (and, with autoconfirm, confirmed) the user since the check above. PGlite runs one
+    // transaction at a time, so this second look cannot race.
+    const current = existing ?? (await findUserByEmail(tx, email));
+    if (current?.email_confirmed_at) return null;
     const user =
-      existing ??
+      current ??
       (await createUser(tx, { email, encryptedPassword, userMetadata: data, provider: "email" }));
     if (autoconfirm) {
       await audit(tx, request, user, "user_signedup", { provider: "email" });
@@ -64,6 +69,10 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
     }
     return (await findUserById(tx, user.id)) ?? user;
   });
+  if (!user) {
+    if (autoconfirm) throw authError("userAlreadyExists");
+    return Response.json(obfuscatedUser(email, data));
+  }
 
   if (user.email_confirmed_at) {
     const body = await db.transaction(async (tx) => {

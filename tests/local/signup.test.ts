@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  adminClient,
   anonClient,
   authFetch,
   BACKEND_URL,
@@ -185,6 +186,20 @@ describe("sign up with email confirmation (config.toml: enable_confirmations = t
     await new Promise((r) => setTimeout(r, 1100));
     expect((await client.auth.resend({ type: "signup", email })).error).toBeNull();
     expect(await messagesFor(email)).toHaveLength(2);
+  });
+
+  it("answers simultaneous sign-ups of one address without a 500: one user, one first mail", async () => {
+    const email = randomEmail();
+    const body = JSON.stringify({ email, password: PASSWORD });
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () => authFetch("/signup", { method: "POST", body })),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+    expect(statuses).toContain(200);
+    const { data } = await adminClient().auth.admin.listUsers({ perPage: 1000 });
+    expect(data.users.filter((user) => user.email === email)).toHaveLength(1);
+    expect(await messagesFor(email)).toHaveLength(1);
   });
 });
 

@@ -2,6 +2,8 @@
 // migrations, seed and every tests/fixtures/*.sql applied. Stopped when the run ends.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { loadConfig } from "../../local/config.ts";
+import { ROOT } from "../../local/paths.ts";
 import { createLocalBackend } from "../../local/server.ts";
 
 export const TEST_BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
@@ -19,6 +21,7 @@ export default async function setup() {
     port: TEST_BACKEND_PORT,
     host: "127.0.0.1",
     fixtures,
+    config: { auth: { additionalRedirectUrls: redirectUrls() } },
   });
   if (process.env.LOCAL_BACKEND_TIMING) {
     console.log(
@@ -26,4 +29,12 @@ export default async function setup() {
     );
   }
   return () => backend.close();
+}
+
+/** config.toml's allow-list, plus the app under test when TEST_APP_PORT moved it off 5179. */
+function redirectUrls(): string[] {
+  const listed = loadConfig(`${ROOT}supabase/config.toml`).auth.additionalRedirectUrls;
+  const port = process.env.TEST_APP_PORT;
+  if (!port) return listed;
+  return [...listed, `http://localhost:${port}/**`, `http://127.0.0.1:${port}/**`];
 }

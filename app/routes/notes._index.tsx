@@ -145,7 +145,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
           name="q"
           defaultValue={q}
           maxLength={200}
-          placeholder="Search: words, “a phrase”, -exclude"
+          placeholder="Search notes"
           className="block w-full min-w-0 rounded-lg border border-ink-200 bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none placeholder:text-ink-400 focus:border-brand-500 focus:ring-2 focus:ring-brand-500/30 sm:text-sm dark:border-ink-600 dark:bg-ink-900 dark:text-ink-50"
         />
         <button

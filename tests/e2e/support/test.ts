@@ -1,7 +1,8 @@
 // The `test` every end-to-end file uses: one headless Chromium per file, and per test a `browser`
 // helper that opens fresh contexts (own cookies, JavaScript on or off). When a test fails, every
 // page it opened is saved as a PNG under test-results/e2e/ with a .log of its console messages and
-// page errors (CI keeps that folder as an artifact). An uncaught error in a page fails the test.
+// page errors (CI keeps that folder as an artifact); E2E_SCREENSHOTS=all saves them for passing
+// tests too. An uncaught error in a page fails the test.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -68,21 +69,24 @@ export const test = base.extend<{ browser: Browsers; chromium: Browser }>({
         return context.newPage();
       },
     });
-    if (task.result?.state === "fail") await saveEvidence(fullName(task), contexts, logs);
+    const failed = task.result?.state === "fail";
+    if (failed || process.env.E2E_SCREENSHOTS === "all") {
+      await saveEvidence(fullName(task), contexts, logs);
+    }
     await Promise.all(contexts.map((context) => context.close()));
-    if (pageErrors.length > 0 && task.result?.state !== "fail") {
+    if (pageErrors.length > 0 && !failed) {
       throw new Error(`Uncaught errors in the page:\n${pageErrors.join("\n")}`);
     }
   },
 });
 
-/** "sign-in > sign-in (JavaScript off) > with a code from the email" */
+/** "sign-in > sign-in (JavaScript off) > with a code from the email" (file, suites, test) */
 function fullName(task: TestContext["task"]): string {
   const names: string[] = [];
   for (let t: { name: string; suite?: unknown } | undefined = task; t; t = t.suite as typeof t) {
-    names.unshift(t.name.replace(/^.*\//, "").replace(/\.test\.ts$/, ""));
+    if (t.name && t !== task.file) names.unshift(t.name);
   }
-  return names.join(" > ");
+  return [task.file.name.replace(/^.*\//, "").replace(/\.test\.ts$/, ""), ...names].join(" > ");
 }
 
 async function saveEvidence(
@@ -92,7 +96,6 @@ async function saveEvidence(
 ) {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stem = testName
-    .replace(/\.test\.ts/, "")
     .replace(/[^a-zA-Z0-9]+/g, "-")
     .replace(/^-|-$/g, "")
     .slice(0, 140);
@@ -110,5 +113,7 @@ async function saveEvidence(
       writeFileSync(join(RESULTS_DIR, `${name}.log`), `${log.join("\n")}\n`);
     }
   }
-  if (n > 0) console.warn(`[e2e] ${n} screenshot(s) of "${testName}" in ${RESULTS_DIR}`);
+  if (n > 0 && process.env.E2E_SCREENSHOTS !== "all") {
+    console.warn(`[e2e] ${n} screenshot(s) of "${testName}" in ${RESULTS_DIR}`);
+  }
 }

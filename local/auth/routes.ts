@@ -7,6 +7,7 @@ import {
   updateUserAdmin,
 } from "./admin.ts";
 import { authorize, callback } from "./external.ts";
+import { deleteIdentity, linkIdentity } from "./identities.ts";
 import type { Handler } from "./index.ts";
 import { invite } from "./invite.ts";
 import { logout } from "./logout.ts";
@@ -32,6 +33,8 @@ export const routes: Array<[string, string, Handler]> = [
   ["POST", "/resend", resend],
   ["GET", "/user", getUser],
   ["PUT", "/user", updateUser],
+  ["GET", "/user/identities/authorize", linkIdentity],
+  ["DELETE", "/user/identities/:id", deleteIdentity],
   ["GET", "/reauthenticate", reauthenticate],
   ["POST", "/logout", logout],
   ["GET", "/admin/users", listUsers],

@@ -381,22 +381,15 @@ describe("unenroll", () => {
 });
 
 describe("MFA settings ([auth.mfa])", () => {
-  let small: MemoryBackend;
-  let off: MemoryBackend;
+  let local: MemoryBackend;
 
   beforeAll(async () => {
-    [small, off] = await Promise.all([
-      memoryBackend({ auth: { mfa: { maxEnrolledFactors: 1 } } }),
-      memoryBackend({ auth: { mfa: { totp: { enrollEnabled: false, verifyEnabled: false } } } }),
-    ]);
+    local = await memoryBackend({ auth: { mfa: { maxEnrolledFactors: 1 } } });
   }, 60_000);
-  afterAll(async () => {
-    await small?.close();
-    await off?.close();
-  });
+  afterAll(() => local?.close());
 
   it("max_enrolled_factors caps the factors a user has", async () => {
-    const { client } = await small.signedIn();
+    const { client } = await local.signedIn();
     await enroll(client, "One");
     const second = await client.auth.mfa.enroll({ factorType: "totp", friendlyName: "Two" });
     expect(second.error).toMatchObject({
@@ -407,11 +400,11 @@ describe("MFA settings ([auth.mfa])", () => {
   });
 
   it("an expired challenge is refused (and removed)", async () => {
-    const { client } = await small.signedIn();
+    const { client } = await local.signedIn();
     const factor = await enroll(client, "Phone");
     const challenge = await client.auth.mfa.challenge({ factorId: factor.id });
     const id = challenge.data?.id ?? "";
-    await small.backend.db.query(
+    await local.backend.db.query(
       "update auth.mfa_challenges set created_at = now() - interval '301 seconds' where id = $1",
       [id],
     );
@@ -425,31 +418,39 @@ describe("MFA settings ([auth.mfa])", () => {
       code: "mfa_challenge_expired",
       message: `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`,
     });
-    const left = await small.backend.db.query("select 1 from auth.mfa_challenges where id = $1", [
+    const left = await local.backend.db.query("select 1 from auth.mfa_challenges where id = $1", [
       id,
     ]);
     expect(left.rows).toHaveLength(0);
   });
 
   it("enroll_enabled and verify_enabled switch TOTP off", async () => {
-    const { client, user } = await off.signedIn();
-    const enrolled = await client.auth.mfa.enroll({ factorType: "totp" });
-    expect(enrolled.error).toMatchObject({
-      status: 422,
-      code: "mfa_totp_enroll_not_enabled",
-      message: "MFA enroll is disabled for TOTP",
-    });
-    const factorId = crypto.randomUUID();
-    await off.backend.db.query(
-      `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
-       values ($1, $2, 'Earlier', 'totp', 'verified', now(), now(), $3)`,
-      [factorId, user.id, new Secret({ size: 20 }).base32],
-    );
-    const challenge = await client.auth.mfa.challenge({ factorId });
-    expect(challenge.error).toMatchObject({
-      status: 422,
-      code: "mfa_totp_verify_not_enabled",
-      message: "MFA verification is disabled for TOTP",
-    });
+    const { client, user } = await local.signedIn();
+    const { totp } = local.backend.config.auth.mfa;
+    totp.enrollEnabled = false;
+    totp.verifyEnabled = false;
+    try {
+      const enrolled = await client.auth.mfa.enroll({ factorType: "totp" });
+      expect(enrolled.error).toMatchObject({
+        status: 422,
+        code: "mfa_totp_enroll_not_enabled",
+        message: "MFA enroll is disabled for TOTP",
+      });
+      const factorId = crypto.randomUUID();
+      await local.backend.db.query(
+        `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
+         values ($1, $2, 'Earlier', 'totp', 'verified', now(), now(), $3)`,
+        [factorId, user.id, new Secret({ size: 20 }).base32],
+      );
+      const challenge = await client.auth.mfa.challenge({ factorId });
+      expect(challenge.error).toMatchObject({
+        status: 422,
+        code: "mfa_totp_verify_not_enabled",
+        message: "MFA verification is disabled for TOTP",
+      });
+    } finally {
+      totp.enrollEnabled = true;
+      totp.verifyEnabled = true;
+    }
   });
 });

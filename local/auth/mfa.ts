@@ -145,6 +145,13 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
        values ($1, $2, now(), $3) returning created_at`,
       [challengeId, factor.id, clientIp(request)],
     );
+    // WriteChallengeToDatabase: the factor remembers its last challenge (a unique column).
+    await run(
+      tx,
+      `update auth.mfa_factors set last_challenged_at = $2
+       where id = $1 and not exists (select 1 from auth.mfa_factors where last_challenged_at = $2)`,
+      [factor.id, row?.created_at ?? new Date()],
+    );
     await audit(tx, request, caller.user, "challenge_created", {
       factor_id: factor.id,
       factor_status: factor.status,

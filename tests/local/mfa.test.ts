@@ -164,6 +164,7 @@ describe("challenge and verify", () => {
     expect(listed.data?.totp).toEqual([
       expect.objectContaining({ id: factor.id, status: "verified" }),
     ]);
+    expect(listed.data?.totp[0]?.last_challenged_at).toBeTruthy();
   });
 
   it("the refresh grant keeps aal2; the aal1 refresh token from before no longer works", async () => {

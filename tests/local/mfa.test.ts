@@ -5,7 +5,13 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { decodeJwt } from "jose";
 import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonClient, authFetch, PASSWORD, signedInClient } from "../support/backend.ts";
+import {
+  adminClient,
+  anonClient,
+  authFetch,
+  PASSWORD,
+  signedInClient,
+} from "../support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
 
 /** The code an authenticator app would show for `secret` now (or `offsetSeconds` away). */
@@ -335,6 +341,15 @@ describe("challenge and verify", () => {
       message: "factor_id must be an UUID",
     });
 
+    // The owner's challenge id against the intruder's own factor is no challenge of that factor.
+    const own = await enroll(intruder.client, "Own");
+    const crossed = await intruder.client.auth.mfa.verify({
+      factorId: own.id,
+      challengeId: ownerChallenge.data?.id ?? "",
+      code: totpCode(own.totp.secret),
+    });
+    expect(crossed.error).toMatchObject({ status: 422, code: "mfa_factor_not_found" });
+
     const listed = await owner.client.auth.mfa.listFactors();
     expect(listed.data?.all).toHaveLength(1);
     expect(decodeJwt(await accessToken(intruder.client)).aal).toBe("aal1");
@@ -378,6 +393,30 @@ describe("unenroll", () => {
     expect((claims.amr as Array<{ method: string }>).map((a) => a.method)).toEqual(["password"]);
     const aal = await client.auth.mfa.getAuthenticatorAssuranceLevel();
     expect(aal.data).toMatchObject({ currentLevel: "aal1", nextLevel: "aal1" });
+  });
+});
+
+describe("admin factors (auth.admin.mfa)", () => {
+  it("lists a user's factors and deletes one; the user's sessions drop to aal1", async () => {
+    const { client, user } = await signedInClient();
+    const { factor } = await enrollVerified(client);
+    const admin = adminClient();
+    const listed = await admin.auth.admin.mfa.listFactors({ userId: user.id });
+    expect(listed.error).toBeNull();
+    expect(listed.data?.factors).toEqual([
+      expect.objectContaining({ id: factor.id, status: "verified", factor_type: "totp" }),
+    ]);
+    const deleted = await admin.auth.admin.mfa.deleteFactor({ userId: user.id, id: factor.id });
+    expect(deleted.error).toBeNull();
+    expect((await admin.auth.admin.mfa.listFactors({ userId: user.id })).data?.factors).toEqual([]);
+    const refreshed = await client.auth.refreshSession();
+    expect(decodeJwt(refreshed.data.session?.access_token ?? "").aal).toBe("aal1");
+    const again = await admin.auth.admin.mfa.deleteFactor({ userId: user.id, id: factor.id });
+    expect(again.error).toMatchObject({ status: 404, code: "mfa_factor_not_found" });
+    const asUser = await authFetch(`/admin/users/${user.id}/factors`, {
+      headers: { Authorization: `Bearer ${await accessToken(client)}` },
+    });
+    expect(asUser.status).toBe(403);
   });
 });
 

@@ -116,6 +116,11 @@ export async function providerRedirectUrl(
   if (pkce) {
     const flow = await insertFlowState(ctx.db, pkceParams, "oauth", null, provider);
     claims.flow_state_id = flow.id;
+    await run(
+      ctx.db,
+      "update auth.flow_state set referrer = $2, linking_target_id = $3 where id = $1",
+      [flow.id, referrer, linkingTarget?.id ?? null],
+    );
   }
   if (linkingTarget) claims.linking_target_id = linkingTarget.id;
   const now = Math.floor(Date.now() / 1000);

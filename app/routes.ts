@@ -13,6 +13,18 @@ export default [
   route("forgot-password", "routes/forgot-password.tsx"),
   route("reset-password", "routes/reset-password.tsx"),
   route("sign-out", "routes/sign-out.tsx"),
+  // Account and security (issue 7). The profile page (issue 8) is the layout's index route:
+  // index("routes/account._index.tsx").
+  route("account", "routes/account.tsx", [
+    route("email", "routes/account.email.tsx"),
+    route("password", "routes/account.password.tsx"),
+    route("security", "routes/account.security.tsx"),
+    route("identities", "routes/account.identities.tsx"),
+    route("sessions", "routes/account.sessions.tsx"),
+    route("activity", "routes/account.activity.tsx"),
+  ]),
+  // The second-factor challenge: signed in, but exempt from the aal2 rule it enforces.
+  route("mfa", "routes/mfa.tsx"),
   // Anything else: a real 404 page rendered inside the layout (root loader and middleware run).
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

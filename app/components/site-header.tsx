@@ -1,4 +1,4 @@
-import { Form, Link, useLocation } from "react-router";
+import { Form, Link, NavLink, useLocation } from "react-router";
 import type { SessionUser } from "../lib/session-user";
 
 export function SiteHeader({ user }: { user: SessionUser | null }) {
@@ -17,13 +17,27 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
           Edge Notes
         </Link>
         {user ? (
-          <div className="flex min-w-0 items-center gap-3 text-sm">
-            <p className="hidden min-w-0 truncate text-ink-600 sm:block dark:text-ink-400">
+          <div className="flex min-w-0 items-center gap-2 text-sm sm:gap-3">
+            <p className="hidden min-w-0 truncate text-ink-600 md:block dark:text-ink-400">
               <span className="sr-only">Signed in as </span>
               <span className="font-medium text-ink-800 dark:text-ink-100">
                 {user.email ?? "your account"}
               </span>
             </p>
+            <nav aria-label="Account">
+              <NavLink
+                to="/account"
+                className={({ isActive }) =>
+                  `shrink-0 rounded-lg px-3 py-1.5 font-medium hover:bg-ink-100 dark:hover:bg-ink-800 ${
+                    isActive
+                      ? "text-brand-700 dark:text-brand-500"
+                      : "text-ink-800 dark:text-ink-100"
+                  }`
+                }
+              >
+                Account
+              </NavLink>
+            </nav>
             {onSignOutPage ? null : (
               <Form method="post" action="/sign-out">
                 <input type="hidden" name="scope" value="local" />

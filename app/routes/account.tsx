@@ -1,0 +1,83 @@
+import { Link, NavLink, useOutlet } from "react-router";
+import { ACCOUNT_SECTIONS } from "../lib/account-nav";
+import { NO_STORE } from "../lib/auth-cookies.server";
+import { requireUser } from "../lib/guards.server";
+import type { Route } from "./+types/account";
+
+/** Every account page names the signed-in person: never kept by a shared cache. */
+export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+
+export const meta: Route.MetaFunction = () => [{ title: "Account · Edge Notes" }];
+
+/**
+ * The account area: signed-in users only (and aal2 once they have a second factor, through
+ * requireUser). Each section is its own route; this layout only draws the section navigation.
+ */
+export function loader({ request, context }: Route.LoaderArgs) {
+  const { claims } = requireUser(request, context);
+  return { email: (claims.email as string | undefined) ?? null };
+}
+
+export default function AccountLayout({ loaderData }: Route.ComponentProps) {
+  const outlet = useOutlet();
+  return (
+    <div className="py-8 sm:py-12">
+      <div className="grid gap-6 md:grid-cols-[12rem_1fr] md:gap-10">
+        <nav aria-label="Account sections" className="md:pt-1">
+          <p className="mb-3 hidden text-xs font-semibold uppercase tracking-wide text-ink-400 md:block">
+            Account
+          </p>
+          <ul className="-mx-4 flex gap-1 overflow-x-auto px-4 pb-1 text-sm md:mx-0 md:flex-col md:overflow-visible md:px-0">
+            {ACCOUNT_SECTIONS.map((section) => (
+              <li key={section.to} className="shrink-0">
+                <NavLink
+                  to={section.to}
+                  end={"end" in section}
+                  prefetch="intent"
+                  className={({ isActive }) =>
+                    `block rounded-lg px-3 py-1.5 font-medium whitespace-nowrap transition-colors ${
+                      isActive
+                        ? "bg-brand-50 text-brand-700 dark:bg-ink-800 dark:text-brand-500"
+                        : "text-ink-600 hover:bg-ink-100 hover:text-ink-900 dark:text-ink-400 dark:hover:bg-ink-800 dark:hover:text-ink-50"
+                    }`
+                  }
+                >
+                  {section.label}
+                </NavLink>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="min-w-0">{outlet ?? <Overview email={loaderData.email} />}</div>
+      </div>
+    </div>
+  );
+}
+
+/** /account before the profile page exists: the sections, each with what it is for. */
+function Overview({ email }: { email: string | null }) {
+  return (
+    <div>
+      <h1 className="text-2xl font-semibold tracking-tight">Account</h1>
+      <p className="mt-1 text-sm text-ink-600 dark:text-ink-400">
+        Signed in as <strong className="font-medium text-ink-800 dark:text-ink-100">{email}</strong>
+        .
+      </p>
+      <ul className="mt-6 grid gap-3 sm:grid-cols-2">
+        {ACCOUNT_SECTIONS.filter((s) => s.to !== "/account").map((section) => (
+          <li key={section.to}>
+            <Link
+              to={section.to}
+              className="block rounded-xl border border-ink-200 bg-white p-4 hover:border-brand-500 dark:border-ink-800 dark:bg-ink-800/40"
+            >
+              <span className="font-medium">{section.label}</span>
+              <span className="mt-1 block text-sm text-ink-600 dark:text-ink-400">
+                {section.blurb}
+              </span>
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}

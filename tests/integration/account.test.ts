@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { adminClient, anonClient, PASSWORD } from "../support/backend";
 import { messagesFor, verifyLink } from "../support/inbox";
 import { STORAGE_KEY } from "./support/app";
-import { expectNoStore, linkProblemOf, signedInBrowser, waitForMessage } from "./support/auth-flows";
+import {
+  expectNoStore,
+  linkProblemOf,
+  signedInBrowser,
+  waitForMessage,
+} from "./support/auth-flows";
 import { BrowserLess } from "./support/browser-less";
 import { decodeSession, encodeSession } from "./support/session";
 

@@ -22,8 +22,8 @@ export default function AccountLayout({ loaderData }: Route.ComponentProps) {
   const outlet = useOutlet();
   return (
     <div className="py-8 sm:py-12">
-      <div className="grid gap-6 md:grid-cols-[12rem_1fr] md:gap-10">
-        <nav aria-label="Account sections" className="md:pt-1">
+      <div className="grid grid-cols-[minmax(0,1fr)] gap-6 md:grid-cols-[12rem_minmax(0,1fr)] md:gap-10">
+        <nav aria-label="Account sections" className="min-w-0 md:pt-1">
           <p className="mb-3 hidden text-xs font-semibold uppercase tracking-wide text-ink-400 md:block">
             Account
           </p>

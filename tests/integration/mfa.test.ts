@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { adminClient, anonClient } from "../support/backend";
+import { verifyLink } from "../support/inbox";
 import { STORAGE_KEY } from "./support/app";
-import { signedInBrowser } from "./support/auth-flows";
+import { signedInBrowser, waitForMessage } from "./support/auth-flows";
 import { BrowserLess } from "./support/browser-less";
 import { decodeSession, encodeSession } from "./support/session";
 import { authenticator, enrollTotp, hiddenValue, startEnrollment } from "./support/totp";
@@ -217,5 +218,26 @@ describe("signing in with a second factor", () => {
     expect(removed.body).not.toContain('data-testid="factors"');
     const activity = await browser.get("/account/activity");
     expect(activity.body).toContain('data-kind="mfa_factor_removed"');
+  });
+
+  it("a recovery link of a user with a second factor goes through /mfa before a new password", async () => {
+    const { browser, email } = await signedInBrowser();
+    const { app } = await enrollTotp(browser);
+    const other = new BrowserLess();
+    await other.post("/forgot-password", { email });
+    const landed = await other.get(verifyLink(await waitForMessage(email, "recovery")));
+    expect(new URL(landed.url).pathname).toBe("/mfa");
+    expect(new URL(landed.url).searchParams.get("next")).toBe("/reset-password");
+    const early = await other.post(
+      "/reset-password",
+      { password: "sneaky-new-one" },
+      { follow: false },
+    );
+    expect(early.status).toBe(303);
+    expect(early.location).toBe("/mfa?next=%2Freset-password");
+    const passed = await other.post("/mfa", { next: "/reset-password", code: app.code(1) });
+    expect(new URL(passed.url).pathname).toBe("/reset-password");
+    const set = await other.post("/reset-password", { password: "a-brand-new-secret" });
+    expect(set.redirects[0]?.location).toBe("/");
   });
 });

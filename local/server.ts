@@ -4,6 +4,7 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { authRoutes } from "./auth/index.ts";
+import { providerPageRoutes } from "./auth/provider-page.ts";
 import { routes as authEndpoints } from "./auth/routes.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { openDatabase } from "./database.ts";
@@ -134,6 +135,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));
   app.route("/inbox", inboxRoutes(inbox));
+  app.route("/provider", providerPageRoutes(ctx));
   app.get("/", (c) => c.redirect("/inbox"));
 
   const fetch = async (request: Request) => app.fetch(request);

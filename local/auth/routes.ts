@@ -6,6 +6,7 @@ import {
   listUsers,
   updateUserAdmin,
 } from "./admin.ts";
+import { authorize, callback } from "./external.ts";
 import type { Handler } from "./index.ts";
 import { invite } from "./invite.ts";
 import { logout } from "./logout.ts";
@@ -40,6 +41,9 @@ export const routes: Array<[string, string, Handler]> = [
   ["DELETE", "/admin/users/:id", deleteUserAdmin],
   ["POST", "/admin/generate_link", generateLink],
   ["POST", "/invite", invite],
+  ["GET", "/authorize", authorize],
+  ["GET", "/callback", callback],
+  ["POST", "/callback", callback],
   ["POST", "/factors", enrollFactor],
   ["POST", "/factors/:id/challenge", challengeFactor],
   ["POST", "/factors/:id/verify", verifyFactor],

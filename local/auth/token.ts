@@ -89,8 +89,18 @@ async function pkceGrant(ctx: AuthContext, request: Request): Promise<Response> 
     const user = await findUserById(tx, flow.userId);
     if (!user) throw authError("flowStateNotFound");
     if (isBanned(user, ctx.now())) throw authError("userBanned");
-    await audit(tx, request, user, "login", { provider_type: flow.authenticationMethod });
-    return issueSession(ctx, tx, user, flow.authenticationMethod as AuthMethod, request);
+    await audit(tx, request, user, "login", { provider_type: flow.providerType });
+    const session = await issueSession(
+      ctx,
+      tx,
+      user,
+      flow.authenticationMethod as AuthMethod,
+      request,
+    );
+    // The OAuth provider's tokens ride along (AccessTokenResponse provider_token, omitempty).
+    if (flow.providerAccessToken) session.provider_token = flow.providerAccessToken;
+    if (flow.providerRefreshToken) session.provider_refresh_token = flow.providerRefreshToken;
+    return session;
   });
   return Response.json(body);
 }

@@ -2,7 +2,9 @@ import { data } from "react-router";
 import { AccountHeading, AccountPanel } from "../components/account-panel";
 import { FormAlert } from "../components/form-alert";
 import { NO_STORE } from "../lib/auth-cookies.server";
+import { authMethodLabel } from "../lib/auth-methods";
 import { requireFreshUser } from "../lib/guards.server";
+import { providerLabel } from "../lib/oauth-providers";
 import { listSecurityEvents, type SecurityEventKind } from "../lib/security-events.server";
 import type { Route } from "./+types/account.activity";
 
@@ -47,8 +49,13 @@ const dateFormat = new Intl.DateTimeFormat("en", {
 /** The detail worth a glance: how, which factor or provider, which address; and the browser. */
 function describe(detail: Record<string, unknown>): string {
   const parts = ["method", "via", "provider", "name", "new_email", "email"]
-    .map((key) => detail[key])
-    .filter((value): value is string => typeof value === "string" && value !== "");
+    .map((key) => {
+      const value = detail[key];
+      if (typeof value !== "string" || value === "") return null;
+      if (key === "method") return authMethodLabel(value);
+      return key === "provider" ? providerLabel(value) : value;
+    })
+    .filter((value): value is string => value !== null);
   return parts.join(" · ");
 }
 
@@ -101,7 +108,7 @@ export default function AccountActivity({ loaderData }: Route.ComponentProps) {
                   {describe(event.detail) ? (
                     <span className="text-ink-600 dark:text-ink-400">
                       {" "}
-                      · <span className="break-all">{describe(event.detail)}</span>
+                      · <span className="[overflow-wrap:anywhere]">{describe(event.detail)}</span>
                     </span>
                   ) : null}
                   {browserName(event.detail.user_agent) ? (

@@ -4,6 +4,7 @@ import { FormAlert } from "../components/form-alert";
 import { SubmitButton } from "../components/submit-button";
 import { accountFailure, accountNotice, accountRefusal } from "../lib/account-actions.server";
 import { NO_STORE } from "../lib/auth-cookies.server";
+import { authMethodLabel } from "../lib/auth-methods";
 import { redirectNoStore } from "../lib/auth-redirects.server";
 import { readFormValues } from "../lib/forms.server";
 import { requireFreshUser, requireUser } from "../lib/guards.server";
@@ -68,18 +69,6 @@ const dateFormat = new Intl.DateTimeFormat("en", {
   timeZone: "UTC",
 });
 
-const METHOD_LABELS: Record<string, string> = {
-  password: "Password",
-  otp: "Emailed code",
-  magiclink: "Magic link",
-  recovery: "Reset link",
-  oauth: "GitHub or Google",
-  totp: "Authenticator app",
-  email_signup: "Sign-up link",
-  email_change: "Email change link",
-  anonymous: "Guest",
-};
-
 export default function AccountSessions({ loaderData, actionData }: Route.ComponentProps) {
   const failure = actionData && !actionData.ok ? actionData : undefined;
   const { aal, methods, signedInAt } = loaderData;
@@ -95,7 +84,7 @@ export default function AccountSessions({ loaderData, actionData }: Route.Compon
           <dt className="text-ink-600 dark:text-ink-400">Signed in</dt>
           <dd>{signedInAt ? `${dateFormat.format(new Date(signedInAt))} UTC` : "—"}</dd>
           <dt className="text-ink-600 dark:text-ink-400">How</dt>
-          <dd>{methods.map((m) => METHOD_LABELS[m] ?? m).join(", ") || "—"}</dd>
+          <dd>{methods.map(authMethodLabel).join(", ") || "—"}</dd>
           <dt className="text-ink-600 dark:text-ink-400">Assurance</dt>
           <dd>{aal === "aal2" ? "Two factors (aal2)" : "One factor (aal1)"}</dd>
         </dl>

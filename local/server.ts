@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { authRoutes } from "./auth/index.ts";
 import { providerPageRoutes } from "./auth/provider-page.ts";
+import { RateLimits } from "./auth/rate-limits.ts";
 import { routes as authEndpoints } from "./auth/routes.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { openDatabase } from "./database.ts";
@@ -99,6 +100,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     keys: KEYS,
     signingKey,
     inbox,
+    rateLimits: new RateLimits(config.auth.rateLimit),
     externalUrl: () => `${url}/auth/v1`,
     now: () => new Date(),
   };

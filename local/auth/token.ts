@@ -10,6 +10,10 @@ import { findUserByEmail, findUserById, isBanned } from "./users.ts";
 /** POST /token?grant_type=password|refresh_token|pkce */
 export async function token(ctx: AuthContext, request: Request): Promise<Response> {
   const grantType = new URL(request.url).searchParams.get("grant_type");
+  if (grantType === "password" || grantType === "refresh_token" || grantType === "pkce") {
+    // Every grant counts against token_refresh (RATE_LIMIT_TOKEN_REFRESH), as the real /token.
+    ctx.rateLimits.check("token_refresh", request);
+  }
   switch (grantType) {
     case "password":
       return passwordGrant(ctx, request);

@@ -32,9 +32,12 @@ export function hiddenState(html: string): string {
   return match[1].replace(/&amp;/g, "&").replace(/&quot;/g, '"');
 }
 
-/** Opens the provider page that `authorizeUrl` leads to: its URL, HTML and the form's state. */
-export async function openProviderPage(fetcher: Fetch, authorizeUrl: string) {
-  const { location: pageUrl } = await expectRedirect(fetcher, authorizeUrl);
+/** Opens the provider page that `url` is or leads to (/authorize redirects there; linkIdentity's
+ * `{ url }` is the page itself): its URL, HTML and the form's state. */
+export async function openProviderPage(fetcher: Fetch, url: string) {
+  const pageUrl = new URL(url).pathname.startsWith("/provider/")
+    ? url
+    : (await expectRedirect(fetcher, url)).location;
   const page = await manual(fetcher, pageUrl);
   const html = await page.text();
   if (page.status !== 200) throw new Error(`provider page: ${page.status} ${html}`);

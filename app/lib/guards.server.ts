@@ -1,3 +1,4 @@
+import { isAuthRetryableFetchError } from "@supabase/supabase-js";
 import { data, type RouterContextProvider, redirect } from "react-router";
 import { type Auth, type Claims, getAuth } from "./auth.server";
 import { withNext } from "./next-path";
@@ -78,7 +79,8 @@ export async function requireFreshUser(request: Request, context: Readonly<Route
   const { data, error } = await auth.supabase.auth.getUser();
   if (data.user) return { ...auth, user: data.user };
   const url = new URL(request.url);
-  if (error && (error.name === "AuthSessionMissingError" || (error.status ?? 0) < 500)) {
+  const unreachable = !error || isAuthRetryableFetchError(error) || (error.status ?? 0) >= 500;
+  if (!unreachable) {
     const next = pagePath(url);
     throw redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next, ended: "1" })}`, {
       headers: NO_STORE,

@@ -133,7 +133,7 @@ export default function AccountIdentities({ loaderData, actionData }: Route.Comp
             >
               <div className="min-w-0">
                 <p className="font-medium">{identity.providerName}</p>
-                <p className="text-xs break-all text-ink-600 dark:text-ink-400">
+                <p className="text-xs text-ink-600 [overflow-wrap:anywhere] dark:text-ink-400">
                   {identity.label}
                   {identity.createdAt
                     ? `${identity.label ? " · " : ""}linked ${dateFormat.format(new Date(identity.createdAt))}`

@@ -1,4 +1,5 @@
-import { Link, NavLink, useOutlet } from "react-router";
+import { useEffect, useRef } from "react";
+import { Link, NavLink, useLocation, useOutlet } from "react-router";
 import { ACCOUNT_SECTIONS } from "../lib/account-nav";
 import { NO_STORE } from "../lib/auth-cookies.server";
 import { requireUser } from "../lib/guards.server";
@@ -20,6 +21,18 @@ export function loader({ request, context }: Route.LoaderArgs) {
 
 export default function AccountLayout({ loaderData }: Route.ComponentProps) {
   const outlet = useOutlet();
+  const list = useRef<HTMLUListElement>(null);
+  const { pathname } = useLocation();
+  // On phones the sections scroll sideways: bring the current one into view.
+  useEffect(() => {
+    const current = list.current?.querySelector<HTMLElement>('[aria-current="page"]');
+    const ul = list.current;
+    if (!current || !ul || ul.scrollWidth <= ul.clientWidth) return;
+    const left = current.offsetLeft - ul.offsetLeft;
+    if (left < ul.scrollLeft || left + current.offsetWidth > ul.scrollLeft + ul.clientWidth) {
+      ul.scrollLeft = Math.max(0, left - 16);
+    }
+  }, [pathname]);
   return (
     <div className="py-8 sm:py-12">
       <div className="grid grid-cols-[minmax(0,1fr)] gap-6 md:grid-cols-[12rem_minmax(0,1fr)] md:gap-10">
@@ -27,7 +40,10 @@ export default function AccountLayout({ loaderData }: Route.ComponentProps) {
           <p className="mb-3 hidden text-xs font-semibold uppercase tracking-wide text-ink-400 md:block">
             Account
           </p>
-          <ul className="-mx-4 flex gap-1 overflow-x-auto px-4 pb-1 text-sm md:mx-0 md:flex-col md:overflow-visible md:px-0">
+          <ul
+            ref={list}
+            className="-mx-4 flex gap-1 overflow-x-auto px-4 pb-1 text-sm md:mx-0 md:flex-col md:overflow-visible md:px-0"
+          >
             {ACCOUNT_SECTIONS.map((section) => (
               <li key={section.to} className="shrink-0">
                 <NavLink

@@ -5,9 +5,10 @@ import { defineConfig } from "vitest/config";
 //   tests/unit         pure app code and Worker-level tests inside workerd
 //   tests/local        the local backend, driven by the real supabase-js
 //   tests/integration  the whole Worker (workerd) + local backend, through HTTP with a cookie jar
+// tests/e2e (a real browser against the built app) is not part of it: `npm run test:e2e`.
 export default defineConfig({
   test: {
     globalSetup: ["tests/setup/local-backend.ts"],
-    projects: ["tests/*/vitest.config.ts"],
+    projects: ["tests/*/vitest.config.ts", "!tests/e2e/vitest.config.ts"],
   },
 });

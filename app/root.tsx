@@ -102,17 +102,24 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
       <StatusPage code={String(error.status)} title={error.statusText || "Request failed"}>
         <p>{error.data.message}</p>
         {error.data.code ? (
-          <p className="mt-2 font-mono text-xs text-ink-400">
-            Error code: {String(error.data.code)}
+          <p className="mt-2 font-mono text-xs opacity-70">
+            Error code: <span data-testid="error-code">{String(error.data.code)}</span>
           </p>
         ) : null}
       </StatusPage>
     );
   }
   if (isRouteErrorResponse(error)) {
+    // Loaders that give up on the backend say which Supabase error it was, for support.
+    const code = (error.data as { code?: unknown } | null)?.code;
     return (
       <StatusPage code={String(error.status)} title={error.statusText || "Request failed"}>
         <p>The server could not handle this request.</p>
+        {typeof code === "string" ? (
+          <p className="mt-2 font-mono text-xs opacity-70">
+            Error code: <span data-testid="error-code">{code}</span>
+          </p>
+        ) : null}
       </StatusPage>
     );
   }

@@ -13,9 +13,16 @@ export default [
   route("forgot-password", "routes/forgot-password.tsx"),
   route("reset-password", "routes/reset-password.tsx"),
   route("sign-out", "routes/sign-out.tsx"),
-  // Account and security (issue 7). The profile page (issue 8) is the layout's index route:
-  // index("routes/account._index.tsx").
+  // Notes (issue 8).
+  route("notes", "routes/notes._index.tsx"),
+  route("notes/new", "routes/notes.new.tsx"),
+  route("notes/:id", "routes/notes.$id.tsx"),
+  route("notes/:id/edit", "routes/notes.$id.edit.tsx"),
+  route("notes/:id/delete", "routes/notes.$id.delete.tsx"),
+  // Account and security (issue 7): the layout draws the section nav; the profile page (issue 8)
+  // is its index.
   route("account", "routes/account.tsx", [
+    index("routes/account._index.tsx"),
     route("email", "routes/account.email.tsx"),
     route("password", "routes/account.password.tsx"),
     route("security", "routes/account.security.tsx"),

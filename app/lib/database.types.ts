@@ -76,6 +76,7 @@ export type Database = {
           archived: boolean;
           body: string;
           created_at: string;
+          excerpt: string | null;
           id: string;
           owner_id: string;
           pinned: boolean;
@@ -87,6 +88,7 @@ export type Database = {
           archived?: boolean;
           body?: string;
           created_at?: string;
+          excerpt?: never;
           id?: string;
           owner_id?: string;
           pinned?: boolean;
@@ -98,6 +100,7 @@ export type Database = {
           archived?: boolean;
           body?: string;
           created_at?: string;
+          excerpt?: never;
           id?: string;
           owner_id?: string;
           pinned?: boolean;

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from "react";
-import { Link, NavLink, useLocation, useOutlet } from "react-router";
+import { NavLink, Outlet, useLocation } from "react-router";
 import { ACCOUNT_SECTIONS } from "../lib/account-nav";
 import { NO_STORE } from "../lib/auth-cookies.server";
 import { requireUser } from "../lib/guards.server";
@@ -15,12 +15,11 @@ export const meta: Route.MetaFunction = () => [{ title: "Account · Edge Notes" 
  * requireUser). Each section is its own route; this layout only draws the section navigation.
  */
 export function loader({ request, context }: Route.LoaderArgs) {
-  const { claims } = requireUser(request, context);
-  return { email: (claims.email as string | undefined) ?? null };
+  requireUser(request, context);
+  return null;
 }
 
-export default function AccountLayout({ loaderData }: Route.ComponentProps) {
-  const outlet = useOutlet();
+export default function AccountLayout() {
   const list = useRef<HTMLUListElement>(null);
   const { pathname } = useLocation();
   // On phones the sections scroll sideways: bring the current one into view.
@@ -64,36 +63,10 @@ export default function AccountLayout({ loaderData }: Route.ComponentProps) {
             ))}
           </ul>
         </nav>
-        <div className="min-w-0">{outlet ?? <Overview email={loaderData.email} />}</div>
+        <div className="min-w-0">
+          <Outlet />
+        </div>
       </div>
-    </div>
-  );
-}
-
-/** /account before the profile page exists: the sections, each with what it is for. */
-function Overview({ email }: { email: string | null }) {
-  return (
-    <div>
-      <h1 className="text-2xl font-semibold tracking-tight">Account</h1>
-      <p className="mt-1 text-sm text-ink-600 dark:text-ink-400">
-        Signed in as <strong className="font-medium text-ink-800 dark:text-ink-100">{email}</strong>
-        .
-      </p>
-      <ul className="mt-6 grid gap-3 sm:grid-cols-2">
-        {ACCOUNT_SECTIONS.filter((s) => s.to !== "/account").map((section) => (
-          <li key={section.to}>
-            <Link
-              to={section.to}
-              className="block rounded-xl border border-ink-200 bg-white p-4 hover:border-brand-500 dark:border-ink-800 dark:bg-ink-800/40"
-            >
-              <span className="font-medium">{section.label}</span>
-              <span className="mt-1 block text-sm text-ink-600 dark:text-ink-400">
-                {section.blurb}
-              </span>
-            </Link>
-          </li>
-        ))}
-      </ul>
     </div>
   );
 }

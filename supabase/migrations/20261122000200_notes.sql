@@ -15,6 +15,8 @@ create table public.notes (
   archived boolean not null default false,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
+  -- the start of the body, for lists (so a page of notes does not carry whole bodies)
+  excerpt text generated always as (left(body, 240)) stored,
   search tsvector generated always as (
     setweight(to_tsvector('english'::regconfig, title), 'A')
       || setweight(to_tsvector('english'::regconfig, body), 'B')

@@ -1,0 +1,117 @@
+// What a person does in the browser, as steps the tests compose. Every step goes through the UI
+// (pages, forms, the local backend's inbox page); only creating a ready-made account, when
+// signing up is not what a test is about, uses the admin API.
+import { createClient } from "@supabase/supabase-js";
+import type { Page } from "playwright-core";
+import { expect } from "vitest";
+import { PASSWORD, randomEmail, SECRET_KEY } from "../../support/backend.ts";
+import type { Stack } from "./stacks.ts";
+import { runsJavaScript } from "./test.ts";
+
+export { PASSWORD, randomEmail };
+
+/** A confirmed account made with the admin API (secret key), for tests that start signed out. */
+export async function freshUser(stack: Stack, prefix = "e2e") {
+  const email = randomEmail(prefix);
+  const admin = createClient(stack.backendUrl, SECRET_KEY, {
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
+  const { error } = await admin.auth.admin.createUser({
+    email,
+    password: PASSWORD,
+    email_confirm: true,
+  });
+  if (error) throw error;
+  return { email, password: PASSWORD };
+}
+
+/** Opens an app page; with JavaScript on, waits until React has hydrated it. */
+export async function visit(page: Page, stack: Stack, path: string) {
+  await page.goto(`${stack.appUrl}${path}`);
+  await settled(page);
+}
+
+/** After a navigation: with JavaScript on, the page is hydrated and the router idle. */
+export async function settled(page: Page) {
+  if (!runsJavaScript(page)) return;
+  await page.waitForFunction(() => {
+    const router = (
+      window as { __reactRouterDataRouter?: { state: { navigation: { state: string } } } }
+    ).__reactRouterDataRouter;
+    return router?.state.navigation.state === "idle";
+  });
+}
+
+/** Waits for the app to be on `path` (query string ignored) and done loading it. */
+export async function arrivedAt(page: Page, stack: Stack, path: string) {
+  await page.waitForURL((url) => url.origin === stack.appUrl && url.pathname === path);
+  await settled(page);
+}
+
+export async function submit(page: Page, button: string) {
+  await page.getByRole("button", { name: button, exact: true }).click();
+}
+
+/** The home page shows `email` as the signed-in user (header and session card). */
+export async function expectSignedIn(page: Page, stack: Stack, email: string) {
+  await arrivedAt(page, stack, "/");
+  expect(await page.getByTestId("session-email").textContent()).toBe(email);
+}
+
+export async function expectSignedOut(page: Page, stack: Stack) {
+  await arrivedAt(page, stack, "/");
+  await page.getByTestId("signed-out").waitFor();
+  expect(await page.getByTestId("session").count()).toBe(0);
+}
+
+export async function signInWithPassword(
+  page: Page,
+  stack: Stack,
+  user: { email: string; password: string },
+) {
+  await visit(page, stack, "/sign-in");
+  await page.fill("#field-email", user.email);
+  await page.fill("#field-password", user.password);
+  await submit(page, "Sign in");
+  await expectSignedIn(page, stack, user.email);
+}
+
+/** The header's "Sign out" button (this device only). */
+export async function signOutHere(page: Page, stack: Stack) {
+  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).click();
+  await expectSignedOut(page, stack);
+}
+
+/**
+ * Opens the local backend's inbox page for `email` in `page` once a message of `type` has
+ * arrived (mail is written as the request that sends it ends, so it may take a moment).
+ */
+export async function openInbox(page: Page, stack: Stack, email: string, type: string) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    await page.goto(`${stack.backendUrl}/inbox?to=${encodeURIComponent(email)}`);
+    const newest = page.locator("article").first();
+    if (
+      (await newest.count()) > 0 &&
+      (await newest.locator(".meta").textContent())?.includes(type)
+    ) {
+      return newest;
+    }
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`no ${type} email for ${email} in the inbox`);
+}
+
+/** Clicks the link in the newest `type` email for `email`, as a person would from their inbox. */
+export async function followEmailLink(page: Page, stack: Stack, email: string, type: string) {
+  const message = await openInbox(page, stack, email, type);
+  await message.locator('a[href*="/auth/v1/verify"]').first().click();
+}
+
+/** The one-time code in the newest `type` email for `email`. */
+export async function emailedCode(page: Page, stack: Stack, email: string, type: string) {
+  const message = await openInbox(page, stack, email, type);
+  const code = (await message.locator(".code").textContent())?.trim() ?? "";
+  expect(code).toMatch(/^\d{6}$/);
+  return code;
+}

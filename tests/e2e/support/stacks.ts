@@ -1,0 +1,39 @@
+// The two app + backend pairs the end-to-end run starts (tests/e2e/setup/servers.ts) and the tests
+// drive. Each is the built Worker served by `wrangler dev` (what `npm run preview` runs) pointed at
+// its own in-memory local backend.
+//   main         supabase/config.toml as it is (one-hour access tokens): every flow but expiry
+//   shortTokens  20-second access tokens: every request past the client's refresh margin
+//                refreshes, so sign-out scopes and idle tabs meet real token rotation quickly
+// E2E_APP_PORT and E2E_BACKEND_PORT move both pairs (the second uses the port after each).
+
+export interface Stack {
+  name: string;
+  /** The app as the browser reaches it. */
+  appUrl: string;
+  appPort: number;
+  /** The local backend (SUPABASE_URL for the app; the inbox page lives at /inbox). */
+  backendUrl: string;
+  backendPort: number;
+  /** Access-token lifetime in seconds, when it differs from config.toml's. */
+  jwtExpiry?: number;
+}
+
+const APP_PORT = Number(process.env.E2E_APP_PORT ?? 8793);
+const BACKEND_PORT = Number(process.env.E2E_BACKEND_PORT ?? 54393);
+
+function stack(name: string, offset: number, jwtExpiry?: number): Stack {
+  const appPort = APP_PORT + offset;
+  const backendPort = BACKEND_PORT + offset;
+  return {
+    name,
+    appUrl: `http://localhost:${appPort}`,
+    appPort,
+    backendUrl: `http://127.0.0.1:${backendPort}`,
+    backendPort,
+    jwtExpiry,
+  };
+}
+
+export const main = stack("main", 0);
+export const shortTokens = stack("short-tokens", 1, 20);
+export const STACKS = [main, shortTokens];

@@ -1,0 +1,61 @@
+// Two tabs of one signed-in person left open past the access token's lifetime (20 s on this
+// stack) keep working: each tab's browser client refreshes in the background and the Worker
+// refreshes on requests, all with one rotating refresh token in shared cookies. Nothing may fail
+// on the way: no refresh_token_already_used ("Already Used") sign-out, no request the browser
+// reports as failed, no response >= 400 in either tab.
+import type { Page } from "playwright-core";
+import { expect } from "vitest";
+import { expectSignedIn, freshUser, settled, signInWithPassword, visit } from "./support/flows.ts";
+import { shortTokens as stack } from "./support/stacks.ts";
+import { test } from "./support/test.ts";
+
+const TOKEN_LIFETIME_MS = (stack.jwtExpiry ?? 3600) * 1000;
+
+test("two tabs idle past token expiry stay signed in without a failed request", async ({
+  browser,
+}) => {
+  const user = await freshUser(stack, "idle");
+  const first = await browser.open();
+  const problems: string[] = [];
+  const refreshes: number[] = [];
+  const watch = (page: Page, tab: string) => {
+    page.on("requestfailed", (request) => {
+      const error = request.failure()?.errorText ?? "";
+      // A request the browser itself cancels because the tab navigated is not a failure.
+      if (error === "net::ERR_ABORTED") return;
+      problems.push(`${tab}: ${request.method()} ${request.url()} failed: ${error}`);
+    });
+    page.on("response", async (response) => {
+      if (response.url().includes("grant_type=refresh_token")) refreshes.push(response.status());
+      if (response.status() < 400) return;
+      const body = await response.text().catch(() => "");
+      problems.push(`${tab}: ${response.status()} ${response.url()} ${body.slice(0, 200)}`);
+    });
+  };
+  watch(first, "tab 1");
+  await signInWithPassword(first, stack, user);
+  const second = await first.context().newPage();
+  watch(second, "tab 2");
+  await visit(second, stack, "/");
+  await expectSignedIn(second, stack, user.email);
+
+  // Round 1: both idle past expiry, then one reloads and the other navigates in the app.
+  await first.waitForTimeout(TOKEN_LIFETIME_MS + 3000);
+  await visit(first, stack, "/");
+  await second.getByRole("link", { name: "Edge Notes" }).click();
+  await settled(second);
+  await expectSignedIn(first, stack, user.email);
+  await expectSignedIn(second, stack, user.email);
+
+  // Round 2: idle again, then both load at the same moment with the same cookies.
+  await first.waitForTimeout(TOKEN_LIFETIME_MS + 3000);
+  await Promise.all([visit(first, stack, "/sign-out"), visit(second, stack, "/sign-out")]);
+  for (const page of [first, second]) {
+    expect(await page.getByRole("main").textContent()).toContain(user.email);
+  }
+
+  expect(problems).toEqual([]);
+  // The browser clients did refresh while idle (the test idled past expiry for real).
+  expect(refreshes.length).toBeGreaterThan(0);
+  expect(refreshes.every((status) => status === 200)).toBe(true);
+});

@@ -1,0 +1,20 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+// `npm run test:e2e`: the built app in `wrangler dev` and the local backend (both started once by
+// setup/servers.ts), driven by a real headless Chromium. Not part of `npm test` (the root config
+// leaves this folder out): it needs a browser and a production build.
+export default defineConfig({
+  root: fileURLToPath(new URL("../..", import.meta.url)),
+  test: {
+    name: "e2e",
+    environment: "node",
+    include: ["tests/e2e/**/*.test.ts"],
+    globalSetup: ["tests/e2e/setup/servers.ts"],
+    // One Chromium per worker. The sign-out and idle-tab files mostly wait for tokens to expire, so a
+    // third worker keeps the other flows moving meanwhile, even on two cores.
+    maxWorkers: 3,
+    testTimeout: 60_000,
+    hookTimeout: 90_000,
+  },
+});

@@ -77,7 +77,11 @@ export interface ProviderAccount {
   state_hash: string;
 }
 
+/** The state is signed with the JWT secret, as the real service signed it. */
 const secretOf = (ctx: AuthContext) => new TextEncoder().encode(ctx.keys.jwtSecret);
+/** The stand-in provider's codes get a key of their own, so they can never pass for an API JWT. */
+const providerKeyOf = (ctx: AuthContext) =>
+  createHash("sha256").update(`local-oauth-provider:${ctx.keys.jwtSecret}`).digest();
 
 export const hashState = (state: string) => createHash("sha256").update(state).digest("base64url");
 
@@ -116,6 +120,11 @@ export async function providerRedirectUrl(
   if (pkce) {
     const flow = await insertFlowState(ctx.db, pkceParams, "oauth", null, provider);
     claims.flow_state_id = flow.id;
+    await run(
+      ctx.db,
+      "update auth.flow_state set referrer = $2, linking_target_id = $3 where id = $1",
+      [flow.id, referrer, linkingTarget?.id ?? null],
+    );
   }
   if (linkingTarget) claims.linking_target_id = linkingTarget.id;
   const now = Math.floor(Date.now() / 1000);
@@ -143,7 +152,7 @@ export async function signProviderCode(
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setIssuedAt(now)
     .setExpirationTime(now + 600)
-    .sign(secretOf(ctx));
+    .sign(providerKeyOf(ctx));
 }
 
 /** GET|POST /callback: the provider's answer (code or error) -> a user, then back to redirect_to. */
@@ -271,7 +280,7 @@ async function exchangeCode(
     );
   let payload: Record<string, unknown>;
   try {
-    payload = (await jwtVerify(code, secretOf(ctx), { algorithms: ["HS256"] })).payload;
+    payload = (await jwtVerify(code, providerKeyOf(ctx), { algorithms: ["HS256"] })).payload;
   } catch {
     throw failed();
   }

@@ -48,6 +48,10 @@ class IntervalLimiter {
     this.interval = interval;
     this.start = now;
   }
+  /** How long ago the current window opened. */
+  idleSince(now: number): number {
+    return now - this.start;
+  }
   allow(now: number): boolean {
     const elapsed = Math.floor((now - this.start) / this.interval);
     if (elapsed > 0) {
@@ -78,6 +82,8 @@ export class RateLimits {
     const key = `${bucket}:${clientIp(request)}`;
     let limiter = this.perKey.get(key);
     if (!limiter) {
+      // Many client addresses: forget the ones whose windows have all passed (memory stays bounded).
+      if (this.perKey.size >= 10_000) this.prune();
       limiter = new IntervalLimiter(this.limitOf(bucket), WINDOWS[bucket], this.clock());
       this.perKey.set(key, limiter);
     }
@@ -87,6 +93,13 @@ export class RateLimits {
   /** One more email out of email_sent per hour, or 429 over_email_send_rate_limit. */
   checkEmail(): void {
     if (!this.email.allow(this.clock())) throw authError("emailRateLimit");
+  }
+
+  private prune(): void {
+    const now = this.clock();
+    for (const [key, limiter] of this.perKey) {
+      if (limiter.idleSince(now) >= HOUR) this.perKey.delete(key);
+    }
   }
 
   private limitOf(bucket: Bucket): number {

@@ -1,8 +1,10 @@
 import {
   createUserAdmin,
+  deleteFactorAdmin,
   deleteUserAdmin,
   generateLink,
   getUserAdmin,
+  listFactorsAdmin,
   listUsers,
   updateUserAdmin,
 } from "./admin.ts";
@@ -43,6 +45,8 @@ export const routes: Array<[string, string, Handler]> = [
   ["GET", "/admin/users/:id", getUserAdmin],
   ["PUT", "/admin/users/:id", updateUserAdmin],
   ["DELETE", "/admin/users/:id", deleteUserAdmin],
+  ["GET", "/admin/users/:id/factors", listFactorsAdmin],
+  ["DELETE", "/admin/users/:id/factors/:factor_id", deleteFactorAdmin],
   ["POST", "/admin/generate_link", generateLink],
   ["POST", "/invite", invite],
   ["GET", "/authorize", authorize],

@@ -1,7 +1,7 @@
 // Identity linking with supabase-js linkIdentity / unlinkIdentity / getUserIdentities, through the
 // local provider page with a cookie-less fetch, and the bad input of each.
 import type { SupabaseClient } from "@supabase/supabase-js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   adminClient,
   anonClient,
@@ -9,7 +9,6 @@ import {
   randomEmail,
   signedInClient,
 } from "../support/backend.ts";
-import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
 import { followOAuth, type ProviderAccountInput } from "../support/oauth.ts";
 
 const APP_CALLBACK = "http://localhost:5173/auth/callback";
@@ -189,29 +188,5 @@ describe("unlinkIdentity", () => {
     });
     const still = (await victim.client.auth.getUserIdentities()).data?.identities ?? [];
     expect(still.map((i) => i.identity_id)).toContain(target.identity_id);
-  });
-});
-
-describe("enable_manual_linking = false", () => {
-  let backend: MemoryBackend;
-  beforeAll(async () => {
-    backend = await memoryBackend({ auth: { enableManualLinking: false } });
-  }, 60_000);
-  afterAll(() => backend?.close());
-
-  it("linkIdentity and unlinkIdentity answer 404 manual_linking_disabled", async () => {
-    const { client } = await backend.signedIn();
-    const linked = await client.auth.linkIdentity({
-      provider: "github",
-      options: { skipBrowserRedirect: true },
-    });
-    expect(linked.error).toMatchObject({
-      status: 404,
-      code: "manual_linking_disabled",
-      message: "Manual linking is disabled",
-    });
-    const identities = (await client.auth.getUserIdentities()).data?.identities ?? [];
-    const unlinked = await client.auth.unlinkIdentity(identities[0] as never);
-    expect(unlinked.error).toMatchObject({ status: 404, code: "manual_linking_disabled" });
   });
 });

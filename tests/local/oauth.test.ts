@@ -234,6 +234,12 @@ describe("bad input", () => {
       email: randomEmail("swap"),
     });
     const callback = new URL(submitted.headers.get("location") ?? "");
+    // The provider's code is no API token.
+    const asBearer = await authFetch("/user", {
+      headers: { Authorization: `Bearer ${callback.searchParams.get("code")}` },
+    });
+    expect(asBearer.status).toBe(403);
+    expect((await asBearer.json()).error_code).toBe("bad_jwt");
     callback.searchParams.set("state", b.state);
     const swapped = new URL((await expectRedirect(fetch, callback.toString())).location);
     expect(swapped.searchParams.get("error")).toBe("server_error");

@@ -181,6 +181,26 @@ describe("/account/password", () => {
     expect(await canSignIn(email, PASSWORD)).toBe(true);
   });
 
+  it("'Send a new code' emails a reauthentication code and asks for it with the passwords", async () => {
+    const { browser, email } = await signedInBrowser();
+    const sent = await browser.post("/account/password", { intent: "send-code" });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toContain(`We emailed a code to ${email}`);
+    expect(sent.body).toContain('name="nonce"');
+    const message = await waitForMessage(email, "reauthentication");
+    expect(message.token).toMatch(/^\d{6}$/);
+    const malformed = await browser.post("/account/password", {
+      intent: "change",
+      currentPassword: PASSWORD,
+      password: "a-new-long-secret",
+      nonce: "12x",
+      nonceShown: "1",
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toContain("Enter the 6-digit code from the email.");
+    expect(await canSignIn(email, PASSWORD)).toBe(true);
+  });
+
   it("/reset-password without a recovery session sends to /account/password and changes nothing", async () => {
     const { browser, email } = await signedInBrowser();
     const page = await browser.get("/reset-password", { follow: false });

@@ -24,7 +24,7 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
                 Notes
               </NavLink>
               <NavLink to="/account" className={navLinkClass}>
-                Profile
+                Account
               </NavLink>
             </nav>
             <p className="hidden min-w-0 truncate text-ink-600 md:block dark:text-ink-400">

@@ -66,7 +66,7 @@ describe("sharing a note", () => {
   it("the reader sees the owner's display name once the owner has one", async () => {
     const owner = await signedInBrowser();
     const reader = await signedInBrowser();
-    await owner.browser.post("/account", { username: "", displayName: "Ada Owner" });
+    await owner.browser.post("/account?index", { username: "", displayName: "Ada Owner" });
     const id = await createNote(owner.browser, { title: "Named" });
     await owner.browser.post(`/notes/${id}`, { intent: "share", email: reader.email });
     const page = await reader.browser.get(`/notes/${id}`);

@@ -200,7 +200,7 @@ describe("home and header", () => {
     const home = await browser.get("/");
     expect(home.body).toContain('data-testid="open-notes"');
     expect(home.body).toMatch(/<a[^>]*href="\/notes"[^>]*>Notes<\/a>/);
-    expect(home.body).toMatch(/<a[^>]*href="\/account"[^>]*>Profile<\/a>/);
+    expect(home.body).toMatch(/<a[^>]*href="\/account"[^>]*>Account<\/a>/);
     const signedOut = await new BrowserLess().get("/");
     expect(signedOut.body).not.toContain('href="/notes"');
   });

@@ -26,7 +26,7 @@ describe("/account", () => {
     expect(page.status).toBe(200);
     expect(page.body).toContain('data-testid="profile-form"');
     const name = unique();
-    const saved = await browser.post("/account", {
+    const saved = await browser.post("/account?index", {
       username: `  ${name.toUpperCase()} `,
       displayName: "  Grace Hopper ",
     });
@@ -44,8 +44,8 @@ describe("/account", () => {
     const first = await signedInBrowser();
     const second = await signedInBrowser();
     const name = unique();
-    await first.browser.post("/account", { username: name, displayName: "" });
-    const taken = await second.browser.post("/account", {
+    await first.browser.post("/account?index", { username: name, displayName: "" });
+    const taken = await second.browser.post("/account?index", {
       username: name.toUpperCase(),
       displayName: "Should not save",
     });
@@ -62,18 +62,21 @@ describe("/account", () => {
     ["emoji_😀", "username"],
   ])("username %j is refused with the rules beside the field", async (username, field) => {
     const { browser } = await signedInBrowser();
-    const visit = await browser.post("/account", { username, displayName: "" });
+    const visit = await browser.post("/account?index", { username, displayName: "" });
     expect(visit.status).toBe(400);
     expect(fieldError(visit.body, field)).toContain("3–30 characters");
   });
 
   it("a display name over 100 characters is refused; clearing both fields is allowed", async () => {
     const { browser, user } = await signedInBrowser();
-    const long = await browser.post("/account", { username: "", displayName: "d".repeat(101) });
+    const long = await browser.post("/account?index", {
+      username: "",
+      displayName: "d".repeat(101),
+    });
     expect(long.status).toBe(400);
     expect(fieldError(long.body, "displayName")).toContain("at most 100");
-    await browser.post("/account", { username: unique(), displayName: "Someone" });
-    const cleared = await browser.post("/account", { username: "", displayName: "" });
+    await browser.post("/account?index", { username: unique(), displayName: "Someone" });
+    const cleared = await browser.post("/account?index", { username: "", displayName: "" });
     expect(cleared.status).toBe(200);
     expect(await profileOf(user.id)).toEqual({ username: null, display_name: null });
   });

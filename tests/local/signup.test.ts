@@ -5,10 +5,12 @@ import {
   authFetch,
   BACKEND_URL,
   PASSWORD,
+  PUBLISHABLE_KEY,
   randomEmail,
   signedInClient,
 } from "../support/backend.ts";
 import { latestMessage, messagesFor, verifyLink } from "../support/inbox.ts";
+import { memoryBackend } from "../support/memory-backend.ts";
 
 describe("sign up with email confirmation (config.toml: enable_confirmations = true)", () => {
   it("creates an unconfirmed user, mails a /verify link that confirms and signs in", async () => {
@@ -189,17 +191,30 @@ describe("sign up with email confirmation (config.toml: enable_confirmations = t
   });
 
   it("answers simultaneous sign-ups of one address without a 500: one user, one first mail", async () => {
-    const email = randomEmail();
-    const body = JSON.stringify({ email, password: PASSWORD });
-    const responses = await Promise.all(
-      Array.from({ length: 4 }, () => authFetch("/signup", { method: "POST", body })),
-    );
-    const statuses = responses.map((response) => response.status);
-    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
-    expect(statuses).toContain(200);
-    const { data } = await adminClient().auth.admin.listUsers({ perPage: 1000 });
-    expect(data.users.filter((user) => user.email === email)).toHaveLength(1);
-    expect(await messagesFor(email)).toHaveLength(1);
+    // Its own backend with a one-minute mail window: on a loaded machine the four requests may
+    // be served more than config.toml's 1 s apart, and a later repeat may then rightly re-send.
+    const local = await memoryBackend({ auth: { email: { maxFrequencySeconds: 60 } } });
+    try {
+      const email = randomEmail();
+      const body = JSON.stringify({ email, password: PASSWORD });
+      const responses = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          local.fetch(`${local.backend.url}/auth/v1/signup`, {
+            method: "POST",
+            headers: { apikey: PUBLISHABLE_KEY, "Content-Type": "application/json" },
+            body,
+          }),
+        ),
+      );
+      const statuses = responses.map((response) => response.status);
+      expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+      expect(statuses).toContain(200);
+      const { data } = await local.admin().auth.admin.listUsers({ perPage: 1000 });
+      expect(data.users.filter((user) => user.email === email)).toHaveLength(1);
+      expect(local.backend.inbox.list(email)).toHaveLength(1);
+    } finally {
+      await local.close();
+    }
   });
 });
 

@@ -3,12 +3,14 @@
 // exactly as `npm run preview` does, pointed at its backend with `--var SUPABASE_URL:…`.
 // E2E_SKIP_BUILD=1 reuses an existing build/ (for quick reruns while writing tests).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Worker } from "node:worker_threads";
 import { loadConfig } from "../../../local/config.ts";
 import { ROOT } from "../../../local/paths.ts";
-import { createLocalBackend, type LocalBackend } from "../../../local/server.ts";
+import type { LocalBackendOptions } from "../../../local/server.ts";
 import { assertChromium } from "../support/chromium.ts";
+import { RESULTS_DIR } from "../support/results.ts";
 import { STACKS, type Stack } from "../support/stacks.ts";
 
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -21,19 +23,17 @@ const ENV = {
 
 export default async function setup() {
   assertChromium();
+  // Screenshots and logs are this run's only.
+  rmSync(RESULTS_DIR, { recursive: true, force: true });
   await Promise.all(STACKS.map((stack) => assertPortFree(stack.appUrl)));
   const started = performance.now();
-  const backends: LocalBackend[] = [];
+  const backends: Worker[] = [];
   const apps: ChildProcess[] = [];
   const teardown = async () => {
-    for (const app of apps) stop(app);
-    await Promise.all(backends.map((backend) => backend.close()));
+    await Promise.all([...apps.map(stop), ...backends.map(closeBackend)]);
   };
   try {
-    await Promise.all([
-      build(),
-      ...STACKS.map(async (stack) => backends.push(await startBackend(stack))),
-    ]);
+    await Promise.all([build(), ...STACKS.map((stack) => startBackend(stack, backends))]);
     await Promise.all(STACKS.map((stack) => startApp(stack, apps)));
   } catch (error) {
     await teardown();
@@ -53,10 +53,10 @@ async function build() {
 }
 
 /** config.toml with the app's origin allowed as a redirect target (email links come back to it). */
-function startBackend(stack: Stack): Promise<LocalBackend> {
+function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
   const listed = loadConfig(`${ROOT}supabase/config.toml`).auth.additionalRedirectUrls;
   const origins = [stack.appUrl, `http://127.0.0.1:${stack.appPort}`];
-  return createLocalBackend({
+  const options: LocalBackendOptions = {
     port: stack.backendPort,
     host: "127.0.0.1",
     config: {
@@ -66,7 +66,25 @@ function startBackend(stack: Stack): Promise<LocalBackend> {
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),
       },
     },
+  };
+  const thread = new Worker(new URL("./backend-thread.ts", import.meta.url), {
+    workerData: options,
   });
+  backends.push(thread);
+  return new Promise((resolve, reject) => {
+    thread.once("error", reject);
+    thread.once("message", (message: { url?: string; error?: string }) => {
+      if (message.url) resolve();
+      else reject(new Error(`The ${stack.name} backend did not start: ${message.error}`));
+    });
+  });
+}
+
+async function closeBackend(thread: Worker) {
+  const closed = new Promise((resolve) => thread.once("message", resolve));
+  thread.postMessage("close");
+  await Promise.race([closed, sleep(5000)]);
+  await thread.terminate();
 }
 
 async function startApp(stack: Stack, apps: ChildProcess[]) {
@@ -92,6 +110,11 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
+    // Only this child's own server counts (not one still shutting down from an earlier run).
+    if (!output.includes(`Ready on`)) {
+      await sleep(100);
+      continue;
+    }
     try {
       const response = await fetch(`${stack.appUrl}/`, { signal: AbortSignal.timeout(10_000) });
       const body = await response.text();
@@ -132,11 +155,26 @@ async function assertPortFree(url: string) {
   throw new Error(`${url} already answers; stop whatever runs there or set E2E_APP_PORT.`);
 }
 
-function stop(child: ChildProcess) {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    child.kill("SIGTERM");
+/**
+ * SIGTERM to the whole process group (wrangler and its workerd), SIGKILL for whatever is left after
+ * 5 s; resolves once no process of the group remains, so the ports are free for the next run.
+ */
+async function stop(child: ChildProcess): Promise<void> {
+  const group = child.pid;
+  if (group === undefined) return;
+  const signal = (name: NodeJS.Signals | 0) => {
+    try {
+      process.kill(-group, name);
+      return true;
+    } catch {
+      return false; // ESRCH: the group is gone
+    }
+  };
+  if (!signal("SIGTERM")) return;
+  const started = Date.now();
+  // (A zombie left for an init that does not reap would answer forever: stop looking after 8 s.)
+  while (signal(0) && Date.now() - started < 8000) {
+    if (Date.now() - started > 5000) signal("SIGKILL");
+    await sleep(50);
   }
 }

@@ -9,6 +9,7 @@ import { Worker } from "node:worker_threads";
 import { loadConfig } from "../../../local/config.ts";
 import { ROOT } from "../../../local/paths.ts";
 import type { LocalBackendOptions } from "../../../local/server.ts";
+import { PASSWORD, SECRET_KEY } from "../../support/backend.ts";
 import { assertChromium } from "../support/chromium.ts";
 import { RESULTS_DIR } from "../support/results.ts";
 import { STACKS, type Stack } from "../support/stacks.ts";
@@ -35,6 +36,7 @@ export default async function setup() {
   try {
     await Promise.all([build(), ...STACKS.map((stack) => startBackend(stack, backends))]);
     await Promise.all(STACKS.map((stack) => startApp(stack, apps)));
+    await Promise.all(STACKS.map(warmUp));
   } catch (error) {
     await teardown();
     throw error;
@@ -125,6 +127,31 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
     await sleep(200);
   }
   throw new Error(`wrangler dev did not serve ${stack.appUrl} (${stack.name}):\n${output}`);
+}
+
+/**
+ * Signs a throwaway user in through the app's form a few times, so the first test is not the one
+ * that pays for cold code paths (Worker modules, PGlite's first queries, bcrypt, token signing)
+ * against the app's 1.5 s backend deadline.
+ */
+async function warmUp(stack: Stack) {
+  const email = `warm-up-${crypto.randomUUID()}@example.com`;
+  const created = await fetch(`${stack.backendUrl}/auth/v1/admin/users`, {
+    method: "POST",
+    headers: { apikey: SECRET_KEY, "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD, email_confirm: true }),
+  });
+  if (!created.ok) throw new Error(`warm-up user: ${created.status} ${await created.text()}`);
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(`${stack.appUrl}/sign-in`, {
+      method: "POST",
+      headers: { origin: stack.appUrl, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ intent: "password", email, password: PASSWORD }),
+      redirect: "manual",
+    });
+    await response.arrayBuffer();
+    if (response.status !== 303) throw new Error(`warm-up sign-in: ${response.status}`);
+  }
 }
 
 function run(

@@ -3,7 +3,7 @@
 // exactly as `npm run preview` does, pointed at its backend with `--var SUPABASE_URL:…`.
 // E2E_SKIP_BUILD=1 reuses an existing build/ (for quick reruns while writing tests).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { loadConfig } from "../../../local/config.ts";
@@ -106,9 +106,21 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
     { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   apps.push(child);
+  // Its output goes to test-results/e2e/<stack>-server.log (kept by CI with the screenshots).
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const log = createWriteStream(`${RESULTS_DIR}/${stack.name}-server.log`);
   let output = "";
-  child.stdout?.on("data", (chunk) => (output += chunk));
-  child.stderr?.on("data", (chunk) => (output += chunk));
+  const record = (chunk: Buffer) => {
+    output += chunk;
+    log.write(chunk);
+  };
+  child.stdout?.on("data", record);
+  child.stderr?.on("data", record);
+  child.on("exit", (code, signal) => {
+    const line = `wrangler dev for ${stack.appUrl} exited (code ${code}, signal ${signal})`;
+    log.end(`\n${line}\n`);
+    if (!stopping.has(child)) console.error(`[e2e] ${line} while tests were running`);
+  });
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
@@ -186,7 +198,10 @@ async function assertPortFree(url: string) {
  * SIGTERM to the whole process group (wrangler and its workerd), SIGKILL for whatever is left after
  * 5 s; resolves once no process of the group remains, so the ports are free for the next run.
  */
+const stopping = new WeakSet<ChildProcess>();
+
 async function stop(child: ChildProcess): Promise<void> {
+  stopping.add(child);
   const group = child.pid;
   if (group === undefined) return;
   const signal = (name: NodeJS.Signals | 0) => {

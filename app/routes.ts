@@ -13,6 +13,14 @@ export default [
   route("forgot-password", "routes/forgot-password.tsx"),
   route("reset-password", "routes/reset-password.tsx"),
   route("sign-out", "routes/sign-out.tsx"),
+  // Notes (issue 8).
+  route("notes", "routes/notes._index.tsx"),
+  route("notes/new", "routes/notes.new.tsx"),
+  route("notes/:id", "routes/notes.$id.tsx"),
+  route("notes/:id/edit", "routes/notes.$id.edit.tsx"),
+  route("notes/:id/delete", "routes/notes.$id.delete.tsx"),
+  // The profile page; issue 7 nests it under the account layout as its index.
+  route("account", "routes/account._index.tsx"),
   // Anything else: a real 404 page rendered inside the layout (root loader and middleware run).
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

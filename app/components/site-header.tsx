@@ -1,4 +1,4 @@
-import { Form, Link, useLocation } from "react-router";
+import { Form, Link, NavLink, useLocation } from "react-router";
 import type { SessionUser } from "../lib/session-user";
 
 export function SiteHeader({ user }: { user: SessionUser | null }) {
@@ -18,7 +18,15 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
         </Link>
         {user ? (
           <div className="flex min-w-0 items-center gap-3 text-sm">
-            <p className="hidden min-w-0 truncate text-ink-600 sm:block dark:text-ink-400">
+            <nav aria-label="Main" className="flex items-center gap-1">
+              <NavLink to="/notes" className={navLinkClass}>
+                Notes
+              </NavLink>
+              <NavLink to="/account" className={navLinkClass}>
+                Profile
+              </NavLink>
+            </nav>
+            <p className="hidden min-w-0 truncate text-ink-600 md:block dark:text-ink-400">
               <span className="sr-only">Signed in as </span>
               <span className="font-medium text-ink-800 dark:text-ink-100">
                 {user.email ?? "your account"}
@@ -55,4 +63,12 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
       </div>
     </header>
   );
+}
+
+function navLinkClass({ isActive }: { isActive: boolean }) {
+  return `rounded-lg px-2.5 py-1.5 font-medium ${
+    isActive
+      ? "bg-ink-100 text-ink-900 dark:bg-ink-800 dark:text-ink-50"
+      : "text-ink-600 hover:bg-ink-100 hover:text-ink-900 dark:text-ink-400 dark:hover:bg-ink-800 dark:hover:text-ink-50"
+  }`;
 }

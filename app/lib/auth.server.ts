@@ -4,6 +4,7 @@ import {
   type SupabaseClient,
 } from "@supabase/supabase-js";
 import { createContext, type MiddlewareFunction, type RouterContextProvider } from "react-router";
+import type { Database } from "./database.types";
 import { readSupabaseEnv } from "./env.server";
 import { createSupabaseServerClient, type ServerSupabaseOptions } from "./supabase.server";
 import { workerContext } from "./worker-context.server";
@@ -14,7 +15,7 @@ export type Claims = JwtPayload;
 /** What loaders and actions get from `getAuth(context)`. */
 export interface Auth {
   /** This request's Supabase client; queries run as the signed-in user (RLS applies). */
-  supabase: SupabaseClient;
+  supabase: SupabaseClient<Database>;
   /** Verified claims, or null when signed out (no, expired-and-unrefreshable, or broken session). */
   claims: Claims | null;
   /** True when a session cookie was present but the backend could not be reached to check it. */
@@ -62,7 +63,7 @@ export function getAuth(context: Readonly<RouterContextProvider>): Auth {
 }
 
 async function verifyClaims(
-  supabase: SupabaseClient,
+  supabase: SupabaseClient<Database>,
 ): Promise<{ claims: Claims | null; backendUnreachable: boolean }> {
   try {
     const result = await withDeadline(supabase.auth.getClaims(), AUTH_DEADLINE_MS);

@@ -35,17 +35,26 @@ const SECRET_FIELDS = new Set(["password", "code"]);
 export async function parseForm<S extends z.ZodType>(
   request: Request,
   schema: S,
+  options: ReadFormOptions = {},
 ): Promise<Parsed<z.infer<S>>> {
-  return validateForm(await readFormValues(request), schema);
+  return validateForm(await readFormValues(request, options), schema, options);
+}
+
+export interface ReadFormOptions {
+  /** Bodies larger than this are not read (default 64 KiB; note bodies need more). */
+  maxBytes?: number;
+  /** How much of each value is echoed back to the page (default 320 characters). */
+  echoChars?: number;
 }
 
 /** Validates form values already read (when an action first looks at `intent`). */
 export function validateForm<S extends z.ZodType>(
   values: Record<string, string>,
   schema: S,
+  options: ReadFormOptions = {},
 ): Parsed<z.infer<S>> {
   const result = schema.safeParse(values);
-  const echo = publicValues(values);
+  const echo = publicValues(values, options.echoChars);
   if (result.success) return { ok: true, data: result.data, values: echo };
   const fields: Record<string, string> = {};
   for (const issue of result.error.issues) {
@@ -57,9 +66,14 @@ export function validateForm<S extends z.ZodType>(
 }
 
 /** The form as name -> string (the first value of each name; files become ""). */
-export async function readFormValues(request: Request): Promise<Record<string, string>> {
+export async function readFormValues(
+  request: Request,
+  options: ReadFormOptions = {},
+): Promise<Record<string, string>> {
   // Sign-in forms are a few hundred bytes; a huge body is not read at all (it fails validation).
-  if (Number(request.headers.get("Content-Length") ?? 0) > MAX_FORM_BYTES) return {};
+  if (Number(request.headers.get("Content-Length") ?? 0) > (options.maxBytes ?? MAX_FORM_BYTES)) {
+    return {};
+  }
   let formData: FormData;
   try {
     formData = await request.formData();
@@ -74,10 +88,10 @@ export async function readFormValues(request: Request): Promise<Record<string, s
   return values;
 }
 
-function publicValues(values: Record<string, string>): Record<string, string> {
+function publicValues(values: Record<string, string>, chars = 320): Record<string, string> {
   const echo: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) {
-    if (!SECRET_FIELDS.has(name)) echo[name] = value.slice(0, 320);
+    if (!SECRET_FIELDS.has(name)) echo[name] = value.slice(0, chars);
   }
   return echo;
 }

@@ -2,11 +2,12 @@ import { createServerClient } from "@supabase/ssr";
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { AuthCookieJar, authCookieOptions, readRequestCookies } from "./auth-cookies.server";
 import { type BackendFetch, createBackendFetch } from "./backend-fetch.server";
+import type { Database } from "./database.types";
 import type { SupabaseEnv } from "./env.server";
 
 export interface ServerSupabase {
   /** The request's client: reads the session from the Cookie header, writes into `cookies`. */
-  supabase: SupabaseClient;
+  supabase: SupabaseClient<Database>;
   /** Cookies and cache headers the client asked to set; the middleware applies them. */
   cookies: AuthCookieJar;
   /** Round trips this client made to the backend (for Server-Timing and tests). */
@@ -35,7 +36,7 @@ export function createSupabaseServerClient(
   const cookies = new AuthCookieJar();
   const backend = createBackendFetch(options);
   const secure = new URL(request.url).protocol === "https:";
-  const supabase = createServerClient(env.url, env.publishableKey, {
+  const supabase = createServerClient<Database>(env.url, env.publishableKey, {
     cookieOptions: authCookieOptions(secure),
     cookies: {
       getAll: () => readRequestCookies(request),

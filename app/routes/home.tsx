@@ -1,3 +1,4 @@
+import { Link } from "react-router";
 import { getAuth } from "../lib/auth.server";
 import { getBackendStatus } from "../lib/backend-status.server";
 import { readSupabaseEnv } from "../lib/env.server";
@@ -25,6 +26,15 @@ export default function Home({ loaderData }: Route.ComponentProps) {
           Edge Notes renders every page on Cloudflare's edge and keeps your data in Supabase, so it
           is fast wherever you are and private by default.
         </p>
+        {user ? (
+          <Link
+            to="/notes"
+            data-testid="open-notes"
+            className="mt-6 inline-flex items-center rounded-lg bg-brand-600 px-5 py-2.5 text-sm font-medium text-white hover:bg-brand-700"
+          >
+            Open your notes →
+          </Link>
+        ) : null}
       </section>
 
       <section

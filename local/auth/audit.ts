@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "./db.ts";
 import { run } from "./db.ts";
+import { clientIp } from "./request.ts";
 import type { UserRow } from "./users.ts";
 
 /** Writes an auth.audit_log_entries row with the payload shape of the real service. */
@@ -19,7 +20,7 @@ export async function audit(
     log_type: logType(action),
     ...(Object.keys(traits).length ? { traits } : {}),
   };
-  const ip = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() ?? "127.0.0.1";
+  const ip = clientIp(request);
   await run(
     db,
     `insert into auth.audit_log_entries (instance_id, id, payload, created_at, ip_address)

@@ -173,6 +173,82 @@ const TABLE = {
   userWithEmailNotFound: [404, "user_not_found", "User with this email not found"],
   generateLinkBadType: [400, "validation_failed", "Invalid email action link type requested"],
   unsupportedPhone: [400, "phone_provider_disabled", "Unsupported phone provider"],
+  // MFA (mfa.go, loadFactor, requireNotAnonymous)
+  anonymousNotAllowed: [
+    403,
+    "no_authorization",
+    "Anonymous user not allowed to perform these actions",
+  ],
+  factorIdNotUuid: [404, "validation_failed", "factor_id must be an UUID"],
+  factorNotFound: [404, "mfa_factor_not_found", "Factor not found"],
+  factorTypeInvalid: [400, "validation_failed", "factor_type needs to be totp, phone, or webauthn"],
+  totpEnrollDisabled: [422, "mfa_totp_enroll_not_enabled", "MFA enroll is disabled for TOTP"],
+  phoneEnrollDisabled: [422, "mfa_phone_enroll_not_enabled", "MFA enroll is disabled for Phone"],
+  webauthnEnrollDisabled: [
+    422,
+    "mfa_webauthn_enroll_not_enabled",
+    "MFA enroll is disabled for WebAuthn",
+  ],
+  factorNameConflict: [422, "mfa_factor_name_conflict", "A factor with this friendly name exists"],
+  tooManyFactors: [
+    422,
+    "too_many_enrolled_mfa_factors",
+    "Maximum number of verified factors reached, unenroll to continue",
+  ],
+  enrollNeedsAal2: [403, "insufficient_aal", "AAL2 required to enroll a new factor"],
+  unenrollNeedsAal2: [422, "insufficient_aal", "AAL2 required to unenroll verified factor"],
+  totpVerifyDisabled: [422, "mfa_totp_verify_not_enabled", "MFA verification is disabled for TOTP"],
+  codeRequired: [400, "validation_failed", "Code needs to be non-empty"],
+  challengeNotFound: [
+    422,
+    "mfa_factor_not_found",
+    "MFA factor with the provided challenge ID not found",
+  ],
+  challengeIpMismatch: [
+    422,
+    "mfa_ip_address_mismatch",
+    "Challenge and verify IP addresses mismatch.",
+  ],
+  challengeExpired: [422, "mfa_challenge_expired", "MFA challenge has expired"],
+  totpInvalid: [422, "mfa_verification_failed", "Invalid TOTP code entered"],
+  // OAuth and identities (external.go, identity.go)
+  unsupportedProvider: [400, "validation_failed", "Unsupported provider"],
+  oauthStateMissing: [400, "bad_oauth_callback", "OAuth state parameter missing"],
+  oauthStateInvalid: [400, "bad_oauth_state", "OAuth callback with invalid state"],
+  oauthCodeMissing: [
+    400,
+    "bad_oauth_callback",
+    "OAuth callback with missing authorization code missing",
+  ],
+  oauthStateUsed: [400, "flow_state_already_used", "State has already been used"],
+  providerEmailMissing: [
+    500,
+    "unexpected_failure",
+    "Error getting user email from external provider",
+  ],
+  providerEmailNeedsVerification: [
+    422,
+    "provider_email_needs_verification",
+    "Unverified email with provider. Verify the email with provider in order to sign in",
+  ],
+  manualLinkingDisabled: [404, "manual_linking_disabled", "Manual linking is disabled"],
+  identityIdNotUuid: [404, "validation_failed", "identity_id must be an UUID"],
+  singleIdentity: [
+    422,
+    "single_identity_not_deletable",
+    "User must have at least 1 identity after unlinking",
+  ],
+  identityNotFound: [422, "identity_not_found", "Identity doesn't exist"],
+  identityAlreadyLinked: [422, "identity_already_exists", "Identity is already linked"],
+  identityLinkedToAnother: [
+    422,
+    "identity_already_exists",
+    "Identity is already linked to another user",
+  ],
+  linkingTargetMissing: [422, "user_not_found", "Linking target user not found"],
+  // Rate limits (apilimiter, mail.go)
+  requestRateLimit: [429, "over_request_rate_limit", "Request rate limit reached"],
+  emailRateLimit: [429, "over_email_send_rate_limit", "email rate limit exceeded"],
 } as const satisfies Record<string, Entry>;
 
 export type ErrorName = keyof typeof TABLE;

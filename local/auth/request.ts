@@ -86,3 +86,8 @@ function goKind(kind: Kind): string {
     kind
   ];
 }
+
+/** The caller's address (utilities.GetIPAddress): the first X-Forwarded-For hop, else loopback. */
+export function clientIp(request: Request): string {
+  return request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || "127.0.0.1";
+}

@@ -9,6 +9,7 @@ import {
 import type { Handler } from "./index.ts";
 import { invite } from "./invite.ts";
 import { logout } from "./logout.ts";
+import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
 import { otp } from "./otp.ts";
 import { reauthenticate } from "./reauthenticate.ts";
 import { recover } from "./recover.ts";
@@ -39,4 +40,8 @@ export const routes: Array<[string, string, Handler]> = [
   ["DELETE", "/admin/users/:id", deleteUserAdmin],
   ["POST", "/admin/generate_link", generateLink],
   ["POST", "/invite", invite],
+  ["POST", "/factors", enrollFactor],
+  ["POST", "/factors/:id/challenge", challengeFactor],
+  ["POST", "/factors/:id/verify", verifyFactor],
+  ["DELETE", "/factors/:id", unenrollFactor],
 ];

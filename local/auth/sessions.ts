@@ -202,3 +202,35 @@ export async function logoutSessions(
     userId,
   ]);
 }
+
+/**
+ * updateMFASessionAndClaims: the current session gains the factor's AMR method and aal2, its
+ * refresh tokens are replaced by a new one (the aal1 ones can no longer refresh), and the answer
+ * is a fresh token response for the same session.
+ */
+export async function upgradeSession(
+  ctx: AuthContext,
+  db: Db,
+  user: UserRow,
+  sessionId: string,
+  method: AuthMethod,
+  factorId: string,
+): Promise<Record<string, unknown>> {
+  await addAmrClaim(db, sessionId, method);
+  await run(
+    db,
+    "update auth.sessions set aal = 'aal2', factor_id = $2, updated_at = now() where id = $1",
+    [sessionId, factorId],
+  );
+  // The session's refresh tokens so far were issued at aal1: they stop working (the real service
+  // skips the counter of v2 tokens for the same reason), so only the answer's token carries on.
+  await run(db, "delete from auth.refresh_tokens where session_id = $1", [sessionId]);
+  const token = newRefreshToken();
+  await run(
+    db,
+    `insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
+     values ('00000000-0000-0000-0000-000000000000', $1, $2, false, now(), now(), $3)`,
+    [token, user.id, sessionId],
+  );
+  return tokenResponse(ctx, db, user, sessionId, token);
+}

@@ -6,6 +6,7 @@
  * migrations + tests/fixtures, createRestHandler and a real HS256 JWT check, reached through
  * supabase-js's fetch option (same code path as over a socket, minus the socket).
  */
+import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { jwtVerify, SignJWT } from "jose";
@@ -131,6 +132,11 @@ async function shared(): Promise<Backend> {
 
 async function start(): Promise<LocalBackend> {
   const db = new PGlite();
+  // The app's migrations reference auth.users (profiles, sharing): the backend's own roles and
+  // auth schema first, exactly as openDatabase() sets them up.
+  for (const file of ["roles.sql", "auth.sql"]) {
+    await db.exec(await readFile(new URL(`../../../../local/db/${file}`, import.meta.url), "utf8"));
+  }
   await db.exec(BOOTSTRAP);
   await applyMigrations(db, {
     migrationsDir: new URL("../../../../supabase/migrations", import.meta.url).pathname,

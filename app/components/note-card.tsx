@@ -1,0 +1,61 @@
+import { Link } from "react-router";
+import type { ListView } from "../lib/note-list-url";
+import type { NoteListItem } from "../lib/notes.server";
+import { NoteDate, ownerName, TagLink } from "./note-meta";
+import { NoteToggles, optimisticState, useToggleFetcher } from "./note-toggles";
+
+/**
+ * One note in the list. Archiving from the list hides the card at once (it leaves this view);
+ * if the server refuses, the card comes back with the message.
+ */
+export function NoteCard({
+  note,
+  view,
+  returnTo,
+}: {
+  note: NoteListItem;
+  view: ListView;
+  returnTo: string;
+}) {
+  const fetcher = useToggleFetcher(note.id);
+  const shown = optimisticState(note, fetcher.formData?.get("intent"));
+  const mine = view !== "shared";
+  if (mine && shown.archived !== (view === "archived")) return null;
+  return (
+    <li
+      data-testid="note-card"
+      data-note-id={note.id}
+      className="rounded-xl border border-ink-200 bg-white p-4 shadow-xs dark:border-ink-800 dark:bg-ink-800/40"
+    >
+      <div className="flex items-start justify-between gap-3">
+        <h2 className="min-w-0 text-base font-semibold break-words">
+          <Link to={`/notes/${note.id}`} className="hover:text-brand-600 hover:underline">
+            {note.title}
+          </Link>
+        </h2>
+        {shown.pinned ? (
+          <span className="shrink-0 rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-900 dark:bg-amber-950 dark:text-amber-100">
+            Pinned
+          </span>
+        ) : null}
+      </div>
+      {note.excerpt ? (
+        <p className="mt-1 line-clamp-2 text-sm break-words text-ink-600 dark:text-ink-400">
+          {note.excerpt}
+        </p>
+      ) : null}
+      <div className="mt-3 flex flex-wrap items-center justify-between gap-3">
+        <div className="flex min-w-0 flex-wrap items-center gap-2 text-xs text-ink-600 dark:text-ink-400">
+          {mine ? null : <span>{`Shared by ${ownerName(note.owner)} ·`}</span>}
+          <NoteDate iso={note.updated_at} prefix="Edited" />
+          {note.tags.map((tag) => (
+            <TagLink key={tag.name} name={tag.name} />
+          ))}
+        </div>
+        {mine ? (
+          <NoteToggles id={note.id} title={note.title} state={note} returnTo={returnTo} />
+        ) : null}
+      </div>
+    </li>
+  );
+}

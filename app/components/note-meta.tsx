@@ -1,0 +1,40 @@
+import { Link } from "react-router";
+import { listUrl } from "../lib/note-list-url";
+
+/** "3 Nov 2026" in UTC, so the server's and the browser's renders agree. */
+export function NoteDate({ iso, prefix }: { iso: string; prefix?: string }) {
+  const date = new Date(iso);
+  const text = date.toLocaleDateString("en-GB", {
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    timeZone: "UTC",
+  });
+  return (
+    <time dateTime={iso} title={date.toISOString()}>
+      {prefix ? `${prefix} ` : ""}
+      {text}
+    </time>
+  );
+}
+
+/** A tag as a link to the list filtered by it. */
+export function TagLink({ name, active = false }: { name: string; active?: boolean }) {
+  return (
+    <Link
+      to={listUrl({ tag: name })}
+      aria-current={active ? "true" : undefined}
+      className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ${
+        active
+          ? "bg-brand-600 text-white"
+          : "bg-brand-50 text-brand-700 hover:bg-brand-500/15 dark:bg-brand-500/15 dark:text-brand-500"
+      }`}
+    >
+      {`#${name}`}
+    </Link>
+  );
+}
+
+export function ownerName(owner: { username: string | null; display_name: string | null } | null) {
+  return owner?.display_name || (owner?.username ? `@${owner.username}` : "Someone");
+}

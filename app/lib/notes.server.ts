@@ -1,0 +1,154 @@
+import type { PostgrestError, SupabaseClient } from "@supabase/supabase-js";
+import { data, redirect } from "react-router";
+import { NO_STORE } from "./auth-cookies.server";
+import type { Database } from "./database.types";
+import type { ListParams } from "./note-list-url";
+import { PAGE_SIZE } from "./note-rules";
+import { noteId } from "./note-schemas.server";
+import { safeRedirectPath } from "./safe-redirect";
+
+/**
+ * Reading and writing notes with the request's Supabase client. Every query runs as the signed-in
+ * user, so row-level security decides what exists: someone else's note and a note that never
+ * existed are the same 404, with nothing on the page to tell them apart.
+ */
+type Client = SupabaseClient<Database>;
+
+export function notFound(): never {
+  throw data(null, { status: 404, statusText: "Not Found" });
+}
+
+/** The data API failed in a way the person cannot fix: a 503 page (never a 500). */
+export function backendFailure(error: PostgrestError | null): never {
+  console.error("notes: data API error", error);
+  throw data(
+    { code: error?.code ?? "unexpected" },
+    { status: 503, statusText: "Your notes could not be loaded right now. Try again in a moment." },
+  );
+}
+
+/** The `:id` in the URL, or a 404 when it is not a note id at all. */
+export function parseNoteId(value: string | undefined): string {
+  const parsed = noteId.safeParse(value);
+  if (!parsed.success) notFound();
+  return parsed.data;
+}
+
+export interface NoteListItem {
+  id: string;
+  title: string;
+  excerpt: string | null;
+  pinned: boolean;
+  archived: boolean;
+  updated_at: string;
+  owner_id: string;
+  tags: { name: string }[];
+  owner: { username: string | null; display_name: string | null } | null;
+}
+
+export interface ListRequest extends ListParams {
+  userId: string;
+}
+
+/** One page of the list, pinned first, then the most recently edited; with the total count. */
+export async function listNotes(
+  supabase: Client,
+  request: ListRequest,
+): Promise<{ notes: NoteListItem[]; total: number; outOfRange: boolean }> {
+  const from = (request.page - 1) * PAGE_SIZE;
+  const columns =
+    "id, title, excerpt, pinned, archived, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)";
+  let query = supabase
+    .from("notes")
+    .select(request.tag ? `${columns}, tag_filter:tags!inner()` : columns, { count: "exact" });
+  if (request.view === "shared") query = query.neq("owner_id", request.userId);
+  else {
+    query = query.eq("owner_id", request.userId).eq("archived", request.view === "archived");
+  }
+  if (request.tag) query = query.eq("tag_filter.name", request.tag);
+  if (request.q)
+    query = query.textSearch("search", request.q, { type: "websearch", config: "english" });
+  const result = await query
+    .order("pinned", { ascending: false })
+    .order("updated_at", { ascending: false })
+    .order("id")
+    .range(from, from + PAGE_SIZE - 1);
+  if (result.error?.code === "PGRST103") {
+    // Past the last page: how many there are, for the message.
+    const first = await listNotes(supabase, { ...request, page: 1 });
+    return { notes: [], total: first.total, outOfRange: true };
+  }
+  if (result.error) backendFailure(result.error);
+  return {
+    notes: result.data as unknown as NoteListItem[],
+    total: result.count ?? 0,
+    outOfRange: false,
+  };
+}
+
+/** The user's tags, for the filter. */
+export async function listTags(supabase: Client): Promise<string[]> {
+  const { data: tags, error } = await supabase.from("tags").select("name").order("name");
+  if (error) backendFailure(error);
+  return tags.map((t) => t.name);
+}
+
+/** One note the user may read (their own or shared with them), or a 404. */
+export async function loadNote(supabase: Client, id: string) {
+  const { data: note, error } = await supabase
+    .from("notes")
+    .select(
+      "id, title, body, pinned, archived, created_at, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)",
+    )
+    .eq("id", id)
+    .maybeSingle();
+  if (error) backendFailure(error);
+  if (!note) notFound();
+  return note;
+}
+
+/** Who an owner's note is shared with. */
+export async function listShares(supabase: Client, id: string) {
+  const { data: shares, error } = await supabase
+    .from("note_shares")
+    .select(
+      "shared_with, shared_with_email, created_at, profile:profiles!note_shares_shared_with_fkey(username, display_name)",
+    )
+    .eq("note_id", id)
+    .order("created_at");
+  if (error) backendFailure(error);
+  return shares;
+}
+
+/** Pin, unpin, archive or unarchive one of the user's notes; null if it is not theirs. */
+export async function toggleNote(
+  supabase: Client,
+  id: string,
+  intent: "pin" | "unpin" | "archive" | "unarchive",
+) {
+  const change =
+    intent === "pin" || intent === "unpin"
+      ? { pinned: intent === "pin" }
+      : { archived: intent === "archive" };
+  const { data: rows, error } = await supabase
+    .from("notes")
+    .update(change)
+    .eq("id", id)
+    .select("id, pinned, archived");
+  if (error) backendFailure(error);
+  return rows[0] ?? null;
+}
+
+/** Replaces a note's tags (the RPC checks ownership: someone else's note is a 404). */
+export async function setNoteTags(supabase: Client, id: string, names: string[]) {
+  const { error } = await supabase.rpc("set_note_tags", { note_id: id, tag_names: names });
+  if (error?.code === "PT404") notFound();
+  if (error) backendFailure(error);
+}
+
+/** After a form post without JavaScript: back to the page it came from (a notes page only). */
+export function redirectBack(returnTo: string | undefined, fallback: string) {
+  const target = safeRedirectPath(returnTo, fallback);
+  const path = target.startsWith("/notes") ? target : fallback;
+  return redirect(path, { headers: { "Cache-Control": NO_STORE } });
+}

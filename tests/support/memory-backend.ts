@@ -1,0 +1,61 @@
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
+import type { Config, DeepPartial } from "../../local/config.ts";
+import { createLocalBackend, type LocalBackend } from "../../local/server.ts";
+import { PASSWORD, PUBLISHABLE_KEY, randomEmail, SECRET_KEY } from "./backend.ts";
+
+/**
+ * A second backend in this test worker, in memory and without a socket, for settings the shared
+ * test backend does not use (small rate limits, MFA switched off, ...). The same supabase-js
+ * drives it through its fetch handler.
+ */
+export async function memoryBackend(config: DeepPartial<Config>) {
+  const backend = await createLocalBackend({ host: false, config });
+  const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
+    backend.fetch(new Request(input, init));
+
+  function client(
+    options: { flowType?: "implicit" | "pkce"; headers?: Record<string, string> } = {},
+  ) {
+    const store = new Map<string, string>();
+    return createClient(backend.url, PUBLISHABLE_KEY, {
+      auth: {
+        persistSession: true,
+        autoRefreshToken: false,
+        detectSessionInUrl: false,
+        flowType: options.flowType ?? "implicit",
+        storage: {
+          getItem: (k) => store.get(k) ?? null,
+          setItem: (k, v) => void store.set(k, v),
+          removeItem: (k) => void store.delete(k),
+        },
+      },
+      global: { fetch, headers: options.headers },
+    });
+  }
+
+  function admin(): SupabaseClient {
+    return createClient(backend.url, SECRET_KEY, {
+      auth: { persistSession: false, autoRefreshToken: false },
+      global: { fetch },
+    });
+  }
+
+  /** A confirmed user signed in with a password on its own client. */
+  async function signedIn(options: { headers?: Record<string, string> } = {}) {
+    const email = randomEmail();
+    const created = await admin().auth.admin.createUser({
+      email,
+      password: PASSWORD,
+      email_confirm: true,
+    });
+    if (created.error) throw created.error;
+    const c = client(options);
+    const { data, error } = await c.auth.signInWithPassword({ email, password: PASSWORD });
+    if (error) throw error;
+    return { email, client: c, user: created.data.user, session: data.session };
+  }
+
+  return { backend, fetch, client, admin, signedIn, close: () => backend.close() };
+}
+
+export type MemoryBackend = Awaited<ReturnType<typeof memoryBackend>>;

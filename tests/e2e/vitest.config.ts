@@ -11,8 +11,7 @@ export default defineConfig({
     environment: "node",
     include: ["tests/e2e/**/*.test.ts"],
     globalSetup: ["tests/e2e/setup/servers.ts"],
-    // One Chromium per worker; two fit two cores. The sign-out tests of a file run side by side,
-    // as they mostly wait for tokens to expire.
+    // One Chromium per worker; two fit two cores.
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 90_000,

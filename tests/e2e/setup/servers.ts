@@ -3,7 +3,9 @@
 // exactly as `npm run preview` does, pointed at its backend with `--var SUPABASE_URL:…`.
 // E2E_SKIP_BUILD=1 reuses an existing build/ (for quick reruns while writing tests).
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { loadConfig } from "../../../local/config.ts";
@@ -90,6 +92,7 @@ async function closeBackend(thread: Worker) {
 }
 
 async function startApp(stack: Stack, apps: ChildProcess[]) {
+  const registry = mkdtempSync(join(tmpdir(), `e2e-${stack.name}-registry-`));
   const child = spawn(
     "wrangler",
     [
@@ -103,7 +106,15 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
       `SUPABASE_URL:${stack.backendUrl}`,
       "--show-interactive-dev-session=false",
     ],
-    { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    {
+      cwd: ROOT,
+      // A dev registry of its own: wrangler's shared one (~/.config/.wrangler/registry) is where
+      // every local `edge-notes` Worker on the machine announces itself, and another one coming
+      // or going there can make this one reload or exit in the middle of the run.
+      env: { ...ENV, WRANGLER_REGISTRY_PATH: registry },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
   );
   apps.push(child);
   // Its output goes to test-results/e2e/<stack>-server.log (kept by CI with the screenshots).
@@ -117,6 +128,7 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
   child.stdout?.on("data", record);
   child.stderr?.on("data", record);
   child.on("exit", (code, signal) => {
+    rmSync(registry, { recursive: true, force: true });
     const line = `wrangler dev for ${stack.appUrl} exited (code ${code}, signal ${signal})`;
     log.end(`\n${line}\n`);
     if (!stopping.has(child)) console.error(`[e2e] ${line} while tests were running`);

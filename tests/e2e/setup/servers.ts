@@ -108,9 +108,8 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
     ],
     {
       cwd: ROOT,
-      // A dev registry of its own: wrangler's shared one (~/.config/.wrangler/registry) is where
-      // every local `edge-notes` Worker on the machine announces itself, and another one coming
-      // or going there can make this one reload or exit in the middle of the run.
+      // A dev registry of its own: in wrangler's shared one (~/.config/.wrangler/registry) every
+      // local `edge-notes` Worker on the machine announces itself under the same name.
       env: { ...ENV, WRANGLER_REGISTRY_PATH: registry },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,

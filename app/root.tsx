@@ -1,5 +1,6 @@
 import {
   isRouteErrorResponse,
+  Link,
   Links,
   Meta,
   Outlet,
@@ -81,10 +82,44 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
       </StatusPage>
     );
   }
+  if (isRouteErrorResponse(error) && error.data?.code === "insufficient_aal") {
+    return (
+      <StatusPage code="403" title="Confirm it's you">
+        <p data-testid="aal-required">{String(error.data.message)}</p>
+        <p className="mt-4">
+          <Link
+            to={String(error.data.next)}
+            className="font-medium text-brand-600 underline-offset-2 hover:underline dark:text-brand-500"
+          >
+            Enter your code
+          </Link>
+        </p>
+      </StatusPage>
+    );
+  }
+  if (isRouteErrorResponse(error) && typeof error.data?.message === "string") {
+    return (
+      <StatusPage code={String(error.status)} title={error.statusText || "Request failed"}>
+        <p>{error.data.message}</p>
+        {error.data.code ? (
+          <p className="mt-2 font-mono text-xs opacity-70">
+            Error code: <span data-testid="error-code">{String(error.data.code)}</span>
+          </p>
+        ) : null}
+      </StatusPage>
+    );
+  }
   if (isRouteErrorResponse(error)) {
+    // Loaders that give up on the backend say which Supabase error it was, for support.
+    const code = (error.data as { code?: unknown } | null)?.code;
     return (
       <StatusPage code={String(error.status)} title={error.statusText || "Request failed"}>
         <p>The server could not handle this request.</p>
+        {typeof code === "string" ? (
+          <p className="mt-2 font-mono text-xs opacity-70">
+            Error code: <span data-testid="error-code">{code}</span>
+          </p>
+        ) : null}
       </StatusPage>
     );
   }

@@ -19,8 +19,19 @@ export default [
   route("notes/:id", "routes/notes.$id.tsx"),
   route("notes/:id/edit", "routes/notes.$id.edit.tsx"),
   route("notes/:id/delete", "routes/notes.$id.delete.tsx"),
-  // The profile page; issue 7 nests it under the account layout as its index.
-  route("account", "routes/account._index.tsx"),
+  // Account and security (issue 7): the layout draws the section nav; the profile page (issue 8)
+  // is its index.
+  route("account", "routes/account.tsx", [
+    index("routes/account._index.tsx"),
+    route("email", "routes/account.email.tsx"),
+    route("password", "routes/account.password.tsx"),
+    route("security", "routes/account.security.tsx"),
+    route("identities", "routes/account.identities.tsx"),
+    route("sessions", "routes/account.sessions.tsx"),
+    route("activity", "routes/account.activity.tsx"),
+  ]),
+  // The second-factor challenge: signed in, but exempt from the aal2 rule it enforces.
+  route("mfa", "routes/mfa.tsx"),
   // Anything else: a real 404 page rendered inside the layout (root loader and middleware run).
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

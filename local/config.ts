@@ -28,6 +28,8 @@ export interface Config {
       maxEnrolledFactors: number;
       totp: { enrollEnabled: boolean; verifyEnabled: boolean };
     };
+    /** [auth.external.<provider>]: which OAuth providers are on (served by the local provider page). */
+    external: Record<string, { enabled: boolean }>;
     rateLimit: {
       emailSent: number;
       tokenRefresh: number;
@@ -60,6 +62,10 @@ function fromToml(toml: Table): Config {
   const mfa = table(auth.mfa);
   const totp = table(mfa.totp);
   const rate = table(auth.rate_limit);
+  const external: Config["auth"]["external"] = {};
+  for (const [name, value] of Object.entries(table(auth.external))) {
+    external[name] = { enabled: bool(table(value).enabled, false) };
+  }
   const templates: Config["auth"]["email"]["templates"] = {};
   for (const [name, value] of Object.entries(table(email.template))) {
     const t = table(value);
@@ -98,6 +104,7 @@ function fromToml(toml: Table): Config {
           verifyEnabled: bool(totp.verify_enabled, false),
         },
       },
+      external,
       rateLimit: {
         emailSent: num(rate.email_sent, 2),
         tokenRefresh: num(rate.token_refresh, 150),

@@ -4,6 +4,8 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { authRoutes } from "./auth/index.ts";
+import { providerPageRoutes } from "./auth/provider-page.ts";
+import { RateLimits } from "./auth/rate-limits.ts";
 import { routes as authEndpoints } from "./auth/routes.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { openDatabase } from "./database.ts";
@@ -98,6 +100,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     keys: KEYS,
     signingKey,
     inbox,
+    rateLimits: new RateLimits(config.auth.rateLimit),
     externalUrl: () => `${url}/auth/v1`,
     now: () => new Date(),
   };
@@ -134,6 +137,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));
   app.route("/inbox", inboxRoutes(inbox));
+  app.route("/provider", providerPageRoutes(ctx));
   app.get("/", (c) => c.redirect("/inbox"));
 
   const fetch = async (request: Request) => app.fetch(request);

@@ -27,18 +27,11 @@ export function NoteCard({
       data-note-id={note.id}
       className="rounded-xl border border-ink-200 bg-white p-4 shadow-xs dark:border-ink-800 dark:bg-ink-800/40"
     >
-      <div className="flex items-start justify-between gap-3">
-        <h2 className="min-w-0 text-base font-semibold break-words">
-          <Link to={`/notes/${note.id}`} className="hover:text-brand-600 hover:underline">
-            {note.title}
-          </Link>
-        </h2>
-        {shown.pinned ? (
-          <span className="shrink-0 rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-900 dark:bg-amber-950 dark:text-amber-100">
-            Pinned
-          </span>
-        ) : null}
-      </div>
+      <h2 className="min-w-0 text-base font-semibold break-words">
+        <Link to={`/notes/${note.id}`} className="hover:text-brand-600 hover:underline">
+          {note.title}
+        </Link>
+      </h2>
       {note.excerpt ? (
         <p className="mt-1 line-clamp-2 text-sm break-words text-ink-600 dark:text-ink-400">
           {note.excerpt}

@@ -6,7 +6,7 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
   const onSignOutPage = useLocation().pathname === "/sign-out";
   return (
     <header className="border-b border-ink-200 bg-white/80 backdrop-blur dark:border-ink-800 dark:bg-ink-900/80">
-      <div className="mx-auto flex h-14 max-w-5xl items-center justify-between gap-4 px-4 sm:px-6">
+      <div className="mx-auto flex h-14 max-w-5xl items-center justify-between gap-3 px-4 sm:gap-4 sm:px-6">
         <Link to="/" className="flex shrink-0 items-center gap-2 font-semibold tracking-tight">
           <span
             aria-hidden="true"
@@ -14,16 +14,17 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
           >
             E
           </span>
-          Edge Notes
+          {/* Signed in on a phone, the links need the room: the logo alone stands for the name. */}
+          <span className={user ? "sr-only sm:not-sr-only" : undefined}>Edge Notes</span>
         </Link>
         {user ? (
-          <div className="flex min-w-0 items-center gap-3 text-sm">
+          <div className="flex min-w-0 items-center gap-2 text-sm sm:gap-3">
             <nav aria-label="Main" className="flex items-center gap-1">
               <NavLink to="/notes" className={navLinkClass}>
                 Notes
               </NavLink>
               <NavLink to="/account" className={navLinkClass}>
-                Profile
+                Account
               </NavLink>
             </nav>
             <p className="hidden min-w-0 truncate text-ink-600 md:block dark:text-ink-400">
@@ -37,7 +38,7 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
                 <input type="hidden" name="scope" value="local" />
                 <button
                   type="submit"
-                  className="shrink-0 rounded-lg border border-ink-200 px-3 py-1.5 font-medium text-ink-800 hover:bg-ink-50 dark:border-ink-600 dark:text-ink-100 dark:hover:bg-ink-800"
+                  className="shrink-0 rounded-lg border border-ink-200 px-3 py-1.5 font-medium whitespace-nowrap text-ink-800 hover:bg-ink-50 dark:border-ink-600 dark:text-ink-100 dark:hover:bg-ink-800"
                 >
                   Sign out
                 </button>

@@ -4,7 +4,14 @@
  * or on its own page when nothing on the form can fix it). The code itself is always kept so the
  * page can show it for support.
  */
-export type AuthErrorPlace = "email" | "password" | "code" | "form";
+export type AuthErrorPlace =
+  | "email"
+  | "password"
+  | "currentPassword"
+  | "code"
+  | "nonce"
+  | "name"
+  | "form";
 
 export interface AuthErrorInfo {
   place: AuthErrorPlace;
@@ -74,6 +81,65 @@ const TABLE: Record<string, { place: AuthErrorPlace; message: string }> = {
     place: "password",
     message: "For your security, sign in again before changing your password.",
   },
+  reauthentication_not_valid: {
+    place: "nonce",
+    message: "That code is wrong or has expired. Send a new one and enter it here.",
+  },
+  // Multi-factor authentication.
+  mfa_verification_failed: {
+    place: "code",
+    message:
+      "That code is wrong. Check that your phone's clock is right and enter the newest code from the app.",
+  },
+  mfa_verification_rejected: {
+    place: "code",
+    message: "That code was refused. Enter the newest code from the app.",
+  },
+  mfa_challenge_expired: {
+    place: "code",
+    message: "That took too long. Enter the newest code from the app.",
+  },
+  mfa_factor_name_conflict: {
+    place: "name",
+    message: "You already have an authenticator with this name. Choose another name.",
+  },
+  mfa_factor_not_found: {
+    place: "form",
+    message: "That authenticator doesn't exist (it may have been removed already).",
+  },
+  too_many_enrolled_mfa_factors: {
+    place: "form",
+    message: "You have as many authenticators as an account can have. Remove one first.",
+  },
+  mfa_totp_enroll_not_enabled: {
+    place: "form",
+    message: "Adding authenticator apps is turned off for this site.",
+  },
+  mfa_totp_verify_not_enabled: {
+    place: "form",
+    message: "Authenticator apps are turned off for this site.",
+  },
+  insufficient_aal: {
+    place: "form",
+    message: "This needs your second factor. Enter a code from your authenticator app first.",
+  },
+  // Linked identities.
+  identity_already_exists: {
+    place: "form",
+    message: "That account is already linked to another Edge Notes account.",
+  },
+  identity_not_found: {
+    place: "form",
+    message: "That linked account doesn't exist (it may have been unlinked already).",
+  },
+  single_identity_not_deletable: {
+    place: "form",
+    message: "This is your only way to sign in, so it can't be unlinked.",
+  },
+  manual_linking_disabled: {
+    place: "form",
+    message: "Linking other accounts is turned off for this site.",
+  },
 };
 
 /** "For security purposes, you can only request this after 42 seconds." -> 42. */
@@ -124,7 +190,7 @@ function weakPasswordMessage(reasons: string[]): string {
 }
 
 /** Why an email link or OAuth return could not sign someone in, as its own page. */
-export type LinkProblem = "other-browser" | "expired" | "used" | "denied" | "invalid";
+export type LinkProblem = "other-browser" | "expired" | "used" | "denied" | "taken" | "invalid";
 
 export interface LinkProblemPage {
   problem: LinkProblem;
@@ -154,6 +220,8 @@ export function linkProblem(
     case "access_denied":
     case "provider_disabled":
       return "denied";
+    case "identity_already_exists":
+      return "taken";
     default:
       return "invalid";
   }
@@ -202,6 +270,14 @@ export function linkProblemPage(
         what: "The sign-in provider did not let you in: the request was cancelled or refused.",
         todo: "Try again, or sign in with your email instead.",
         action: { href: "/sign-in", label: "Back to sign in" },
+      };
+    case "taken":
+      return {
+        problem,
+        title: "That account is linked to someone else",
+        what: "The sign-in account you chose is already linked to a different Edge Notes account, so it was not linked to yours. Nothing was changed.",
+        todo: "Sign in to the other account and unlink it there first, or choose another account.",
+        action: { href: "/account/identities", label: "Back to linked accounts" },
       };
     default:
       return {

@@ -20,6 +20,11 @@ export interface Auth {
   claims: Claims | null;
   /** True when a session cookie was present but the backend could not be reached to check it. */
   backendUnreachable: boolean;
+  /**
+   * The assurance level this session should reach: "aal2" once the user has a verified second
+   * factor (read from the session's user without a round trip), else the level it has.
+   */
+  nextLevel?: "aal1" | "aal2" | null;
 }
 
 export const authContext = createContext<Auth>();
@@ -44,8 +49,9 @@ export const authMiddleware: MiddlewareFunction<Response> = async ({ request, co
     context.get(authOptionsContext),
   );
   const verified = await verifyClaims(server.supabase);
+  const nextLevel = verified.claims ? await assuranceTarget(server.supabase) : null;
   const authMs = performance.now() - started;
-  context.set(authContext, { supabase: server.supabase, ...verified });
+  context.set(authContext, { supabase: server.supabase, ...verified, nextLevel });
 
   const response = await next();
   const headers = mutableHeaders(response);
@@ -74,6 +80,25 @@ async function verifyClaims(
   } catch {
     // A cookie auth-js cannot even parse is a broken session: signed out, never a 500.
     return { claims: null, backendUnreachable: false };
+  }
+}
+
+/**
+ * getAuthenticatorAssuranceLevel() reads the stored session (already verified or refreshed by
+ * getClaims) and its user's factors: no round trip. The user object comes from the cookie, so it
+ * is a routing hint only; the auth server and the aal2 RLS policies enforce the rule for real.
+ */
+async function assuranceTarget(supabase: SupabaseClient): Promise<"aal1" | "aal2" | null> {
+  // auth-js warns on the server whenever the stored user is read, unless getUser() ran. Here the
+  // read is deliberate (a hint, see above), so the once-per-request warning is switched off.
+  (supabase.auth as unknown as { suppressGetSessionWarning: boolean }).suppressGetSessionWarning =
+    true;
+  try {
+    const { data } = await supabase.auth.mfa.getAuthenticatorAssuranceLevel();
+    const level: string | null | undefined = data?.nextLevel;
+    return level === "aal1" || level === "aal2" ? level : null;
+  } catch {
+    return null;
   }
 }
 

@@ -142,6 +142,36 @@ export type Database = {
         };
         Relationships: [];
       };
+      security_events: {
+        Row: {
+          aal: string | null;
+          created_at: string;
+          detail: Json;
+          id: number;
+          kind: string;
+          session_id: string | null;
+          user_id: string;
+        };
+        Insert: {
+          aal?: string | null;
+          created_at?: string;
+          detail?: Json;
+          id?: never;
+          kind: string;
+          session_id?: string | null;
+          user_id: string;
+        };
+        Update: {
+          aal?: string | null;
+          created_at?: string;
+          detail?: Json;
+          id?: never;
+          kind?: string;
+          session_id?: string | null;
+          user_id?: string;
+        };
+        Relationships: [];
+      };
       tags: {
         Row: { created_at: string; id: string; name: string; owner_id: string };
         Insert: { created_at?: string; id?: string; name: string; owner_id?: string };
@@ -161,6 +191,10 @@ export type Database = {
       [_ in never]: never;
     };
     Functions: {
+      record_security_event: {
+        Args: { event_kind: string; event_detail?: Json };
+        Returns: undefined;
+      };
       set_note_tags: {
         Args: { note_id: string; tag_names: string[] };
         Returns: { created_at: string; id: string; name: string; owner_id: string }[];

@@ -1,22 +1,100 @@
-import { type RouterContextProvider, redirect } from "react-router";
+import { isAuthRetryableFetchError } from "@supabase/supabase-js";
+import { data, type RouterContextProvider, redirect } from "react-router";
 import { type Auth, type Claims, getAuth } from "./auth.server";
+import { withNext } from "./next-path";
 
 /** Where signed-out visitors are sent; the page they wanted travels along as `?next=`. */
 export const SIGN_IN_PATH = "/sign-in";
 
+/** Where a signed-in user with a second factor proves it (exempt from the aal2 rule). */
+export const MFA_PATH = "/mfa";
+
+const NO_STORE = { "Cache-Control": "private, no-store" };
+
+/** What a refused POST from an aal1 session carries to the error page. */
+export interface AalRequired {
+  code: "insufficient_aal";
+  message: string;
+  next: string;
+}
+
+/** Does this session still owe its second factor (verified factor, but an aal1 session)? */
+export function needsSecondFactor(auth: Pick<Auth, "claims" | "nextLevel">): boolean {
+  return !!auth.claims && auth.nextLevel === "aal2" && auth.claims.aal !== "aal2";
+}
+
 /**
  * For loaders and actions that need a signed-in user: returns the client and the (non-null)
  * claims, or throws a redirect to the sign-in page that comes back here afterwards.
+ *
+ * Once the user has a verified second factor the session must be aal2: a page request is sent to
+ * the challenge (`/mfa?next=…`); a form post (or any non-GET) is refused with a 403 and nothing
+ * runs, so an aal1 session cannot reach an action by posting to it directly.
  */
 export function requireUser(
   request: Request,
   context: Readonly<RouterContextProvider>,
 ): Auth & { claims: Claims } {
   const auth = getAuth(context);
-  if (auth.claims) return { ...auth, claims: auth.claims };
   const url = new URL(request.url);
   const next = `${url.pathname}${url.search}`;
-  throw redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next })}`, {
-    headers: { "Cache-Control": "private, no-store" },
-  });
+  if (!auth.claims) {
+    throw redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next })}`, { headers: NO_STORE });
+  }
+  if (needsSecondFactor(auth)) {
+    const target = withNext(MFA_PATH, pagePath(url));
+    if (request.method === "GET" || request.method === "HEAD") {
+      throw redirect(target, { headers: NO_STORE });
+    }
+    throw data<AalRequired>(
+      {
+        code: "insufficient_aal",
+        message:
+          "This needs your second factor. Enter the code from your authenticator app, then try again.",
+        next: target,
+      },
+      { status: 403, headers: NO_STORE },
+    );
+  }
+  return { ...auth, claims: auth.claims };
+}
+
+/** The page a request belongs to (a single-fetch `.data` request names its page without it). */
+function pagePath(url: URL): string {
+  const path = url.pathname.replace(/\.data$/, "").replace(/^\/_root$/, "/") || "/";
+  const params = new URLSearchParams(url.search);
+  params.delete("_routes");
+  params.delete("index");
+  const query = params.toString();
+  return query ? `${path}?${query}` : path;
+}
+
+/**
+ * requireUser plus a check with the auth server (`getUser`, one round trip): the fresh user
+ * (pending email, factors, identities) for account pages, and a session revoked elsewhere ("sign
+ * out other devices") is refused here at once, its cookies cleared, instead of at its next refresh.
+ */
+export async function requireFreshUser(request: Request, context: Readonly<RouterContextProvider>) {
+  const auth = requireUser(request, context);
+  const { data, error } = await auth.supabase.auth.getUser();
+  if (data.user) return { ...auth, user: data.user };
+  const url = new URL(request.url);
+  const unreachable = !error || isAuthRetryableFetchError(error) || (error.status ?? 0) >= 500;
+  if (!unreachable) {
+    const next = pagePath(url);
+    throw redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next, ended: "1" })}`, {
+      headers: NO_STORE,
+    });
+  }
+  throw data503();
+}
+
+function data503() {
+  return data(
+    {
+      code: "backend_unreachable",
+      message: "The sign-in service can't be reached right now. Try again in a moment.",
+    },
+    { status: 503, headers: NO_STORE },
+  );
 }

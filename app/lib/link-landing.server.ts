@@ -6,6 +6,7 @@ const STATUS: Record<LinkProblem, number> = {
   "other-browser": 400,
   invalid: 400,
   denied: 403,
+  taken: 409,
   expired: 410,
   used: 410,
 };

@@ -23,7 +23,7 @@ export function backendFailure(error: PostgrestError | null): never {
   console.error("notes: data API error", error);
   throw data(
     { code: error?.code ?? "unexpected" },
-    { status: 503, statusText: "Your notes could not be loaded right now. Try again in a moment." },
+    { status: 503, statusText: "Your notes could not be loaded right now" },
   );
 }
 

@@ -86,11 +86,11 @@ export default function Profile({ loaderData, actionData }: Route.ComponentProps
   const failed = actionData && !actionData.ok ? actionData : undefined;
   const values = failed?.values ?? loaderData;
   return (
-    <section className="mx-auto w-full max-w-xl py-8 sm:py-10" aria-labelledby="profile-title">
-      <h1 id="profile-title" className="text-3xl font-semibold tracking-tight">
+    <section className="w-full max-w-xl" aria-labelledby="profile-title">
+      <h1 id="profile-title" className="text-2xl font-semibold tracking-tight">
         Profile
       </h1>
-      <p className="mt-2 text-sm text-ink-600 dark:text-ink-400">
+      <p className="mt-1 text-sm text-ink-600 dark:text-ink-400">
         How you appear to people you share notes with
         {loaderData.email ? (
           <>

@@ -1,25 +1,31 @@
 import { LinkNotice, LinkProblemView } from "../components/link-problem";
+import { afterSignIn } from "../lib/after-sign-in.server";
 import { getAuth } from "../lib/auth.server";
-import { redirectToNext } from "../lib/auth-redirects.server";
 import {
   EMAIL_CHANGE_HALF_DONE,
   linkNoticeResponse,
   linkProblemResponse,
 } from "../lib/link-landing.server";
+import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/auth.callback";
 
 export const meta: Route.MetaFunction = () => [{ title: "Signing in · Edge Notes" }];
 
+/** `?flow=` values the app's own redirect URLs carry (what the round trip was for). */
+const FLOWS = new Set(["link", "email_change"]);
+
 /**
  * Where PKCE flows come back: email links sent through the auth server's /verify (sign-up
- * confirmation, magic link, recovery, email change) and OAuth providers, as `?code=`. The code is
- * exchanged with the verifier cookie this browser stored when it asked; the session's cookies
- * ride on the redirect to `next`.
+ * confirmation, magic link, recovery, email change) and OAuth providers (sign-in, or linking a
+ * provider from /account/identities), as `?code=`. The code is exchanged with the verifier cookie
+ * this browser stored when it asked; the session's cookies ride on the redirect to `next` (or
+ * to the second-factor challenge first).
  */
 export async function loader({ request, context }: Route.LoaderArgs) {
   const { supabase, claims } = getAuth(context);
   const params = new URL(request.url).searchParams;
   const next = params.get("next");
+  const flow = FLOWS.has(params.get("flow") ?? "") ? params.get("flow") : null;
   const errorCode = params.get("error_code") ?? params.get("error") ?? undefined;
   const kind = next === "/reset-password" ? "recovery" : "sign-in";
   if (errorCode) return linkProblemResponse(errorCode, { signedIn: !!claims, kind });
@@ -33,12 +39,24 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   if (code.length > 512) return linkProblemResponse(undefined, { signedIn: !!claims, kind });
 
   const flowId = params.get("sb_flow_id");
-  const { error } = await supabase.auth.exchangeCodeForSession(
+  const { data, error } = await supabase.auth.exchangeCodeForSession(
     code,
     flowId ? { flowId } : undefined,
   );
   if (error) return linkProblemResponse(error.code, { signedIn: !!claims, kind });
-  return redirectToNext(next);
+  if (flow === "link") {
+    const provider = params.get("provider")?.slice(0, 40) ?? "";
+    const linked = data.user?.identities?.some((identity) => identity.provider === provider);
+    if (linked) await recordSecurityEvent(supabase, request, "identity_linked", { provider });
+    return afterSignIn(supabase, request, { next, record: false });
+  }
+  if (flow === "email_change") {
+    await recordSecurityEvent(supabase, request, "email_changed", {
+      email: data.user?.email ?? null,
+    });
+    return afterSignIn(supabase, request, { next, record: false });
+  }
+  return afterSignIn(supabase, request, { next });
 }
 
 export default function AuthCallback({ loaderData }: Route.ComponentProps) {

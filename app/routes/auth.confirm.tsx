@@ -1,12 +1,13 @@
 import type { EmailOtpType } from "@supabase/supabase-js";
 import { LinkNotice, LinkProblemView } from "../components/link-problem";
+import { afterSignIn } from "../lib/after-sign-in.server";
 import { getAuth } from "../lib/auth.server";
-import { redirectNoStore, redirectToNext } from "../lib/auth-redirects.server";
 import {
   EMAIL_CHANGE_HALF_DONE,
   linkNoticeResponse,
   linkProblemResponse,
 } from "../lib/link-landing.server";
+import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/auth.confirm";
 
 export const meta: Route.MetaFunction = () => [{ title: "Confirming · Edge Notes" }];
@@ -40,8 +41,16 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   if (!data.session) {
     return linkNoticeResponse(EMAIL_CHANGE_HALF_DONE);
   }
-  if (type === "recovery") return redirectNoStore("/reset-password");
-  return redirectToNext(next);
+  if (type === "email_change") {
+    await recordSecurityEvent(supabase, request, "email_changed", {
+      email: data.user?.email ?? null,
+    });
+    return afterSignIn(supabase, request, { next, fallback: "/account/email", record: false });
+  }
+  if (type === "recovery") {
+    return afterSignIn(supabase, request, { next: "/reset-password", method: "recovery" });
+  }
+  return afterSignIn(supabase, request, { next });
 }
 
 export default function AuthConfirm({ loaderData }: Route.ComponentProps) {

@@ -219,7 +219,7 @@ function Sharing({
       </Form>
       {shared ? (
         <div className="mt-3">
-          <FormAlert tone="success">Shared with {shared}.</FormAlert>
+          <FormAlert tone="success">{`Shared with ${shared}.`}</FormAlert>
         </div>
       ) : null}
       {shares.length > 0 ? (

@@ -36,7 +36,16 @@ export async function loader({ request, context }: Route.LoaderArgs) {
     page: rawPage,
   } = listQuerySchema.parse(Object.fromEntries(url.searchParams));
   const base = { view, q, tag };
-  const tags = view === "shared" ? [] : await listTags(supabase);
+  const page = Number(rawPage ?? 1);
+  const pageIsValid = rawPage === undefined || /^[1-9]\d{0,5}$/.test(rawPage);
+  const tagIsValid = !tag || TAG_PATTERN.test(tag);
+  // The tag filter and the page of notes load side by side (one round trip's wait, not two).
+  const [tags, list] = await Promise.all([
+    view === "shared" ? Promise.resolve([]) : listTags(supabase),
+    pageIsValid && tagIsValid
+      ? listNotes(supabase, { userId: claims.sub, ...base, page })
+      : Promise.resolve(null),
+  ]);
   const reply = (payload: {
     notes?: Awaited<ReturnType<typeof listNotes>>["notes"];
     total?: number;
@@ -57,17 +66,17 @@ export async function loader({ request, context }: Route.LoaderArgs) {
       { status: payload.status ?? 200, headers: { "Cache-Control": NO_STORE } },
     );
 
-  if (rawPage !== undefined && !/^[1-9]\d{0,5}$/.test(rawPage)) {
+  if (!pageIsValid) {
     return reply({
       status: 400,
       notice: {
         tone: "error",
-        message: `“${rawPage.slice(0, 40)}” is not a page number. Pages are numbered from 1.`,
+        message: `“${String(rawPage).slice(0, 40)}” is not a page number. Pages are numbered from 1.`,
         link: { href: listUrl(base), label: "Go to the first page" },
       },
     });
   }
-  if (tag && !TAG_PATTERN.test(tag)) {
+  if (!tagIsValid || !list) {
     return reply({
       status: 400,
       notice: {
@@ -77,8 +86,6 @@ export async function loader({ request, context }: Route.LoaderArgs) {
       },
     });
   }
-  const page = Number(rawPage ?? 1);
-  const list = await listNotes(supabase, { userId: claims.sub, ...base, page });
   if (list.outOfRange) {
     const pages = Math.max(1, Math.ceil(list.total / PAGE_SIZE));
     return reply({
@@ -145,7 +152,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
           name="q"
           defaultValue={q}
           maxLength={200}
-          placeholder="Search: words, “a phrase”, -exclude"
+          placeholder="Search notes"
           className="block w-full min-w-0 rounded-lg border border-ink-200 bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none placeholder:text-ink-400 focus:border-brand-500 focus:ring-2 focus:ring-brand-500/30 sm:text-sm dark:border-ink-600 dark:bg-ink-900 dark:text-ink-50"
         />
         <button

@@ -11,7 +11,11 @@ import { NO_STORE } from "../lib/auth-cookies.server";
 import { redirectNoStore } from "../lib/auth-redirects.server";
 import { newPasswordSchema } from "../lib/auth-schemas.server";
 import { formFailure, parseForm } from "../lib/forms.server";
+import { MFA_PATH, needsSecondFactor } from "../lib/guards.server";
+import { withNext } from "../lib/next-path";
 import { PASSWORD_RULES } from "../lib/password-rules";
+import { isRecoverySession } from "../lib/recovery-session";
+import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/reset-password";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
@@ -21,21 +25,34 @@ export const meta: Route.MetaFunction = () => [{ title: "Choose a new password Â
 
 /**
  * Reached signed in, through the recovery link (/auth/callback or /auth/confirm). Without a
- * session the link was not used here (or it expired): say so and offer a new one.
+ * session the link was not used here (or it expired): say so and offer a new one. A session that
+ * did not come from a recovery link (or an emailed code) must give its current password, on
+ * /account/password; one that owes its second factor proves it first.
  */
 export function loader({ context }: Route.LoaderArgs) {
-  const { claims } = getAuth(context);
+  const auth = getAuth(context);
+  gateRecovery(auth);
+  const { claims } = auth;
   return { email: (claims?.email as string | undefined) ?? null, signedIn: !!claims };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
-  const { supabase, claims } = getAuth(context);
+  const auth = getAuth(context);
+  const { supabase, claims } = auth;
   if (!claims) return redirectNoStore("/reset-password");
+  gateRecovery(auth);
   const parsed = await parseForm(request, newPasswordSchema);
   if (!parsed.ok) return formFailure(parsed);
   const { error } = await supabase.auth.updateUser({ password: parsed.data.password });
   if (error) return authFailure(error, parsed.values);
+  await recordSecurityEvent(supabase, request, "password_changed", { via: "reset link" });
   return redirectNoStore("/");
+}
+
+function gateRecovery(auth: ReturnType<typeof getAuth>) {
+  if (!auth.claims) return;
+  if (!isRecoverySession(auth.claims)) throw redirectNoStore("/account/password");
+  if (needsSecondFactor(auth)) throw redirectNoStore(withNext(MFA_PATH, "/reset-password"));
 }
 
 export default function ResetPassword({ loaderData, actionData }: Route.ComponentProps) {

@@ -6,6 +6,7 @@ import { FormField } from "../components/form-field";
 import { ResendForm } from "../components/resend-form";
 import { SubmitButton } from "../components/submit-button";
 import { useFocusFirstError } from "../components/use-focus-first-error";
+import { afterSignIn } from "../lib/after-sign-in.server";
 import { getAuth } from "../lib/auth.server";
 import { authFailure, sendSignInEmail } from "../lib/auth-actions.server";
 import { NO_STORE } from "../lib/auth-cookies.server";
@@ -45,7 +46,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { email, code, next } = parsed.data;
   const { error } = await supabase.auth.verifyOtp({ email, token: code, type: "email" });
   if (error) return authFailure(error, parsed.values);
-  return redirectToNext(next);
+  return afterSignIn(supabase, request, { next, method: "email code" });
 }
 
 export default function SignInCode({ loaderData, actionData }: Route.ComponentProps) {

@@ -6,6 +6,7 @@ import { FormAlert } from "../components/form-alert";
 import { FormField } from "../components/form-field";
 import { SubmitButton } from "../components/submit-button";
 import { useFocusFirstError } from "../components/use-focus-first-error";
+import { afterSignIn } from "../lib/after-sign-in.server";
 import { getAuth } from "../lib/auth.server";
 import { authFailure, resendConfirmation, sendSignInEmail } from "../lib/auth-actions.server";
 import {
@@ -28,7 +29,9 @@ type Provider = keyof typeof PROVIDERS;
 export function loader({ request, context }: Route.LoaderArgs) {
   const next = nextFromUrl(request);
   if (getAuth(context).claims) throw redirectToNext(next);
-  return { next: next ?? "" };
+  // Sent here because the session was ended (signed out everywhere, or from another device).
+  const ended = new URL(request.url).searchParams.get("ended") === "1";
+  return { next: next ?? "", ended };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
@@ -88,7 +91,7 @@ export async function action({ request, context }: Route.ActionArgs) {
           unconfirmed: error.code === "email_not_confirmed",
         });
       }
-      return redirectToNext(next);
+      return afterSignIn(supabase, request, { next, method: "password" });
     }
   }
 }
@@ -114,6 +117,11 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
         <input type="hidden" name="next" value={next} />
+        {loaderData.ended && !errors ? (
+          <FormAlert tone="success">
+            <span data-testid="session-ended">You are signed out. Sign in again to continue.</span>
+          </FormAlert>
+        ) : null}
         {errors?.form ? (
           <FormAlert code={errors.code}>
             <p>{errors.form}</p>

@@ -7,6 +7,7 @@ import { authFailure } from "../lib/auth-actions.server";
 import { NO_STORE } from "../lib/auth-cookies.server";
 import { redirectNoStore } from "../lib/auth-redirects.server";
 import { readFormValues } from "../lib/forms.server";
+import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/sign-out";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
@@ -28,7 +29,10 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { supabase, claims } = getAuth(context);
   const { scope } = await readFormValues(request);
   if (!claims) return redirectNoStore("/");
-  const { error } = await supabase.auth.signOut({ scope: scope === "global" ? "global" : "local" });
+  const global = scope === "global";
+  // Written while the session still exists (a sign-out ends it).
+  await recordSecurityEvent(supabase, request, global ? "signed_out_everywhere" : "signed_out");
+  const { error } = await supabase.auth.signOut({ scope: global ? "global" : "local" });
   if (error) return authFailure(error, {});
   return redirectNoStore("/");
 }

@@ -5,6 +5,7 @@ import type { Db } from "./db.ts";
 import { many, one, run, UUID } from "./db.ts";
 import { sendEmail, sendEmailChange } from "./emails.ts";
 import { authError } from "./errors.ts";
+import { deleteFactor } from "./mfa.ts";
 import { checkPasswordStrength, hashPassword } from "./passwords.ts";
 import { redirectTarget } from "./redirect.ts";
 import { pick, readBody, readParams } from "./request.ts";
@@ -12,6 +13,8 @@ import { upsertEmailIdentity } from "./user.ts";
 import {
   confirmEmail,
   createUser,
+  type FactorRow,
+  factorJson,
   findUserByEmail,
   findUserById,
   type UserRow,
@@ -307,4 +310,48 @@ function banUntil(value: string | undefined): Date | null | undefined {
 async function setBan(db: Db, userId: string, until: Date | null) {
   await run(db, "update auth.users set banned_until = $2 where id = $1", [userId, until]);
   if (until) await run(db, "delete from auth.sessions where user_id = $1", [userId]);
+}
+
+/** The {id} and {factor_id} of /admin/users/{id}/factors[/{factor_id}] (loadUser, loadFactor). */
+async function loadUserAndFactor(ctx: AuthContext, request: Request) {
+  const segments = new URL(request.url).pathname.split("/");
+  const at = segments.indexOf("users");
+  const userId = segments[at + 1] ?? "";
+  if (!UUID.test(userId)) throw authError("userIdNotUuid");
+  const user = await findUserById(ctx.db, userId);
+  if (!user) throw authError("userNotFound");
+  const factorId = segments[at + 3];
+  if (factorId === undefined) return { user };
+  if (!UUID.test(factorId)) throw authError("factorIdNotUuid");
+  const factor = await one<FactorRow>(
+    ctx.db,
+    "select * from auth.mfa_factors where id = $1 and user_id = $2",
+    [factorId, user.id],
+  );
+  if (!factor) throw authError("factorNotFound");
+  return { user, factor };
+}
+
+/** GET /admin/users/{id}/factors: the user's factors (a JSON array). */
+export async function listFactorsAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const { user } = await loadUserAndFactor(ctx, request);
+  const factors = await many<FactorRow>(
+    ctx.db,
+    "select * from auth.mfa_factors where user_id = $1 order by created_at",
+    [user.id],
+  );
+  return Response.json(factors.map(factorJson));
+}
+
+/** DELETE /admin/users/{id}/factors/{factor_id}: for a user who lost their authenticator. */
+export async function deleteFactorAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const { user, factor } = await loadUserAndFactor(ctx, request);
+  if (!factor) throw authError("factorNotFound");
+  await ctx.db.transaction(async (tx) => {
+    await audit(tx, request, user, "factor_deleted", { user_id: user.id, factor_id: factor.id });
+    await deleteFactor(tx, factor);
+  });
+  return Response.json(factorJson(factor));
 }

@@ -83,6 +83,11 @@ export async function assertCanSend(
   }
 }
 
+/** email_sent per hour, counted only when confirmations are on (the real `!Mailer.Autoconfirm`). */
+function checkEmailRate(ctx: AuthContext): void {
+  if (ctx.config.auth.email.enableConfirmations) ctx.rateLimits.checkEmail();
+}
+
 /**
  * Creates the one-time token for a flow, stamps the send time and delivers the email to the inbox
  * (unless `deliver` is false: admin generate_link). Checks max_frequency first.
@@ -97,6 +102,7 @@ export async function sendEmail(
   const spec: Flow = FLOWS[flow];
   const email = user.email ?? "";
   if (options.checkFrequency !== false) await assertCanSend(ctx, db, user.id, spec.sentAt);
+  if (options.deliver !== false) checkEmailRate(ctx);
   const otp = generateOtp(ctx.config.auth.email.otpLength);
   const hashedToken = await storeToken(db, user.id, spec.token, email, otp, options.pkce);
   await run(db, `update auth.users set ${spec.sentAt} = now() where id = $1`, [user.id]);
@@ -136,6 +142,7 @@ export async function sendEmailChange(
 ): Promise<{ newSide: Sent; currentSide?: Sent }> {
   if (options.checkFrequency !== false)
     await assertCanSend(ctx, db, user.id, "email_change_sent_at");
+  if (options.deliver !== false) checkEmailRate(ctx);
   const double = ctx.config.auth.email.doubleConfirmChanges && !!user.email;
   const make = async (to: string, type: TokenType): Promise<Sent> => {
     const otp = generateOtp(ctx.config.auth.email.otpLength);

@@ -245,6 +245,11 @@ const TABLE = {
     "identity_already_exists",
     "Identity is already linked to another user",
   ],
+  emailConflictIdentity: [
+    422,
+    "email_conflict_identity_not_deletable",
+    "Unable to unlink identity due to email conflict",
+  ],
   linkingTargetMissing: [422, "user_not_found", "Linking target user not found"],
   // Rate limits (apilimiter, mail.go)
   requestRateLimit: [429, "over_request_rate_limit", "Request rate limit reached"],

@@ -145,6 +145,13 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
        values ($1, $2, now(), $3) returning created_at`,
       [challengeId, factor.id, clientIp(request)],
     );
+    // WriteChallengeToDatabase: the factor remembers its last challenge (a unique column).
+    await run(
+      tx,
+      `update auth.mfa_factors set last_challenged_at = $2
+       where id = $1 and not exists (select 1 from auth.mfa_factors where last_challenged_at = $2)`,
+      [factor.id, row?.created_at ?? new Date()],
+    );
     await audit(tx, request, caller.user, "challenge_created", {
       factor_id: factor.id,
       factor_status: factor.status,
@@ -262,24 +269,29 @@ export async function unenrollFactor(ctx: AuthContext, request: Request): Promis
     throw authError("unenrollNeedsAal2");
   }
   await ctx.db.transaction(async (tx) => {
-    await run(tx, "delete from auth.mfa_factors where id = $1", [factor.id]);
     await audit(tx, request, caller.user, "factor_unenrolled", {
       factor_id: factor.id,
       factor_status: factor.status,
       session_id: session.id,
     });
-    // DowngradeSessionsToAAL1
-    await run(
-      tx,
-      `delete from auth.mfa_amr_claims where authentication_method = 'totp'
-         and session_id in (select id from auth.sessions where factor_id = $1)`,
-      [factor.id],
-    );
-    await run(
-      tx,
-      "update auth.sessions set aal = 'aal1', factor_id = null, updated_at = now() where user_id = $1 and factor_id = $2",
-      [caller.user.id, factor.id],
-    );
+    await deleteFactor(tx, factor);
   });
   return Response.json({ id: factor.id });
+}
+
+/** Deletes a factor; the sessions it raised lose its AMR entry and drop to aal1
+ * (DowngradeSessionsToAAL1). */
+export async function deleteFactor(tx: Db, factor: { id: string; user_id: string }) {
+  await run(tx, "delete from auth.mfa_factors where id = $1", [factor.id]);
+  await run(
+    tx,
+    `delete from auth.mfa_amr_claims where authentication_method = 'totp'
+       and session_id in (select id from auth.sessions where factor_id = $1)`,
+    [factor.id],
+  );
+  await run(
+    tx,
+    "update auth.sessions set aal = 'aal1', factor_id = null, updated_at = now() where user_id = $1 and factor_id = $2",
+    [factor.user_id, factor.id],
+  );
 }

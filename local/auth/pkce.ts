@@ -38,6 +38,18 @@ export async function createFlowState(
   userId: string | null,
   providerType = "email",
 ): Promise<string> {
+  return (await insertFlowState(db, params, authenticationMethod, userId, providerType)).authCode;
+}
+
+/** A new flow state row: its id (the OAuth flows carry it in `state`) and its auth code. */
+export async function insertFlowState(
+  db: Db,
+  params: PkceParams,
+  authenticationMethod: string,
+  userId: string | null,
+  providerType: string,
+): Promise<{ id: string; authCode: string }> {
+  const id = randomUUID();
   const authCode = randomUUID();
   await run(
     db,
@@ -45,7 +57,7 @@ export async function createFlowState(
        provider_type, created_at, updated_at, authentication_method)
      values ($1, $2, $3, $4, $5, $6, now(), now(), $7)`,
     [
-      randomUUID(),
+      id,
       userId,
       authCode,
       (params.code_challenge_method ?? "").toLowerCase(),
@@ -54,7 +66,7 @@ export async function createFlowState(
       authenticationMethod,
     ],
   );
-  return authCode;
+  return { id, authCode };
 }
 
 /** issueAuthCode: the newest flow state of the user for that method gets its code issued. */
@@ -84,10 +96,19 @@ export async function consumeFlowState(
   db: Db,
   authCode: string,
   verifier: string,
-): Promise<{ userId: string; authenticationMethod: string }> {
+): Promise<{
+  userId: string;
+  authenticationMethod: string;
+  providerType: string;
+  providerAccessToken: string | null;
+  providerRefreshToken: string | null;
+}> {
   const row = await one<{
     id: string;
     user_id: string | null;
+    provider_type: string;
+    provider_access_token: string | null;
+    provider_refresh_token: string | null;
     code_challenge: string;
     code_challenge_method: string;
     authentication_method: string;
@@ -106,5 +127,11 @@ export async function consumeFlowState(
       : verifier;
   if (computed !== row.code_challenge) throw authError("badCodeVerifier");
   await run(db, "delete from auth.flow_state where id = $1", [row.id]);
-  return { userId: row.user_id, authenticationMethod: row.authentication_method };
+  return {
+    userId: row.user_id,
+    authenticationMethod: row.authentication_method,
+    providerType: row.provider_type,
+    providerAccessToken: row.provider_access_token,
+    providerRefreshToken: row.provider_refresh_token,
+  };
 }

@@ -1,16 +1,21 @@
 import {
   createUserAdmin,
+  deleteFactorAdmin,
   deleteUserAdmin,
   generateLink,
   getUserAdmin,
+  listFactorsAdmin,
   listUsers,
   updateUserAdmin,
 } from "./admin.ts";
+import { authorize, callback } from "./external.ts";
+import { deleteIdentity, linkIdentity } from "./identities.ts";
 import type { Handler } from "./index.ts";
 import { invite } from "./invite.ts";
 import { logout } from "./logout.ts";
 import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
 import { otp } from "./otp.ts";
+import { limited } from "./rate-limits.ts";
 import { reauthenticate } from "./reauthenticate.ts";
 import { recover } from "./recover.ts";
 import { resend } from "./resend.ts";
@@ -23,14 +28,16 @@ import { verify } from "./verify.ts";
 export const routes: Array<[string, string, Handler]> = [
   ["POST", "/signup", signup],
   ["POST", "/token", token],
-  ["POST", "/otp", otp],
-  ["POST", "/magiclink", otp],
-  ["GET", "/verify", verify],
-  ["POST", "/verify", verify],
-  ["POST", "/recover", recover],
-  ["POST", "/resend", resend],
+  ["POST", "/otp", limited("sign_in_sign_ups", otp)],
+  ["POST", "/magiclink", limited("sign_in_sign_ups", otp)],
+  ["GET", "/verify", limited("token_verifications", verify)],
+  ["POST", "/verify", limited("token_verifications", verify)],
+  ["POST", "/recover", limited("sign_in_sign_ups", recover)],
+  ["POST", "/resend", limited("sign_in_sign_ups", resend)],
   ["GET", "/user", getUser],
-  ["PUT", "/user", updateUser],
+  ["PUT", "/user", limited("sign_in_sign_ups", updateUser)],
+  ["GET", "/user/identities/authorize", linkIdentity],
+  ["DELETE", "/user/identities/:id", deleteIdentity],
   ["GET", "/reauthenticate", reauthenticate],
   ["POST", "/logout", logout],
   ["GET", "/admin/users", listUsers],
@@ -38,8 +45,13 @@ export const routes: Array<[string, string, Handler]> = [
   ["GET", "/admin/users/:id", getUserAdmin],
   ["PUT", "/admin/users/:id", updateUserAdmin],
   ["DELETE", "/admin/users/:id", deleteUserAdmin],
+  ["GET", "/admin/users/:id/factors", listFactorsAdmin],
+  ["DELETE", "/admin/users/:id/factors/:factor_id", deleteFactorAdmin],
   ["POST", "/admin/generate_link", generateLink],
   ["POST", "/invite", invite],
+  ["GET", "/authorize", authorize],
+  ["GET", "/callback", callback],
+  ["POST", "/callback", callback],
   ["POST", "/factors", enrollFactor],
   ["POST", "/factors/:id/challenge", challengeFactor],
   ["POST", "/factors/:id/verify", verifyFactor],

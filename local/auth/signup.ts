@@ -27,9 +27,11 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
   const params = await readParams(request, SHAPE);
   if (!params.email && !params.phone) {
     if (!config.auth.enableAnonymousSignIns) throw authError("anonymousDisabled");
+    ctx.rateLimits.check("anonymous_users", request);
     if (!config.auth.enableSignup) throw authError("signupDisabled");
     return signupAnonymously(ctx, request, params.data ?? {});
   }
+  ctx.rateLimits.check("sign_in_sign_ups", request);
   if (!config.auth.enableSignup) throw authError("signupDisabled");
   if (!params.password) throw authError("signupNeedsPassword");
   checkPasswordStrength(config, params.password);

@@ -10,6 +10,10 @@ import { findUserByEmail, findUserById, isBanned } from "./users.ts";
 /** POST /token?grant_type=password|refresh_token|pkce */
 export async function token(ctx: AuthContext, request: Request): Promise<Response> {
   const grantType = new URL(request.url).searchParams.get("grant_type");
+  if (grantType === "password" || grantType === "refresh_token" || grantType === "pkce") {
+    // Every grant counts against token_refresh (RATE_LIMIT_TOKEN_REFRESH), as the real /token.
+    ctx.rateLimits.check("token_refresh", request);
+  }
   switch (grantType) {
     case "password":
       return passwordGrant(ctx, request);
@@ -89,8 +93,18 @@ async function pkceGrant(ctx: AuthContext, request: Request): Promise<Response> 
     const user = await findUserById(tx, flow.userId);
     if (!user) throw authError("flowStateNotFound");
     if (isBanned(user, ctx.now())) throw authError("userBanned");
-    await audit(tx, request, user, "login", { provider_type: flow.authenticationMethod });
-    return issueSession(ctx, tx, user, flow.authenticationMethod as AuthMethod, request);
+    await audit(tx, request, user, "login", { provider_type: flow.providerType });
+    const session = await issueSession(
+      ctx,
+      tx,
+      user,
+      flow.authenticationMethod as AuthMethod,
+      request,
+    );
+    // The OAuth provider's tokens ride along (AccessTokenResponse provider_token, omitempty).
+    if (flow.providerAccessToken) session.provider_token = flow.providerAccessToken;
+    if (flow.providerRefreshToken) session.provider_refresh_token = flow.providerRefreshToken;
+    return session;
   });
   return Response.json(body);
 }

@@ -117,7 +117,7 @@ export async function createUser(db: Db, input: NewUser): Promise<UserRow> {
     ],
   );
   if (!user) throw new Error("insert returned no row");
-  if (input.email && !input.isAnonymous) {
+  if (input.email && !input.isAnonymous && input.provider === "email") {
     await createIdentity(db, user, "email", {
       ...(input.userMetadata ?? {}),
       sub: id,

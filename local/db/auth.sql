@@ -147,6 +147,13 @@ create table if not exists auth.flow_state (
   auth_code_issued_at timestamptz
 );
 create index if not exists idx_auth_code on auth.flow_state (auth_code);
+-- OAuth context (20260115000000_add_flow_state_oauth_context); added to older local data dirs too.
+alter table auth.flow_state
+  add column if not exists invite_token text null,
+  add column if not exists referrer text null,
+  add column if not exists oauth_client_state_id uuid null,
+  add column if not exists linking_target_id uuid null,
+  add column if not exists email_optional boolean not null default false;
 
 create table if not exists auth.one_time_tokens (
   id uuid primary key,

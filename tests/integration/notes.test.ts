@@ -1,6 +1,7 @@
 // The notes pages through the Worker, as a browser without JavaScript uses them: real forms,
 // real cookies, real RLS behind the data API.
 import { describe, expect, it } from "vitest";
+import { backendCalls } from "./support/app";
 import { expectNoStore, signedInBrowser } from "./support/auth-flows";
 import { BrowserLess } from "./support/browser-less";
 import { cardTitles, createNote, noteIdOf, noteRow, seedNotes } from "./support/notes";
@@ -169,13 +170,37 @@ describe("the list", () => {
   });
 });
 
+describe("round trips", () => {
+  it("a warm list page is 2 data API calls side by side and no auth call; a note page 2", async () => {
+    const { browser, user } = await signedInBrowser();
+    const [id] = await seedNotes(
+      user.id,
+      Array.from({ length: 30 }, (_, i) => ({ title: `N${i}`, minutesAgo: i })),
+    );
+    await browser.get("/notes");
+    const started = performance.now();
+    const list = await browser.get("/notes");
+    const ms = performance.now() - started;
+    expect(backendCalls(new Response(null, { headers: list.headers }))).toEqual({
+      auth: 0,
+      rest: 2,
+    });
+    expect(ms).toBeLessThan(2000);
+    const note = await browser.get(`/notes/${id}`);
+    expect(backendCalls(new Response(null, { headers: note.headers }))).toEqual({
+      auth: 0,
+      rest: 2,
+    });
+  });
+});
+
 describe("home and header", () => {
   it("the signed-in home leads to the notes; the header links Notes and Profile", async () => {
     const { browser } = await signedInBrowser();
     const home = await browser.get("/");
     expect(home.body).toContain('data-testid="open-notes"');
     expect(home.body).toMatch(/<a[^>]*href="\/notes"[^>]*>Notes<\/a>/);
-    expect(home.body).toMatch(/<a[^>]*href="\/account"[^>]*>Profile<\/a>/);
+    expect(home.body).toMatch(/<a[^>]*href="\/account"[^>]*>Account<\/a>/);
     const signedOut = await new BrowserLess().get("/");
     expect(signedOut.body).not.toContain('href="/notes"');
   });

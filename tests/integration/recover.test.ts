@@ -4,7 +4,6 @@ import {
   expectNoStore,
   freshUser,
   randomEmail,
-  signedInBrowser,
   testId,
   waitForMessage,
 } from "./support/auth-flows";
@@ -70,7 +69,10 @@ describe("/forgot-password and /reset-password", () => {
   });
 
   it("puts a too-short or unchanged password's message beside the field", async () => {
-    const { browser, password } = await signedInBrowser();
+    const { email, password } = await freshUser();
+    const browser = new BrowserLess();
+    await browser.post("/forgot-password", { email });
+    await browser.get(verifyLink(await waitForMessage(email, "recovery")));
     const short = await browser.post("/reset-password", { password: "short" });
     expect(short.status).toBe(400);
     expect(short.body).toContain("Use at least 8 characters.");

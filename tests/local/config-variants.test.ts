@@ -218,3 +218,29 @@ describe("[auth.email.template.magic_link] from config", () => {
     expect(data.user?.email).toBe(email);
   });
 });
+
+describe("enable_manual_linking = false", () => {
+  it("linkIdentity and unlinkIdentity answer 404 manual_linking_disabled", async () => {
+    backend.config.auth.enableManualLinking = false;
+    try {
+      const email = randomEmail();
+      const c = client();
+      await c.auth.signUp({ email, password: PASSWORD });
+      const linked = await c.auth.linkIdentity({
+        provider: "github",
+        options: { skipBrowserRedirect: true },
+      });
+      expect(linked.error).toMatchObject({
+        status: 404,
+        code: "manual_linking_disabled",
+        message: "Manual linking is disabled",
+      });
+      const identities = (await c.auth.getUserIdentities()).data?.identities ?? [];
+      expect(identities).toHaveLength(1);
+      const unlinked = await c.auth.unlinkIdentity(identities[0] as (typeof identities)[number]);
+      expect(unlinked.error).toMatchObject({ status: 404, code: "manual_linking_disabled" });
+    } finally {
+      backend.config.auth.enableManualLinking = true;
+    }
+  });
+});

@@ -5,7 +5,13 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { decodeJwt } from "jose";
 import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonClient, authFetch, PASSWORD, signedInClient } from "../support/backend.ts";
+import {
+  adminClient,
+  anonClient,
+  authFetch,
+  PASSWORD,
+  signedInClient,
+} from "../support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
 
 /** The code an authenticator app would show for `secret` now (or `offsetSeconds` away). */
@@ -164,6 +170,7 @@ describe("challenge and verify", () => {
     expect(listed.data?.totp).toEqual([
       expect.objectContaining({ id: factor.id, status: "verified" }),
     ]);
+    expect(listed.data?.totp[0]?.last_challenged_at).toBeTruthy();
   });
 
   it("the refresh grant keeps aal2; the aal1 refresh token from before no longer works", async () => {
@@ -334,6 +341,15 @@ describe("challenge and verify", () => {
       message: "factor_id must be an UUID",
     });
 
+    // The owner's challenge id against the intruder's own factor is no challenge of that factor.
+    const own = await enroll(intruder.client, "Own");
+    const crossed = await intruder.client.auth.mfa.verify({
+      factorId: own.id,
+      challengeId: ownerChallenge.data?.id ?? "",
+      code: totpCode(own.totp.secret),
+    });
+    expect(crossed.error).toMatchObject({ status: 422, code: "mfa_factor_not_found" });
+
     const listed = await owner.client.auth.mfa.listFactors();
     expect(listed.data?.all).toHaveLength(1);
     expect(decodeJwt(await accessToken(intruder.client)).aal).toBe("aal1");
@@ -380,23 +396,40 @@ describe("unenroll", () => {
   });
 });
 
+describe("admin factors (auth.admin.mfa)", () => {
+  it("lists a user's factors and deletes one; the user's sessions drop to aal1", async () => {
+    const { client, user } = await signedInClient();
+    const { factor } = await enrollVerified(client);
+    const admin = adminClient();
+    const listed = await admin.auth.admin.mfa.listFactors({ userId: user.id });
+    expect(listed.error).toBeNull();
+    expect(listed.data?.factors).toEqual([
+      expect.objectContaining({ id: factor.id, status: "verified", factor_type: "totp" }),
+    ]);
+    const deleted = await admin.auth.admin.mfa.deleteFactor({ userId: user.id, id: factor.id });
+    expect(deleted.error).toBeNull();
+    expect((await admin.auth.admin.mfa.listFactors({ userId: user.id })).data?.factors).toEqual([]);
+    const refreshed = await client.auth.refreshSession();
+    expect(decodeJwt(refreshed.data.session?.access_token ?? "").aal).toBe("aal1");
+    const again = await admin.auth.admin.mfa.deleteFactor({ userId: user.id, id: factor.id });
+    expect(again.error).toMatchObject({ status: 404, code: "mfa_factor_not_found" });
+    const asUser = await authFetch(`/admin/users/${user.id}/factors`, {
+      headers: { Authorization: `Bearer ${await accessToken(client)}` },
+    });
+    expect(asUser.status).toBe(403);
+  });
+});
+
 describe("MFA settings ([auth.mfa])", () => {
-  let small: MemoryBackend;
-  let off: MemoryBackend;
+  let local: MemoryBackend;
 
   beforeAll(async () => {
-    [small, off] = await Promise.all([
-      memoryBackend({ auth: { mfa: { maxEnrolledFactors: 1 } } }),
-      memoryBackend({ auth: { mfa: { totp: { enrollEnabled: false, verifyEnabled: false } } } }),
-    ]);
+    local = await memoryBackend({ auth: { mfa: { maxEnrolledFactors: 1 } } });
   }, 60_000);
-  afterAll(async () => {
-    await small?.close();
-    await off?.close();
-  });
+  afterAll(() => local?.close());
 
   it("max_enrolled_factors caps the factors a user has", async () => {
-    const { client } = await small.signedIn();
+    const { client } = await local.signedIn();
     await enroll(client, "One");
     const second = await client.auth.mfa.enroll({ factorType: "totp", friendlyName: "Two" });
     expect(second.error).toMatchObject({
@@ -407,11 +440,11 @@ describe("MFA settings ([auth.mfa])", () => {
   });
 
   it("an expired challenge is refused (and removed)", async () => {
-    const { client } = await small.signedIn();
+    const { client } = await local.signedIn();
     const factor = await enroll(client, "Phone");
     const challenge = await client.auth.mfa.challenge({ factorId: factor.id });
     const id = challenge.data?.id ?? "";
-    await small.backend.db.query(
+    await local.backend.db.query(
       "update auth.mfa_challenges set created_at = now() - interval '301 seconds' where id = $1",
       [id],
     );
@@ -425,31 +458,39 @@ describe("MFA settings ([auth.mfa])", () => {
       code: "mfa_challenge_expired",
       message: `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`,
     });
-    const left = await small.backend.db.query("select 1 from auth.mfa_challenges where id = $1", [
+    const left = await local.backend.db.query("select 1 from auth.mfa_challenges where id = $1", [
       id,
     ]);
     expect(left.rows).toHaveLength(0);
   });
 
   it("enroll_enabled and verify_enabled switch TOTP off", async () => {
-    const { client, user } = await off.signedIn();
-    const enrolled = await client.auth.mfa.enroll({ factorType: "totp" });
-    expect(enrolled.error).toMatchObject({
-      status: 422,
-      code: "mfa_totp_enroll_not_enabled",
-      message: "MFA enroll is disabled for TOTP",
-    });
-    const factorId = crypto.randomUUID();
-    await off.backend.db.query(
-      `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
-       values ($1, $2, 'Earlier', 'totp', 'verified', now(), now(), $3)`,
-      [factorId, user.id, new Secret({ size: 20 }).base32],
-    );
-    const challenge = await client.auth.mfa.challenge({ factorId });
-    expect(challenge.error).toMatchObject({
-      status: 422,
-      code: "mfa_totp_verify_not_enabled",
-      message: "MFA verification is disabled for TOTP",
-    });
+    const { client, user } = await local.signedIn();
+    const { totp } = local.backend.config.auth.mfa;
+    totp.enrollEnabled = false;
+    totp.verifyEnabled = false;
+    try {
+      const enrolled = await client.auth.mfa.enroll({ factorType: "totp" });
+      expect(enrolled.error).toMatchObject({
+        status: 422,
+        code: "mfa_totp_enroll_not_enabled",
+        message: "MFA enroll is disabled for TOTP",
+      });
+      const factorId = crypto.randomUUID();
+      await local.backend.db.query(
+        `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
+         values ($1, $2, 'Earlier', 'totp', 'verified', now(), now(), $3)`,
+        [factorId, user.id, new Secret({ size: 20 }).base32],
+      );
+      const challenge = await client.auth.mfa.challenge({ factorId });
+      expect(challenge.error).toMatchObject({
+        status: 422,
+        code: "mfa_totp_verify_not_enabled",
+        message: "MFA verification is disabled for TOTP",
+      });
+    } finally {
+      totp.enrollEnabled = true;
+      totp.verifyEnabled = true;
+    }
   });
 });

@@ -2,16 +2,31 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { RouterContextProvider } from "react-router";
 import { describe, expect, it } from "vitest";
 import { authContext } from "../../app/lib/auth.server";
-import { requireUser, SIGN_IN_PATH } from "../../app/lib/guards.server";
+import { MFA_PATH, requireUser, SIGN_IN_PATH } from "../../app/lib/guards.server";
+import { isRecoverySession } from "../../app/lib/recovery-session";
+import { totpQrCode } from "../../app/lib/totp-qr";
 
-function contextWith(claims: Record<string, unknown> | null) {
+function contextWith(
+  claims: Record<string, unknown> | null,
+  nextLevel: "aal1" | "aal2" | null = null,
+) {
   const context = new RouterContextProvider();
   context.set(authContext, {
     supabase: {} as SupabaseClient,
     claims: claims as never,
     backendUnreachable: false,
+    nextLevel,
   });
   return context;
+}
+
+function thrownBy(fn: () => unknown): Response | { data: unknown; init: ResponseInit | null } {
+  try {
+    fn();
+  } catch (error) {
+    return error as Response;
+  }
+  throw new Error("expected a throw");
 }
 
 describe("requireUser", () => {
@@ -34,5 +49,98 @@ describe("requireUser", () => {
     expect(location.pathname).toBe(SIGN_IN_PATH);
     expect(location.searchParams.get("next")).toBe("/notes/7?tab=a");
     expect(response.headers.get("Cache-Control")).toBe("private, no-store");
+  });
+});
+
+describe("requireUser and the second factor", () => {
+  it("lets an aal1 session through when the user has no verified factor", () => {
+    const auth = requireUser(
+      new Request("http://app.test/notes"),
+      contextWith({ sub: "u1", aal: "aal1" }, "aal1"),
+    );
+    expect(auth.claims.sub).toBe("u1");
+  });
+
+  it("lets an aal2 session through", () => {
+    const auth = requireUser(
+      new Request("http://app.test/notes"),
+      contextWith({ sub: "u1", aal: "aal2" }, "aal2"),
+    );
+    expect(auth.claims.aal).toBe("aal2");
+  });
+
+  it("sends a page request of an aal1 session that owes its factor to /mfa?next=…", () => {
+    const thrown = thrownBy(() =>
+      requireUser(
+        new Request("http://app.test/account/security?tab=1"),
+        contextWith({ sub: "u1", aal: "aal1" }, "aal2"),
+      ),
+    ) as Response;
+    expect(thrown.status).toBe(302);
+    const location = new URL(thrown.headers.get("Location") ?? "", "http://app.test");
+    expect(location.pathname).toBe(MFA_PATH);
+    expect(location.searchParams.get("next")).toBe("/account/security?tab=1");
+    expect(thrown.headers.get("Cache-Control")).toBe("private, no-store");
+  });
+
+  it("refuses a POST of such a session with a 403 (the action never runs)", () => {
+    const thrown = thrownBy(() =>
+      requireUser(
+        new Request("http://app.test/account/security", { method: "POST" }),
+        contextWith({ sub: "u1", aal: "aal1" }, "aal2"),
+      ),
+    ) as { data: { code: string; next: string }; init: ResponseInit | null };
+    expect(thrown.init?.status).toBe(403);
+    expect(thrown.data.code).toBe("insufficient_aal");
+    expect(thrown.data.next).toBe("/mfa?next=%2Faccount%2Fsecurity");
+  });
+
+  it("a single-fetch .data request names its page in next", () => {
+    const thrown = thrownBy(() =>
+      requireUser(
+        new Request("http://app.test/account/security.data?_routes=routes%2Faccount"),
+        contextWith({ sub: "u1", aal: "aal1" }, "aal2"),
+      ),
+    ) as Response;
+    const location = new URL(thrown.headers.get("Location") ?? "", "http://app.test");
+    expect(location.searchParams.get("next")).toBe("/account/security");
+  });
+});
+
+describe("isRecoverySession", () => {
+  const now = 1_800_000_000;
+  it("is true for a fresh recovery or emailed-code sign-in only", () => {
+    expect(isRecoverySession({ amr: [{ method: "recovery", timestamp: now - 60 }] }, now)).toBe(
+      true,
+    );
+    expect(isRecoverySession({ amr: [{ method: "otp", timestamp: now - 60 }] }, now)).toBe(true);
+    expect(isRecoverySession({ amr: [{ method: "password", timestamp: now - 60 }] }, now)).toBe(
+      false,
+    );
+    expect(isRecoverySession({ amr: [{ method: "recovery", timestamp: now - 7200 }] }, now)).toBe(
+      false,
+    );
+    expect(isRecoverySession({ amr: "recovery" }, now)).toBe(false);
+    expect(isRecoverySession(null, now)).toBe(false);
+  });
+});
+
+describe("totpQrCode", () => {
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg"><rect fill="#000"/></svg>';
+  it("re-encodes the SVG supabase-js hands over so # and quotes survive in <img src>", () => {
+    const src = totpQrCode(`data:image/svg+xml;utf-8,${svg}`);
+    expect(src.startsWith("data:image/svg+xml,")).toBe(true);
+    expect(src).not.toMatch(/[#"<>]/);
+    expect(decodeURIComponent(src.slice("data:image/svg+xml,".length))).toBe(svg);
+  });
+
+  it("accepts base64 and bare SVG; anything else gives nothing", () => {
+    expect(totpQrCode(`data:image/svg+xml;base64,${btoa(svg)}`)).toBe(
+      `data:image/svg+xml,${encodeURIComponent(svg)}`,
+    );
+    expect(totpQrCode(svg)).toBe(`data:image/svg+xml,${encodeURIComponent(svg)}`);
+    expect(totpQrCode("javascript:alert(1)")).toBe("");
+    expect(totpQrCode("data:text/html,<script>")).toBe("");
+    expect(totpQrCode("")).toBe("");
   });
 });

@@ -44,6 +44,36 @@ describe("profiles", () => {
     expect((await read()).data).toEqual({ display_name: null });
   });
 
+  test("odd metadata never breaks Auth: objects, numbers and blanks are mirrored or dropped", async () => {
+    const { client, user } = await signedInClient();
+    const read = async () =>
+      (await client.from("profiles").select("display_name").eq("id", user.id).single()).data
+        ?.display_name;
+    for (const [value, expected] of [
+      [{ nested: true }, '{"nested": true}'],
+      [42, "42"],
+      ["   ", null],
+    ] as const) {
+      const { error } = await client.auth.updateUser({ data: { display_name: value } });
+      expect(error).toBeNull();
+      expect(await read()).toBe(expected);
+    }
+  });
+
+  test("anonymous users get a profile; deleting a user deletes their profile and notes", async () => {
+    const { anonClient } = await import("../../support/backend.ts");
+    const anon = anonClient();
+    const { data } = await anon.auth.signInAnonymously();
+    const id = data.user?.id as string;
+    expect((await anon.from("profiles").select("id").eq("id", id)).data).toEqual([{ id }]);
+    const n = await anon.from("notes").insert({ title: "guest note" }).select("id").single();
+    expect(n.error).toBeNull();
+    const admin = adminClient();
+    expect((await admin.auth.admin.deleteUser(id)).error).toBeNull();
+    expect((await admin.from("profiles").select("id").eq("id", id)).data).toEqual([]);
+    expect((await admin.from("notes").select("id").eq("id", n.data?.id)).data).toEqual([]);
+  });
+
   test("usernames: 3–30 of a-z 0-9 _, unique; the display name cannot be written directly", async () => {
     const { client, user } = await signedInClient();
     const set = (username: string) =>

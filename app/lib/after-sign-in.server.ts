@@ -1,0 +1,31 @@
+import type { SupabaseClient } from "@supabase/supabase-js";
+import { redirectNoStore } from "./auth-redirects.server";
+import { MFA_PATH } from "./guards.server";
+import { withNext } from "./next-path";
+import { safeRedirectPath } from "./safe-redirect";
+import { recordSecurityEvent } from "./security-events.server";
+
+/**
+ * Where a fresh session goes: to `next`, or first to the second-factor challenge when the user
+ * has a verified factor and the new session is only aal1. Unless told otherwise, the sign-in is
+ * written to the user's security activity on the way (stamped by the new session's own token),
+ * with how it happened (the access token's most recent `amr` method when not given).
+ */
+export async function afterSignIn(
+  supabase: SupabaseClient,
+  request: Request,
+  options: { next: unknown; method?: string; fallback?: string; record?: boolean },
+): Promise<Response> {
+  const { data } = await supabase.auth.mfa.getAuthenticatorAssuranceLevel();
+  if (options.record !== false) {
+    const latest = data?.currentAuthenticationMethods[0];
+    const method =
+      options.method ?? (typeof latest === "string" ? latest : latest?.method) ?? "unknown";
+    await recordSecurityEvent(supabase, request, "signed_in", { method });
+  }
+  const next = safeRedirectPath(options.next, options.fallback ?? "/");
+  if (data?.nextLevel === "aal2" && data.currentLevel !== "aal2") {
+    return redirectNoStore(withNext(MFA_PATH, next));
+  }
+  return redirectNoStore(next);
+}

@@ -1,0 +1,125 @@
+import type { Config } from "../config.ts";
+import type { AuthContext } from "./context.ts";
+import { authError } from "./errors.ts";
+import type { Handler } from "./index.ts";
+import { clientIp } from "./request.ts";
+
+/**
+ * [auth.rate_limit] as the CLI hands it to the real service (GOTRUE_RATE_LIMIT_*), counted per
+ * window the way the CLI documents each setting:
+ *
+ * | setting               | real limiter            | endpoints                                          | window        |
+ * | --------------------- | ----------------------- | -------------------------------------------------- | ------------- |
+ * | `sign_in_sign_ups`    | RATE_LIMIT_OTP          | /signup, /otp, /magiclink, /recover, /resend, PUT /user | 5 min per IP |
+ * | `token_refresh`       | RATE_LIMIT_TOKEN_REFRESH | /token (every grant: password, refresh_token, pkce) | 5 min per IP |
+ * | `token_verifications` | RATE_LIMIT_VERIFY       | /verify (GET and POST)                             | 5 min per IP  |
+ * | `anonymous_users`     | RATE_LIMIT_ANONYMOUS_USERS | anonymous /signup                              | 1 h per IP    |
+ * | `email_sent`          | RATE_LIMIT_EMAIL_SENT   | every email (when confirmations are on)            | 1 h, project-wide |
+ *
+ * Over the limit: 429 `over_request_rate_limit` "Request rate limit reached", or for emails 429
+ * `over_email_send_rate_limit` "email rate limit exceeded". The client's address is the first
+ * X-Forwarded-For hop (the real service's rate-limit header), else the loopback address.
+ */
+export type Bucket =
+  | "sign_in_sign_ups"
+  | "token_refresh"
+  | "token_verifications"
+  | "anonymous_users";
+
+const FIVE_MINUTES = 5 * 60 * 1000;
+const HOUR = 60 * 60 * 1000;
+
+const WINDOWS: Record<Bucket, number> = {
+  sign_in_sign_ups: FIVE_MINUTES,
+  token_refresh: FIVE_MINUTES,
+  token_verifications: FIVE_MINUTES,
+  anonymous_users: HOUR,
+};
+
+/** ratelimit.IntervalLimiter: `events` per `interval`; the count resets every whole interval
+ * since the window opened. */
+class IntervalLimiter {
+  private readonly events: number;
+  private readonly interval: number;
+  private start: number;
+  private count = 0;
+  constructor(events: number, interval: number, now: number) {
+    this.events = events;
+    this.interval = interval;
+    this.start = now;
+  }
+  /** How long ago the current window opened. */
+  idleSince(now: number): number {
+    return now - this.start;
+  }
+  allow(now: number): boolean {
+    const elapsed = Math.floor((now - this.start) / this.interval);
+    if (elapsed > 0) {
+      this.start += elapsed * this.interval;
+      this.count = 0;
+    }
+    if (this.count < this.events) {
+      this.count++;
+      return true;
+    }
+    return false;
+  }
+}
+
+export class RateLimits {
+  private readonly perKey = new Map<string, IntervalLimiter>();
+  private readonly email: IntervalLimiter;
+  private readonly config: Config["auth"]["rateLimit"];
+  private readonly clock: () => number;
+  constructor(config: Config["auth"]["rateLimit"], clock: () => number = () => Date.now()) {
+    this.config = config;
+    this.clock = clock;
+    this.email = new IntervalLimiter(config.emailSent, HOUR, clock());
+  }
+
+  /** Counts the request against `bucket` for its client; 429 once the window's count is spent. */
+  check(bucket: Bucket, request: Request): void {
+    const key = `${bucket}:${clientIp(request)}`;
+    let limiter = this.perKey.get(key);
+    if (!limiter) {
+      // Many client addresses: forget the ones whose windows have all passed (memory stays bounded).
+      if (this.perKey.size >= 10_000) this.prune();
+      limiter = new IntervalLimiter(this.limitOf(bucket), WINDOWS[bucket], this.clock());
+      this.perKey.set(key, limiter);
+    }
+    if (!limiter.allow(this.clock())) throw authError("requestRateLimit");
+  }
+
+  /** One more email out of email_sent per hour, or 429 over_email_send_rate_limit. */
+  checkEmail(): void {
+    if (!this.email.allow(this.clock())) throw authError("emailRateLimit");
+  }
+
+  private prune(): void {
+    const now = this.clock();
+    for (const [key, limiter] of this.perKey) {
+      if (limiter.idleSince(now) >= HOUR) this.perKey.delete(key);
+    }
+  }
+
+  private limitOf(bucket: Bucket): number {
+    switch (bucket) {
+      case "sign_in_sign_ups":
+        return this.config.signInSignUps;
+      case "token_refresh":
+        return this.config.tokenRefresh;
+      case "token_verifications":
+        return this.config.tokenVerifications;
+      case "anonymous_users":
+        return this.config.anonymousUsers;
+    }
+  }
+}
+
+/** The route table's middleware: the handler runs only within the bucket's limit. */
+export function limited(bucket: Bucket, handler: Handler): Handler {
+  return (ctx: AuthContext, request: Request) => {
+    ctx.rateLimits.check(bucket, request);
+    return handler(ctx, request);
+  };
+}

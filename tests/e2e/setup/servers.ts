@@ -33,6 +33,7 @@ export default async function setup() {
   const backends: Worker[] = [];
   const apps: ChildProcess[] = [];
   const teardown = async () => {
+    shuttingDown = true;
     await Promise.all([...apps.map(stop), ...backends.map(closeBackend)]);
   };
   try {
@@ -91,7 +92,12 @@ async function closeBackend(thread: Worker) {
   await thread.terminate();
 }
 
-async function startApp(stack: Stack, apps: ChildProcess[]) {
+/**
+ * `wrangler dev` for one stack. Should it exit while tests run, it is started again (and said so
+ * loudly): wrangler 4.124's dev proxy can die on a request the browser aborts, on a slow machine
+ * (cloudflare/workers-sdk#15317, #15451) — a fault of the dev server, not of the app under test.
+ */
+async function startApp(stack: Stack, apps: ChildProcess[], restarts = 0) {
   const registry = mkdtempSync(join(tmpdir(), `e2e-${stack.name}-registry-`));
   const child = spawn(
     "wrangler",
@@ -118,7 +124,9 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
   apps.push(child);
   // Its output goes to test-results/e2e/<stack>-server.log (kept by CI with the screenshots).
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const log = createWriteStream(`${RESULTS_DIR}/${stack.name}-server.log`);
+  const log = createWriteStream(`${RESULTS_DIR}/${stack.name}-server.log`, {
+    flags: restarts ? "a" : "w",
+  });
   let output = "";
   const record = (chunk: Buffer) => {
     output += chunk;
@@ -130,7 +138,9 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
     rmSync(registry, { recursive: true, force: true });
     const line = `wrangler dev for ${stack.appUrl} exited (code ${code}, signal ${signal})`;
     log.end(`\n${line}\n`);
-    if (!stopping.has(child)) console.error(`[e2e] ${line} while tests were running`);
+    if (stopping.has(child) || shuttingDown || restarts >= 5) return;
+    console.error(`[e2e] ${line} while tests were running; starting it again`);
+    startApp(stack, apps, restarts + 1).catch((error) => console.error(`[e2e] ${error}`));
   });
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -210,6 +220,7 @@ async function assertPortFree(url: string) {
  * 5 s; resolves once no process of the group remains, so the ports are free for the next run.
  */
 const stopping = new WeakSet<ChildProcess>();
+let shuttingDown = false;
 
 async function stop(child: ChildProcess): Promise<void> {
   stopping.add(child);

@@ -1,5 +1,5 @@
 // Sign-out scopes across two browsers of one person (two contexts: separate cookie jars, so two
-// sessions). Runs on the 20-second-token stack, so the other browser's access token really
+// sessions). Runs on the 10-second-token stack, so the other browser's access token really
 // expires within the test and its next request has to refresh, i.e. ask the auth server whether
 // its session still exists. (Until then an access token stays valid, as with hosted Supabase:
 // supabase-js keeps a session whose early refresh fails while its access token has not expired.)
@@ -18,8 +18,7 @@ import { test } from "./support/test.ts";
 
 const TOKEN_LIFETIME_MS = (stack.jwtExpiry ?? 3600) * 1000;
 
-// The two variants mostly wait for tokens to expire: run them side by side.
-describe.concurrent.each([
+describe.each([
   { javaScriptEnabled: true, label: "JavaScript on" },
   { javaScriptEnabled: false, label: "JavaScript off" },
 ])("sign-out scopes ($label)", ({ javaScriptEnabled }) => {

@@ -1,4 +1,4 @@
-// Two tabs of one signed-in person left open past the access token's lifetime (20 s on this
+// Two tabs of one signed-in person left open past the access token's lifetime (10 s on this
 // stack) keep working: each tab's browser client refreshes in the background and the Worker
 // refreshes on requests, all with one rotating refresh token in shared cookies. Nothing may fail
 // on the way: no refresh_token_already_used ("Already Used") sign-out, no request the browser

@@ -11,9 +11,8 @@ export default defineConfig({
     environment: "node",
     include: ["tests/e2e/**/*.test.ts"],
     globalSetup: ["tests/e2e/setup/servers.ts"],
-    // One Chromium per worker. The sign-out and idle-tab files mostly wait for tokens to expire, so a
-    // third worker keeps the other flows moving meanwhile, even on two cores.
-    maxWorkers: 3,
+    // One Chromium per worker; two fit two cores.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 90_000,
   },

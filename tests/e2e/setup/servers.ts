@@ -3,12 +3,17 @@
 // exactly as `npm run preview` does, pointed at its backend with `--var SUPABASE_URL:…`.
 // E2E_SKIP_BUILD=1 reuses an existing build/ (for quick reruns while writing tests).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Worker } from "node:worker_threads";
 import { loadConfig } from "../../../local/config.ts";
 import { ROOT } from "../../../local/paths.ts";
-import { createLocalBackend, type LocalBackend } from "../../../local/server.ts";
+import type { LocalBackendOptions } from "../../../local/server.ts";
+import { PASSWORD, SECRET_KEY } from "../../support/backend.ts";
 import { assertChromium } from "../support/chromium.ts";
+import { RESULTS_DIR } from "../support/results.ts";
 import { STACKS, type Stack } from "../support/stacks.ts";
 
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -21,20 +26,20 @@ const ENV = {
 
 export default async function setup() {
   assertChromium();
+  // Screenshots and logs are this run's only.
+  rmSync(RESULTS_DIR, { recursive: true, force: true });
   await Promise.all(STACKS.map((stack) => assertPortFree(stack.appUrl)));
   const started = performance.now();
-  const backends: LocalBackend[] = [];
+  const backends: Worker[] = [];
   const apps: ChildProcess[] = [];
   const teardown = async () => {
-    for (const app of apps) stop(app);
-    await Promise.all(backends.map((backend) => backend.close()));
+    shuttingDown = true;
+    await Promise.all([...apps.map(stop), ...backends.map(closeBackend)]);
   };
   try {
-    await Promise.all([
-      build(),
-      ...STACKS.map(async (stack) => backends.push(await startBackend(stack))),
-    ]);
+    await Promise.all([build(), ...STACKS.map((stack) => startBackend(stack, backends))]);
     await Promise.all(STACKS.map((stack) => startApp(stack, apps)));
+    await Promise.all(STACKS.map(warmUp));
   } catch (error) {
     await teardown();
     throw error;
@@ -53,10 +58,10 @@ async function build() {
 }
 
 /** config.toml with the app's origin allowed as a redirect target (email links come back to it). */
-function startBackend(stack: Stack): Promise<LocalBackend> {
+function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
   const listed = loadConfig(`${ROOT}supabase/config.toml`).auth.additionalRedirectUrls;
   const origins = [stack.appUrl, `http://127.0.0.1:${stack.appPort}`];
-  return createLocalBackend({
+  const options: LocalBackendOptions = {
     port: stack.backendPort,
     host: "127.0.0.1",
     config: {
@@ -66,10 +71,34 @@ function startBackend(stack: Stack): Promise<LocalBackend> {
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),
       },
     },
+  };
+  const thread = new Worker(new URL("./backend-thread.ts", import.meta.url), {
+    workerData: options,
+  });
+  backends.push(thread);
+  return new Promise((resolve, reject) => {
+    thread.once("error", reject);
+    thread.once("message", (message: { url?: string; error?: string }) => {
+      if (message.url) resolve();
+      else reject(new Error(`The ${stack.name} backend did not start: ${message.error}`));
+    });
   });
 }
 
-async function startApp(stack: Stack, apps: ChildProcess[]) {
+async function closeBackend(thread: Worker) {
+  const closed = new Promise((resolve) => thread.once("message", resolve));
+  thread.postMessage("close");
+  await Promise.race([closed, sleep(5000)]);
+  await thread.terminate();
+}
+
+/**
+ * `wrangler dev` for one stack. Should it exit while tests run, it is started again (and said so
+ * loudly): wrangler 4.124's dev proxy can die on a request the browser aborts, on a slow machine
+ * (cloudflare/workers-sdk#15317, #15451) — a fault of the dev server, not of the app under test.
+ */
+async function startApp(stack: Stack, apps: ChildProcess[], restarts = 0) {
+  const registry = mkdtempSync(join(tmpdir(), `e2e-${stack.name}-registry-`));
   const child = spawn(
     "wrangler",
     [
@@ -83,15 +112,44 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
       `SUPABASE_URL:${stack.backendUrl}`,
       "--show-interactive-dev-session=false",
     ],
-    { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    {
+      cwd: ROOT,
+      // A dev registry of its own: in wrangler's shared one (~/.config/.wrangler/registry) every
+      // local `edge-notes` Worker on the machine announces itself under the same name.
+      env: { ...ENV, WRANGLER_REGISTRY_PATH: registry },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
   );
   apps.push(child);
+  // Its output goes to test-results/e2e/<stack>-server.log (kept by CI with the screenshots).
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const log = createWriteStream(`${RESULTS_DIR}/${stack.name}-server.log`, {
+    flags: restarts ? "a" : "w",
+  });
   let output = "";
-  child.stdout?.on("data", (chunk) => (output += chunk));
-  child.stderr?.on("data", (chunk) => (output += chunk));
+  const record = (chunk: Buffer) => {
+    output += chunk;
+    log.write(chunk);
+  };
+  child.stdout?.on("data", record);
+  child.stderr?.on("data", record);
+  child.on("exit", (code, signal) => {
+    rmSync(registry, { recursive: true, force: true });
+    const line = `wrangler dev for ${stack.appUrl} exited (code ${code}, signal ${signal})`;
+    log.end(`\n${line}\n`);
+    if (stopping.has(child) || shuttingDown || restarts >= 5) return;
+    console.error(`[e2e] ${line} while tests were running; starting it again`);
+    startApp(stack, apps, restarts + 1).catch((error) => console.error(`[e2e] ${error}`));
+  });
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
+    // Only this child's own server counts (not one still shutting down from an earlier run).
+    if (!output.includes(`Ready on`)) {
+      await sleep(100);
+      continue;
+    }
     try {
       const response = await fetch(`${stack.appUrl}/`, { signal: AbortSignal.timeout(10_000) });
       const body = await response.text();
@@ -102,6 +160,31 @@ async function startApp(stack: Stack, apps: ChildProcess[]) {
     await sleep(200);
   }
   throw new Error(`wrangler dev did not serve ${stack.appUrl} (${stack.name}):\n${output}`);
+}
+
+/**
+ * Signs a throwaway user in through the app's form a few times, so the first test is not the one
+ * that pays for cold code paths (Worker modules, PGlite's first queries, bcrypt, token signing)
+ * against the app's 1.5 s backend deadline.
+ */
+async function warmUp(stack: Stack) {
+  const email = `warm-up-${crypto.randomUUID()}@example.com`;
+  const created = await fetch(`${stack.backendUrl}/auth/v1/admin/users`, {
+    method: "POST",
+    headers: { apikey: SECRET_KEY, "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD, email_confirm: true }),
+  });
+  if (!created.ok) throw new Error(`warm-up user: ${created.status} ${await created.text()}`);
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(`${stack.appUrl}/sign-in`, {
+      method: "POST",
+      headers: { origin: stack.appUrl, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ intent: "password", email, password: PASSWORD }),
+      redirect: "manual",
+    });
+    await response.arrayBuffer();
+    if (response.status !== 303) throw new Error(`warm-up sign-in: ${response.status}`);
+  }
 }
 
 function run(
@@ -132,11 +215,30 @@ async function assertPortFree(url: string) {
   throw new Error(`${url} already answers; stop whatever runs there or set E2E_APP_PORT.`);
 }
 
-function stop(child: ChildProcess) {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    child.kill("SIGTERM");
+/**
+ * SIGTERM to the whole process group (wrangler and its workerd), SIGKILL for whatever is left after
+ * 5 s; resolves once no process of the group remains, so the ports are free for the next run.
+ */
+const stopping = new WeakSet<ChildProcess>();
+let shuttingDown = false;
+
+async function stop(child: ChildProcess): Promise<void> {
+  stopping.add(child);
+  const group = child.pid;
+  if (group === undefined) return;
+  const signal = (name: NodeJS.Signals | 0) => {
+    try {
+      process.kill(-group, name);
+      return true;
+    } catch {
+      return false; // ESRCH: the group is gone
+    }
+  };
+  if (!signal("SIGTERM")) return;
+  const started = Date.now();
+  // (A zombie left for an init that does not reap would answer forever: stop looking after 8 s.)
+  while (signal(0) && Date.now() - started < 8000) {
+    if (Date.now() - started > 5000) signal("SIGKILL");
+    await sleep(50);
   }
 }

@@ -2,8 +2,9 @@
 // drive. Each is the built Worker served by `wrangler dev` (what `npm run preview` runs) pointed at
 // its own in-memory local backend.
 //   main         supabase/config.toml as it is (one-hour access tokens): every flow but expiry
-//   shortTokens  20-second access tokens: every request past the client's refresh margin
-//                refreshes, so sign-out scopes and idle tabs meet real token rotation quickly
+//   shortTokens  10-second access tokens (shorter than the browser client's 30 s refresh tick, so
+//                they really expire between ticks): sign-out scopes and idle tabs meet token
+//                expiry and rotation within seconds
 // E2E_APP_PORT and E2E_BACKEND_PORT move both pairs (the second uses the port after each).
 
 export interface Stack {
@@ -35,5 +36,5 @@ function stack(name: string, offset: number, jwtExpiry?: number): Stack {
 }
 
 export const main = stack("main", 0);
-export const shortTokens = stack("short-tokens", 1, 20);
+export const shortTokens = stack("short-tokens", 1, 10);
 export const STACKS = [main, shortTokens];

@@ -8,8 +8,7 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { test as base, type TestContext } from "vitest";
 import { launchChromium } from "./chromium.ts";
-
-export const RESULTS_DIR = join(process.cwd(), "test-results/e2e");
+import { RESULTS_DIR } from "./results.ts";
 
 export interface OpenOptions {
   /** false: a browser with JavaScript disabled (forms post natively, redirects are followed). */
@@ -50,6 +49,23 @@ export const test = base.extend<{ browser: Browsers; chromium: Browser }>({
         log.push(`pageerror: ${error.stack ?? error.message}`);
         pageErrors.push(`${page.url()}: ${error.message}`);
       });
+      const started = Date.now();
+      const at = () => `+${((Date.now() - started) / 1000).toFixed(1)}s`;
+      page.on("request", (request) => {
+        if (request.resourceType() === "fetch" || request.isNavigationRequest()) {
+          log.push(`${at()} request: ${request.method()} ${request.url()}`);
+        }
+      });
+      page.on("response", (response) => {
+        const request = response.request();
+        if (
+          response.status() >= 400 ||
+          request.resourceType() === "fetch" ||
+          request.isNavigationRequest()
+        ) {
+          log.push(`${at()} response: ${response.status()} ${request.method()} ${response.url()}`);
+        }
+      });
       page.on("requestfailed", (request) =>
         log.push(
           `requestfailed: ${request.method()} ${request.url()} ${request.failure()?.errorText}`,
@@ -62,7 +78,7 @@ export const test = base.extend<{ browser: Browsers; chromium: Browser }>({
           javaScriptEnabled: options.javaScriptEnabled ?? true,
           viewport: { width: 1024, height: 800 },
         });
-        context.setDefaultTimeout(10_000);
+        context.setDefaultTimeout(15_000);
         javaScript.set(context, options.javaScriptEnabled ?? true);
         context.on("page", watch);
         contexts.push(context);

@@ -1,0 +1,102 @@
+// Notes end to end: write, find, change and share, as two people in two browsers.
+import type { Page } from "playwright-core";
+import { describe, expect } from "vitest";
+import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import { main as stack } from "./support/stacks.ts";
+import { test } from "./support/test.ts";
+
+async function createNote(page: Page, note: { title: string; body: string; tags: string }) {
+  await visit(page, stack, "/notes");
+  await page.getByRole("main").getByRole("link", { name: "New note" }).first().click();
+  await arrivedAt(page, stack, "/notes/new");
+  await page.fill("#field-title", note.title);
+  await page.fill("#field-body", note.body);
+  await page.fill("#field-tags", note.tags);
+  await submit(page, "Create note");
+  await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
+  await page.getByTestId("note-title").waitFor();
+  expect(await page.getByTestId("note-title").textContent()).toBe(note.title);
+  return new URL(page.url()).pathname;
+}
+
+async function noteTitles(page: Page): Promise<string[]> {
+  const cards = page.getByTestId("note-card");
+  const titles: string[] = [];
+  for (const card of await cards.all()) {
+    titles.push((await card.getByRole("heading").textContent())?.trim() ?? "");
+  }
+  return titles;
+}
+
+describe.each([
+  { javaScriptEnabled: true, label: "JavaScript on" },
+  { javaScriptEnabled: false, label: "JavaScript off" },
+])("notes ($label)", ({ javaScriptEnabled }) => {
+  test("create, search, edit, share read-only and stop sharing", async ({ browser }) => {
+    const owner = await freshUser(stack, "owner");
+    const friend = await freshUser(stack, "friend");
+    const page = await browser.open({ javaScriptEnabled });
+    await signInWithPassword(page, stack, owner);
+
+    // A title is required: the form says so beside the field and keeps what was typed.
+    await visit(page, stack, "/notes/new");
+    await page.fill("#field-body", "no title yet");
+    await submit(page, "Create note");
+    await page.locator("#field-title-error").waitFor();
+    expect(await page.inputValue("#field-body")).toBe("no title yet");
+
+    const word = `fennel${crypto.randomUUID().slice(0, 6)}`;
+    const groceries = await createNote(page, {
+      title: "Groceries",
+      body: `oat milk\n${word}`,
+      tags: "home, weekly",
+    });
+    await createNote(page, { title: "Trip plan", body: "passport, tickets", tags: "travel" });
+
+    // The list has both (newest first); a search finds the one with the word in its body.
+    await visit(page, stack, "/notes");
+    expect(await noteTitles(page)).toEqual(["Trip plan", "Groceries"]);
+    await page.fill("#notes-search", word);
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL((url) => url.searchParams.get("q") === word);
+    await page.getByTestId("filter-summary").waitFor();
+    expect(await page.getByTestId("filter-summary").textContent()).toContain("1 note matching");
+    expect(await noteTitles(page)).toEqual(["Groceries"]);
+
+    // Edit: the note shows the new title and text.
+    await visit(page, stack, groceries);
+    await page.getByRole("link", { name: "Edit", exact: true }).click();
+    await arrivedAt(page, stack, `${groceries}/edit`);
+    await page.fill("#field-title", "Groceries for Sunday");
+    await page.fill("#field-body", `oat milk\n${word}\nlemons`);
+    await submit(page, "Save changes");
+    await arrivedAt(page, stack, groceries);
+    expect(await page.getByTestId("note-title").textContent()).toBe("Groceries for Sunday");
+    expect(await page.getByTestId("note-body").textContent()).toContain("lemons");
+
+    // Share with the friend, who sees it read-only in their own browser.
+    await page.fill("#field-email", friend.email);
+    await submit(page, "Share");
+    await page.getByTestId("share-list").waitFor();
+    expect(await page.getByTestId("share-list").textContent()).toContain(friend.email);
+
+    const friendPage = await browser.open({ javaScriptEnabled });
+    await signInWithPassword(friendPage, stack, friend);
+    await visit(friendPage, stack, "/notes?view=shared");
+    expect(await noteTitles(friendPage)).toEqual(["Groceries for Sunday"]);
+    await visit(friendPage, stack, groceries);
+    expect(await friendPage.getByTestId("note").textContent()).toContain("read-only");
+    expect(await friendPage.getByRole("link", { name: "Edit", exact: true }).count()).toBe(0);
+    expect(await friendPage.getByTestId("sharing").count()).toBe(0);
+    // Their own list stays theirs.
+    await visit(friendPage, stack, "/notes");
+    expect(await noteTitles(friendPage)).toEqual([]);
+
+    // Stop sharing: the friend can no longer open it.
+    await visit(page, stack, groceries);
+    await page.getByRole("button", { name: `Stop sharing with ${friend.email}` }).click();
+    await page.getByText("Not shared with anyone.").waitFor();
+    const response = await friendPage.goto(`${stack.appUrl}${groceries}`);
+    expect(response?.status()).toBe(404);
+  });
+});

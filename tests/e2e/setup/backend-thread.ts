@@ -1,0 +1,21 @@
+// One local backend in its own thread (started by servers.ts): each stack's backend gets its own
+// event loop, so bcrypt and PGlite work for one stack's tests never queue behind the other's, nor
+// behind the test runner. Messages: it posts { url } when listening (or { error }); it closes on
+// "close" and answers "closed".
+import { parentPort, workerData } from "node:worker_threads";
+import { createLocalBackend, type LocalBackendOptions } from "../../../local/server.ts";
+
+const port = parentPort;
+if (!port) throw new Error("backend-thread.ts runs as a worker thread");
+
+try {
+  const backend = await createLocalBackend(workerData as LocalBackendOptions);
+  port.on("message", async (message) => {
+    if (message !== "close") return;
+    await backend.close();
+    port.postMessage("closed");
+  });
+  port.postMessage({ url: backend.url });
+} catch (error) {
+  port.postMessage({ error: (error as Error).stack ?? String(error) });
+}

@@ -93,12 +93,14 @@ async function closeBackend(thread: Worker) {
 }
 
 /**
- * `wrangler dev` for one stack. Should it exit while tests run, it is started again (and said so
- * loudly): wrangler 4.124's dev proxy can die on a request the browser aborts, on a slow machine
- * (cloudflare/workers-sdk#15317, #15451) — a fault of the dev server, not of the app under test.
+ * `wrangler dev` for one stack, with local state of its own (`--persist-to`): two workerd
+ * processes on the project's shared `.wrangler/state` fail at start or mid-run with
+ * "SQLITE_BUSY: database is locked". Should it still exit while tests run, it is started again
+ * (and said so loudly), so one dev-server crash does not fail the rest of the run.
  */
 async function startApp(stack: Stack, apps: ChildProcess[], restarts = 0) {
   const registry = mkdtempSync(join(tmpdir(), `e2e-${stack.name}-registry-`));
+  const state = mkdtempSync(join(tmpdir(), `e2e-${stack.name}-state-`));
   const child = spawn(
     "wrangler",
     [
@@ -110,6 +112,8 @@ async function startApp(stack: Stack, apps: ChildProcess[], restarts = 0) {
       String(stack.appPort + 1000),
       "--var",
       `SUPABASE_URL:${stack.backendUrl}`,
+      "--persist-to",
+      state,
       "--show-interactive-dev-session=false",
     ],
     {
@@ -136,6 +140,7 @@ async function startApp(stack: Stack, apps: ChildProcess[], restarts = 0) {
   child.stderr?.on("data", record);
   child.on("exit", (code, signal) => {
     rmSync(registry, { recursive: true, force: true });
+    rmSync(state, { recursive: true, force: true });
     const line = `wrangler dev for ${stack.appUrl} exited (code ${code}, signal ${signal})`;
     log.end(`\n${line}\n`);
     if (stopping.has(child) || shuttingDown || restarts >= 5) return;

@@ -24,11 +24,11 @@ async function allowOnProviderPage(page: Page, account: { name: string; email: s
   await page.getByRole("button", { name: "Sign in with GitHub" }).click();
 }
 
+/** The providers listed on /account/identities, read in one go (the list may be re-rendering). */
 async function providers(page: Page): Promise<string[]> {
-  const items = page.locator("li[data-provider]");
-  return Promise.all(
-    (await items.all()).map(async (item) => (await item.getAttribute("data-provider")) ?? ""),
-  );
+  return page
+    .locator("li[data-provider]")
+    .evaluateAll((items) => items.map((item) => item.getAttribute("data-provider") ?? ""));
 }
 
 describe.each([

@@ -201,6 +201,33 @@ describe("/account/password", () => {
     expect(await canSignIn(email, PASSWORD)).toBe(true);
   });
 
+  it("a session older than 24 h changes the password only with the emailed reauthentication code", async () => {
+    const { browser, email, user } = await signedInBrowser();
+    const aged = await adminClient().rpc("test_age_sessions", { target: user.id });
+    expect(aged.error).toBeNull();
+    const change = (extra: Record<string, string> = {}) =>
+      browser.post("/account/password", {
+        intent: "change",
+        currentPassword: PASSWORD,
+        password: "a-new-long-secret",
+        ...extra,
+      });
+    const asked = await change();
+    expect(asked.status).toBe(400);
+    expect(asked.body).toContain('name="nonce"');
+    const message = await waitForMessage(email, "reauthentication");
+    const wrong = message.token === "000000" ? "111111" : "000000";
+    const refused = await change({ nonce: wrong, nonceShown: "1" });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBeLessThan(500);
+    expect(refused.body).toContain("That code is wrong or has expired.");
+    expect(await canSignIn(email, PASSWORD)).toBe(true);
+    const accepted = await change({ nonce: message.token ?? "", nonceShown: "1" });
+    expect(accepted.status).toBeLessThan(400);
+    expect(await canSignIn(email, "a-new-long-secret")).toBe(true);
+    expect(await canSignIn(email, PASSWORD)).toBe(false);
+  });
+
   it("/reset-password without a recovery session sends to /account/password and changes nothing", async () => {
     const { browser, email } = await signedInBrowser();
     const page = await browser.get("/reset-password", { follow: false });

@@ -21,7 +21,14 @@ export default async function setup() {
     port: TEST_BACKEND_PORT,
     host: "127.0.0.1",
     fixtures,
-    config: { auth: { additionalRedirectUrls: redirectUrls() } },
+    config: {
+      auth: {
+        additionalRedirectUrls: redirectUrls(),
+        // As a project that asks for a reauthentication code to change the password of a session
+        // older than 24 hours; fresh test sessions are never that old unless a test ages them.
+        email: { securePasswordChange: true },
+      },
+    },
   });
   if (process.env.LOCAL_BACKEND_TIMING) {
     console.log(

@@ -24,40 +24,74 @@ export function FormField({
   className,
   ...input
 }: FormFieldProps) {
-  const id = `field-${name}`;
-  const hintId = hint ? `${id}-hint` : undefined;
-  const errorId = error ? `${id}-error` : undefined;
-  const describedBy = [errorId, hintId].filter(Boolean).join(" ") || undefined;
+  const ids = fieldIds(name, error, hint);
   return (
     <div className={className}>
       <div className="flex items-baseline justify-between gap-2">
-        <label htmlFor={id} className="block text-sm font-medium text-ink-800 dark:text-ink-100">
+        <label htmlFor={ids.id} className={LABEL_CLASS}>
           {label}
         </label>
         {aside}
       </div>
       <input
-        id={id}
+        id={ids.id}
         name={name}
         aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy}
-        className={`mt-1.5 block w-full rounded-lg border bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none transition-colors placeholder:text-ink-400 focus:ring-2 sm:text-sm dark:bg-ink-900 dark:text-ink-50 ${
-          error
-            ? "border-red-500 focus:border-red-500 focus:ring-red-500/30 dark:border-red-400"
-            : "border-ink-200 focus:border-brand-500 focus:ring-brand-500/30 dark:border-ink-600"
-        }`}
+        aria-describedby={ids.describedBy}
+        className={controlClass(error)}
         {...input}
       />
+      <FieldMessages ids={ids} error={error} hint={hint} />
+    </div>
+  );
+}
+
+export const LABEL_CLASS = "block text-sm font-medium text-ink-800 dark:text-ink-100";
+
+/** The ids that tie a control to its hint and error (aria-describedby). */
+export function fieldIds(name: string, error: string | undefined, hint: ReactNode) {
+  const id = `field-${name}`;
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errorId = error ? `${id}-error` : undefined;
+  return {
+    id,
+    hintId,
+    errorId,
+    describedBy: [errorId, hintId].filter(Boolean).join(" ") || undefined,
+  };
+}
+
+/** An input's or textarea's look; red while it carries an error, focused or not. */
+export function controlClass(error: string | undefined, extra = "") {
+  return `mt-1.5 block w-full rounded-lg border bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none transition-colors placeholder:text-ink-400 focus:ring-2 sm:text-sm dark:bg-ink-900 dark:text-ink-50 ${extra} ${
+    error
+      ? "border-red-500 focus:border-red-500 focus:ring-red-500/30 dark:border-red-400"
+      : "border-ink-200 focus:border-brand-500 focus:ring-brand-500/30 dark:border-ink-600"
+  }`;
+}
+
+/** The error (only when there is one) and the hint under a control. */
+export function FieldMessages({
+  ids,
+  error,
+  hint,
+}: {
+  ids: ReturnType<typeof fieldIds>;
+  error?: string;
+  hint?: ReactNode;
+}) {
+  return (
+    <>
       {error ? (
-        <p id={errorId} className="mt-1.5 text-sm text-red-700 dark:text-red-300">
+        <p id={ids.errorId} className="mt-1.5 text-sm text-red-700 dark:text-red-300">
           {error}
         </p>
       ) : null}
       {hint ? (
-        <p id={hintId} className="mt-1.5 text-xs text-ink-600 dark:text-ink-400">
+        <p id={ids.hintId} className="mt-1.5 text-xs text-ink-600 dark:text-ink-400">
           {hint}
         </p>
       ) : null}
-    </div>
+    </>
   );
 }

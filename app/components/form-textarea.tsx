@@ -1,4 +1,5 @@
 import type { ReactNode, TextareaHTMLAttributes } from "react";
+import { controlClass, FieldMessages, fieldIds, LABEL_CLASS } from "./form-field";
 
 interface FormTextareaProps
   extends Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, "id" | "name"> {
@@ -17,37 +18,21 @@ export function FormTextarea({
   className,
   ...textarea
 }: FormTextareaProps) {
-  const id = `field-${name}`;
-  const hintId = hint ? `${id}-hint` : undefined;
-  const errorId = error ? `${id}-error` : undefined;
-  const describedBy = [errorId, hintId].filter(Boolean).join(" ") || undefined;
+  const ids = fieldIds(name, error, hint);
   return (
     <div className={className}>
-      <label htmlFor={id} className="block text-sm font-medium text-ink-800 dark:text-ink-100">
+      <label htmlFor={ids.id} className={LABEL_CLASS}>
         {label}
       </label>
       <textarea
-        id={id}
+        id={ids.id}
         name={name}
         aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy}
-        className={`mt-1.5 block min-h-64 w-full rounded-lg border bg-white px-3 py-2 text-base leading-relaxed text-ink-900 shadow-xs outline-none transition-colors placeholder:text-ink-400 focus:ring-2 sm:text-sm dark:bg-ink-900 dark:text-ink-50 ${
-          error
-            ? "border-red-500 focus:border-red-500 focus:ring-red-500/30 dark:border-red-400"
-            : "border-ink-200 focus:border-brand-500 focus:ring-brand-500/30 dark:border-ink-600"
-        }`}
+        aria-describedby={ids.describedBy}
+        className={controlClass(error, "min-h-64 leading-relaxed")}
         {...textarea}
       />
-      {error ? (
-        <p id={errorId} className="mt-1.5 text-sm text-red-700 dark:text-red-300">
-          {error}
-        </p>
-      ) : null}
-      {hint ? (
-        <p id={hintId} className="mt-1.5 text-xs text-ink-600 dark:text-ink-400">
-          {hint}
-        </p>
-      ) : null}
+      <FieldMessages ids={ids} error={error} hint={hint} />
     </div>
   );
 }

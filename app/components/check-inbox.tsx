@@ -19,7 +19,7 @@ export function CheckInbox({
 }: {
   title: string;
   email: string;
-  next: string;
+  next?: string;
   answer: Answer | undefined;
   children: React.ReactNode;
   footer?: React.ReactNode;

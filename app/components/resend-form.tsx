@@ -15,7 +15,7 @@ export function ResendForm({
   children,
 }: {
   email: string;
-  next: string;
+  next?: string;
   intent?: string;
   retryAfter?: number;
   /** The latest action answer (restarts the countdown on each one). */
@@ -27,7 +27,7 @@ export function ResendForm({
   return (
     <Form method="post" className="space-y-1 text-sm">
       <input type="hidden" name="email" value={email} />
-      <input type="hidden" name="next" value={next} />
+      <input type="hidden" name="next" value={next ?? ""} />
       {children ? <p>{children}</p> : null}
       <div className="flex items-center gap-3">
         <SubmitButton intent={intent} variant="link" disabled={waiting}>

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { currentPassword, email, newPassword } from "./auth-schemas.server";
+import { currentPassword, email, newPassword, next } from "./auth-schemas.server";
 
 /** The account forms' fields, validated once on the server (messages shown beside the fields). */
 
@@ -73,7 +73,7 @@ export const removeFactorSchema = z.object({
 export const challengeSchema = z.object({
   factorId: z.string().max(64).optional().catch(undefined),
   code: totpCode,
-  next: z.string().max(2048).optional().catch(undefined),
+  next,
 });
 
 export const unlinkSchema = z.object({

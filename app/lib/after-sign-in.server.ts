@@ -2,7 +2,7 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { redirectNoStore } from "./auth-redirects.server";
 import { MFA_PATH } from "./guards.server";
 import { withNext } from "./next-path";
-import { safeRedirectPath } from "./safe-redirect";
+import { HOME, type SafePath } from "./safe-redirect";
 import { recordSecurityEvent } from "./security-events.server";
 
 /**
@@ -14,7 +14,7 @@ import { recordSecurityEvent } from "./security-events.server";
 export async function afterSignIn(
   supabase: SupabaseClient,
   request: Request,
-  options: { next: unknown; method?: string; fallback?: string; record?: boolean },
+  options: { next: SafePath | undefined; method?: string; fallback?: SafePath; record?: boolean },
 ): Promise<Response> {
   const { data } = await supabase.auth.mfa.getAuthenticatorAssuranceLevel();
   if (options.record !== false) {
@@ -23,7 +23,7 @@ export async function afterSignIn(
       options.method ?? (typeof latest === "string" ? latest : latest?.method) ?? "unknown";
     await recordSecurityEvent(supabase, request, "signed_in", { method });
   }
-  const next = safeRedirectPath(options.next, options.fallback ?? "/");
+  const next = options.next ?? options.fallback ?? HOME;
   if (data?.nextLevel === "aal2" && data.currentLevel !== "aal2") {
     return redirectNoStore(withNext(MFA_PATH, next));
   }

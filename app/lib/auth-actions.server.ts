@@ -4,6 +4,7 @@ import { NO_STORE } from "./auth-cookies.server";
 import { describeAuthError } from "./auth-errors";
 import { callbackUrl } from "./auth-redirects.server";
 import type { FormFailure } from "./forms.server";
+import type { SafePath } from "./safe-redirect";
 
 /**
  * The action result for an auth server refusal: the message beside the field it concerns (or
@@ -37,7 +38,7 @@ export async function sendSignInEmail(
   supabase: SupabaseClient,
   request: Request,
   email: string,
-  next: string | undefined,
+  next: SafePath | undefined,
 ): Promise<AuthError | null> {
   const { error } = await supabase.auth.signInWithOtp({
     email,
@@ -52,7 +53,7 @@ export async function resendConfirmation(
   supabase: SupabaseClient,
   request: Request,
   email: string,
-  next: string | undefined,
+  next: SafePath | undefined,
 ): Promise<AuthError | null> {
   const { error } = await supabase.auth.resend({
     type: "signup",

@@ -1,5 +1,7 @@
+import type { EmailOtpType } from "@supabase/supabase-js";
 import { z } from "zod";
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from "./password-rules";
+import { safeNext } from "./safe-redirect";
 
 /**
  * The sign-in forms' fields, validated once on the server. The messages are the ones shown
@@ -52,11 +54,30 @@ export const code = z
       .regex(/^\d{6,10}$/, "Enter the 6-digit code from the email."),
   );
 
-/** Where to go afterwards; made safe with safeRedirectPath where it is used. */
-export const next = z.string().max(2048).optional().catch(undefined);
+/** Where to go afterwards: made safe here, as it enters (a SafePath, or undefined). */
+export const next = z.unknown().optional().transform(safeNext);
 
 export const signInSchema = z.object({ email, password: currentPassword, next });
 export const emailOnlySchema = z.object({ email, next });
 export const signUpSchema = z.object({ email, password: newPassword, displayName, next });
 export const codeSchema = z.object({ email, code, next });
 export const newPasswordSchema = z.object({ password: newPassword });
+
+/** The `type`s an emailed token-hash link (`/auth/confirm`) can carry, as verifyOtp takes them. */
+export const EMAIL_LINK_TYPES = [
+  "signup",
+  "invite",
+  "magiclink",
+  "recovery",
+  "email_change",
+  "email",
+] as const satisfies readonly EmailOtpType[];
+
+export type EmailLinkType = (typeof EMAIL_LINK_TYPES)[number];
+
+/** An emailed token-hash link's parameters: in its URL (GET) and in the confirm form (POST). */
+export const emailLinkSchema = z.object({
+  token_hash: z.string().min(1).max(512),
+  type: z.enum(EMAIL_LINK_TYPES),
+  next,
+});

@@ -2,6 +2,7 @@ import { isAuthRetryableFetchError } from "@supabase/supabase-js";
 import { data, type RouterContextProvider, redirect } from "react-router";
 import { type Auth, type Claims, getAuth } from "./auth.server";
 import { withNext } from "./next-path";
+import { type SafePath, safeNext } from "./safe-redirect";
 
 /** Where signed-out visitors are sent; the page they wanted travels along as `?next=`. */
 export const SIGN_IN_PATH = "/sign-in";
@@ -36,13 +37,12 @@ export function requireUser(
   context: Readonly<RouterContextProvider>,
 ): Auth & { claims: Claims } {
   const auth = getAuth(context);
-  const url = new URL(request.url);
-  const next = `${url.pathname}${url.search}`;
+  const next = pagePath(request);
   if (!auth.claims) {
-    throw redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next })}`, { headers: NO_STORE });
+    throw redirect(withNext(SIGN_IN_PATH, next), { headers: NO_STORE });
   }
   if (needsSecondFactor(auth)) {
-    const target = withNext(MFA_PATH, pagePath(url));
+    const target = withNext(MFA_PATH, next);
     if (request.method === "GET" || request.method === "HEAD") {
       throw redirect(target, { headers: NO_STORE });
     }
@@ -59,14 +59,19 @@ export function requireUser(
   return { ...auth, claims: auth.claims };
 }
 
-/** The page a request belongs to (a single-fetch `.data` request names its page without it). */
-function pagePath(url: URL): string {
+/**
+ * The page a request belongs to (a single-fetch `.data` request names its page without it), to
+ * come back to afterwards. The request's own path is still input (`GET //evil.example/` reaches
+ * the Worker with that path), so it goes through the sanitiser like any `next`.
+ */
+function pagePath(request: Request): SafePath | undefined {
+  const url = new URL(request.url);
   const path = url.pathname.replace(/\.data$/, "").replace(/^\/_root$/, "/") || "/";
   const params = new URLSearchParams(url.search);
   params.delete("_routes");
   params.delete("index");
   const query = params.toString();
-  return query ? `${path}?${query}` : path;
+  return safeNext(query ? `${path}?${query}` : path);
 }
 
 /**
@@ -78,13 +83,11 @@ export async function requireFreshUser(request: Request, context: Readonly<Route
   const auth = requireUser(request, context);
   const { data, error } = await auth.supabase.auth.getUser();
   if (data.user) return { ...auth, user: data.user };
-  const url = new URL(request.url);
   const unreachable = !error || isAuthRetryableFetchError(error) || (error.status ?? 0) >= 500;
   if (!unreachable) {
-    const next = pagePath(url);
-    throw redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next, ended: "1" })}`, {
-      headers: NO_STORE,
-    });
+    const next = pagePath(request);
+    const params = new URLSearchParams(next ? { next, ended: "1" } : { ended: "1" });
+    throw redirect(`${SIGN_IN_PATH}?${params}`, { headers: NO_STORE });
   }
   throw data503();
 }

@@ -8,6 +8,7 @@ import {
   TITLE_MAX,
   USERNAME_PATTERN,
 } from "./note-rules";
+import { safeNext } from "./safe-redirect";
 
 /**
  * The notes forms' and URLs' fields, validated once on the server with the database's own limits.
@@ -61,7 +62,8 @@ export const noteId = z.uuid();
 /** Pin, archive and their undo, from the list or the note page. */
 export const toggleSchema = z.object({
   intent: z.enum(["pin", "unpin", "archive", "unarchive"]),
-  returnTo: z.string().max(2048).optional(),
+  /** The page to come back to without JavaScript: made safe here, as it enters. */
+  returnTo: z.unknown().optional().transform(safeNext),
   fetcher: z.string().optional(),
 });
 

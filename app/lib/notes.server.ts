@@ -5,7 +5,7 @@ import type { Database } from "./database.types";
 import type { ListParams } from "./note-list-url";
 import { PAGE_SIZE } from "./note-rules";
 import { noteId } from "./note-schemas.server";
-import { safeRedirectPath } from "./safe-redirect";
+import type { SafePath } from "./safe-redirect";
 
 /**
  * Reading and writing notes with the request's Supabase client. Every query runs as the signed-in
@@ -147,8 +147,7 @@ export async function setNoteTags(supabase: Client, id: string, names: string[])
 }
 
 /** After a form post without JavaScript: back to the page it came from (a notes page only). */
-export function redirectBack(returnTo: string | undefined, fallback: string) {
-  const target = safeRedirectPath(returnTo, fallback);
-  const path = target.startsWith("/notes") ? target : fallback;
+export function redirectBack(returnTo: SafePath | undefined, fallback: string) {
+  const path = returnTo?.startsWith("/notes") ? returnTo : fallback;
   return redirect(path, { headers: { "Cache-Control": NO_STORE } });
 }

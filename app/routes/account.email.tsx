@@ -11,6 +11,7 @@ import { NO_STORE } from "../lib/auth-cookies.server";
 import { formFailure, readFormValues, validateForm } from "../lib/forms.server";
 import { requireFreshUser, requireUser } from "../lib/guards.server";
 import { withNext } from "../lib/next-path";
+import { appPath } from "../lib/safe-redirect";
 import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/account.email";
 
@@ -25,7 +26,7 @@ const EMAIL_TAKEN = {
 
 /** Where both confirmation links land: /auth/callback, then back here. */
 function confirmUrl(request: Request): string {
-  return `${new URL(request.url).origin}${withNext("/auth/callback", "/account/email", { flow: "email_change" })}`;
+  return `${new URL(request.url).origin}${withNext("/auth/callback", appPath("/account/email"), { flow: "email_change" })}`;
 }
 
 export async function loader({ request, context }: Route.LoaderArgs) {

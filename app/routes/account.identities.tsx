@@ -16,6 +16,7 @@ import {
   type OAuthProvider,
   providerLabel,
 } from "../lib/oauth-providers";
+import { appPath } from "../lib/safe-redirect";
 import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/account.identities";
 
@@ -62,7 +63,10 @@ export async function action({ request, context }: Route.ActionArgs) {
     if (!isOAuthProvider(provider)) {
       return accountRefusal("Choose one of the providers on this page.", 400, "unknown_provider");
     }
-    const back = withNext("/auth/callback", "/account/identities", { flow: "link", provider });
+    const back = withNext("/auth/callback", appPath("/account/identities"), {
+      flow: "link",
+      provider,
+    });
     const { data, error } = await supabase.auth.linkIdentity({
       provider,
       options: { redirectTo: `${new URL(request.url).origin}${back}`, skipBrowserRedirect: true },

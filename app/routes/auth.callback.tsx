@@ -6,6 +6,7 @@ import {
   linkNoticeResponse,
   linkProblemResponse,
 } from "../lib/link-landing.server";
+import { safeNext } from "../lib/safe-redirect";
 import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/auth.callback";
 
@@ -20,11 +21,15 @@ const FLOWS = new Set(["link", "email_change"]);
  * provider from /account/identities), as `?code=`. The code is exchanged with the verifier cookie
  * this browser stored when it asked; the session's cookies ride on the redirect to `next` (or
  * to the second-factor challenge first).
+ *
+ * Unlike /auth/confirm this may change state on GET: the exchange needs the verifier cookie that
+ * only the browser which asked for the link holds, so neither a mail scanner nor another site
+ * can sign a browser in with it (login CSRF), and the code is useless to anyone who copies it.
  */
 export async function loader({ request, context }: Route.LoaderArgs) {
   const { supabase, claims } = getAuth(context);
   const params = new URL(request.url).searchParams;
-  const next = params.get("next");
+  const next = safeNext(params.get("next"));
   const flow = FLOWS.has(params.get("flow") ?? "") ? params.get("flow") : null;
   const errorCode = params.get("error_code") ?? params.get("error") ?? undefined;
   const kind = next === "/reset-password" ? "recovery" : "sign-in";

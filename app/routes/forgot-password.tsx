@@ -11,6 +11,7 @@ import { NO_STORE } from "../lib/auth-cookies.server";
 import { callbackUrl } from "../lib/auth-redirects.server";
 import { emailOnlySchema } from "../lib/auth-schemas.server";
 import { formFailure, parseForm } from "../lib/forms.server";
+import { appPath } from "../lib/safe-redirect";
 import type { Route } from "./+types/forgot-password";
 
 export const meta: Route.MetaFunction = () => [{ title: "Reset your password · Edge Notes" }];
@@ -21,7 +22,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   if (!parsed.ok) return formFailure(parsed);
   const { email } = parsed.data;
   const { error } = await getAuth(context).supabase.auth.resetPasswordForEmail(email, {
-    redirectTo: callbackUrl(request, "/reset-password"),
+    redirectTo: callbackUrl(request, appPath("/reset-password")),
   });
   if (error) return authFailure(error, parsed.values);
   return data({ ok: true as const, email }, { headers: { "Cache-Control": NO_STORE } });

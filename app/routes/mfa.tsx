@@ -13,6 +13,7 @@ import { nextFromUrl, redirectNoStore, redirectToNext } from "../lib/auth-redire
 import { formFailure, readFormValues, validateForm } from "../lib/forms.server";
 import { needsSecondFactor, SIGN_IN_PATH } from "../lib/guards.server";
 import { withNext } from "../lib/next-path";
+import { safeNext } from "../lib/safe-redirect";
 import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/mfa";
 
@@ -32,14 +33,14 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   if (!needsSecondFactor(auth)) throw redirectToNext(next);
   const { data } = await auth.supabase.auth.mfa.listFactors();
   const factors = (data?.totp ?? []).map((f) => ({ id: f.id, name: f.friendly_name ?? "" }));
-  return { next: next ?? "", factors, email: (auth.claims.email as string | undefined) ?? null };
+  return { next, factors, email: (auth.claims.email as string | undefined) ?? null };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
   const auth = getAuth(context);
   const form = await readFormValues(request);
   if (!auth.claims) return redirectNoStore(SIGN_IN_PATH);
-  if (!needsSecondFactor(auth)) return redirectToNext(form.next);
+  if (!needsSecondFactor(auth)) return redirectToNext(safeNext(form.next));
   const parsed = validateForm(form, challengeSchema);
   if (!parsed.ok) return formFailure(parsed);
   const { code, next } = parsed.data;
@@ -82,7 +83,7 @@ export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
       }
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
-        <input type="hidden" name="next" value={next} />
+        <input type="hidden" name="next" value={next ?? ""} />
         {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
         {factors.length > 1 ? (
           <div>

@@ -15,6 +15,7 @@ import { MFA_PATH, needsSecondFactor } from "../lib/guards.server";
 import { withNext } from "../lib/next-path";
 import { PASSWORD_RULES } from "../lib/password-rules";
 import { isRecoverySession } from "../lib/recovery-session";
+import { appPath } from "../lib/safe-redirect";
 import { recordSecurityEvent } from "../lib/security-events.server";
 import type { Route } from "./+types/reset-password";
 
@@ -52,7 +53,8 @@ export async function action({ request, context }: Route.ActionArgs) {
 function gateRecovery(auth: ReturnType<typeof getAuth>) {
   if (!auth.claims) return;
   if (!isRecoverySession(auth.claims)) throw redirectNoStore("/account/password");
-  if (needsSecondFactor(auth)) throw redirectNoStore(withNext(MFA_PATH, "/reset-password"));
+  if (needsSecondFactor(auth))
+    throw redirectNoStore(withNext(MFA_PATH, appPath("/reset-password")));
 }
 
 export default function ResetPassword({ loaderData, actionData }: Route.ComponentProps) {

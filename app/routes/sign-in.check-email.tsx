@@ -19,7 +19,7 @@ export function loader({ request, context }: Route.LoaderArgs) {
   const next = nextFromUrl(request);
   if (getAuth(context).claims) throw redirectToNext(next);
   const email = new URL(request.url).searchParams.get("email")?.slice(0, 255) ?? "";
-  return { email, next: next ?? "" };
+  return { email, next };
 }
 
 /** Resend the magic link. */

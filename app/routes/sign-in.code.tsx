@@ -25,7 +25,7 @@ export function loader({ request, context }: Route.LoaderArgs) {
   const next = nextFromUrl(request);
   if (getAuth(context).claims) throw redirectToNext(next);
   const email = new URL(request.url).searchParams.get("email")?.slice(0, 255) ?? "";
-  return { email, next: next ?? "" };
+  return { email, next };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
@@ -76,7 +76,7 @@ export default function SignInCode({ loaderData, actionData }: Route.ComponentPr
       }
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
-        <input type="hidden" name="next" value={next} />
+        <input type="hidden" name="next" value={next ?? ""} />
         {actionData?.ok ? <FormAlert tone="success">{actionData.notice}</FormAlert> : null}
         {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
         <FormField

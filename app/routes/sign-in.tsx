@@ -18,6 +18,7 @@ import {
 import { emailOnlySchema, signInSchema } from "../lib/auth-schemas.server";
 import { formFailure, readFormValues, validateForm } from "../lib/forms.server";
 import { withNext } from "../lib/next-path";
+import { safeNext } from "../lib/safe-redirect";
 import type { Route } from "./+types/sign-in";
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign in · Edge Notes" }];
@@ -31,7 +32,7 @@ export function loader({ request, context }: Route.LoaderArgs) {
   if (getAuth(context).claims) throw redirectToNext(next);
   // Sent here because the session was ended (signed out everywhere, or from another device).
   const ended = new URL(request.url).searchParams.get("ended") === "1";
-  return { next: next ?? "", ended };
+  return { next, ended };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
@@ -64,7 +65,10 @@ export async function action({ request, context }: Route.ActionArgs) {
       }
       const { data, error } = await supabase.auth.signInWithOAuth({
         provider,
-        options: { redirectTo: callbackUrl(request, form.next), skipBrowserRedirect: true },
+        options: {
+          redirectTo: callbackUrl(request, safeNext(form.next)),
+          skipBrowserRedirect: true,
+        },
       });
       if (error || !data.url) {
         return formFailure(
@@ -116,7 +120,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
       }
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
-        <input type="hidden" name="next" value={next} />
+        <input type="hidden" name="next" value={next ?? ""} />
         {loaderData.ended && !errors ? (
           <FormAlert tone="success">
             <span data-testid="session-ended">You are signed out. Sign in again to continue.</span>
@@ -169,7 +173,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
       <Divider>or continue with</Divider>
       <Form method="post" className="grid gap-3 sm:grid-cols-2">
         <input type="hidden" name="intent" value="oauth" />
-        <input type="hidden" name="next" value={next} />
+        <input type="hidden" name="next" value={next ?? ""} />
         {(Object.keys(PROVIDERS) as Provider[]).map((provider) => (
           <ProviderButton key={provider} provider={provider} />
         ))}

@@ -17,7 +17,7 @@ export const meta: Route.MetaFunction = () => [{ title: "Confirm your email · E
 
 export function loader({ request }: Route.LoaderArgs) {
   const email = new URL(request.url).searchParams.get("email")?.slice(0, 255) ?? "";
-  return { email, next: nextFromUrl(request) ?? "" };
+  return { email, next: nextFromUrl(request) };
 }
 
 /** Resend the confirmation email. */

@@ -24,7 +24,7 @@ export const meta: Route.MetaFunction = () => [{ title: "Create an account · Ed
 export function loader({ request, context }: Route.LoaderArgs) {
   const next = nextFromUrl(request);
   if (getAuth(context).claims) throw redirectToNext(next);
-  return { next: next ?? "" };
+  return { next };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
@@ -66,7 +66,7 @@ export default function SignUp({ loaderData, actionData }: Route.ComponentProps)
       }
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
-        <input type="hidden" name="next" value={next} />
+        <input type="hidden" name="next" value={next ?? ""} />
         {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
         <FormField
           label="Display name"

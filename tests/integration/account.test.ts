@@ -5,6 +5,7 @@ import { STORAGE_KEY } from "./support/app";
 import {
   expectNoStore,
   linkProblemOf,
+  pressConfirm,
   signedInBrowser,
   waitForMessage,
 } from "./support/auth-flows";
@@ -126,7 +127,8 @@ describe("/account/email", () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await browser.post("/account/email", { intent: "change", email: `second-${email}` });
     await waitForMessage(`second-${email}`, "email_change");
-    const visit = await browser.get(
+    const visit = await pressConfirm(
+      browser,
       `/auth/confirm?${new URLSearchParams({ token_hash: old.tokenHash ?? "", type: "email_change" })}`,
     );
     expect(visit.status).toBe(410);

@@ -91,6 +91,10 @@ describe("bad input to the sign-in flows", () => {
     "/\\evil.example",
     "javascript:alert(1)",
     "/%0d%0aSet-Cookie:x=1",
+    "/.//evil.example",
+    "/..//evil.example",
+    "/%2F%2Fevil.example",
+    "/\t/evil.example",
   ])("next=%s never leaves the site", async (next) => {
     const user = await freshUser();
     const browser = new BrowserLess();
@@ -171,7 +175,7 @@ describe("bad input to the sign-in flows", () => {
   });
 
   it("POST to a page without an action: 405, not 500", async () => {
-    const visit = await new BrowserLess().post("/auth/confirm", { token_hash: "x" });
+    const visit = await new BrowserLess().post("/auth/callback", { code: "x" });
     expect(visit.status).toBe(405);
   });
 });

@@ -97,7 +97,13 @@ describe("pin, archive, delete", () => {
   it("returnTo only goes back to a notes page", async () => {
     const { browser } = await signedInBrowser();
     const id = await createNote(browser, { title: "Bounce" });
-    for (const returnTo of ["https://evil.example/notes", "//evil.example", "/sign-out"]) {
+    for (const returnTo of [
+      "https://evil.example/notes",
+      "//evil.example",
+      "/sign-out",
+      "/.//evil.example/notes",
+      "/notes/../..//evil.example",
+    ]) {
       const visit = await browser.post(
         `/notes/${id}`,
         { intent: "pin", returnTo },

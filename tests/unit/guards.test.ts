@@ -50,6 +50,23 @@ describe("requireUser", () => {
     expect(location.searchParams.get("next")).toBe("/notes/7?tab=a");
     expect(response.headers.get("Cache-Control")).toBe("private, no-store");
   });
+
+  it.each([
+    ["//evil.example/notes", "//evil.example/notes"],
+    ["/.//evil.example", "/.//evil.example"],
+    ["/%2F%2Fevil.example", "/%2F%2Fevil.example"],
+  ])("a request path that would leave the site (%s) is not kept as next", (_name, path) => {
+    const request = new Request(`http://app.test${path}`);
+    // The request's own path is what a guard sends back to: it goes through the sanitiser too.
+    const thrown = thrownBy(() => requireUser(request, contextWith(null))) as Response;
+    expect(thrown.headers.get("Location")).toBe(SIGN_IN_PATH);
+  });
+
+  it("a single-fetch .data request comes back to its page, not the data URL", () => {
+    const request = new Request("http://app.test/notes/7.data?tab=a&_routes=routes%2Fnotes");
+    const thrown = thrownBy(() => requireUser(request, contextWith(null))) as Response;
+    expect(thrown.headers.get("Location")).toBe(`${SIGN_IN_PATH}?next=%2Fnotes%2F7%3Ftab%3Da`);
+  });
 });
 
 describe("requireUser and the second factor", () => {

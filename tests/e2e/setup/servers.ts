@@ -7,6 +7,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { loadConfig } from "../../../local/config.ts";
 import { ROOT } from "../../../local/paths.ts";
@@ -17,6 +18,7 @@ import { RESULTS_DIR } from "../support/results.ts";
 import { STACKS, type Stack } from "../support/stacks.ts";
 
 const STARTUP_TIMEOUT_MS = 60_000;
+const INVITE_TEMPLATE = fileURLToPath(new URL("../support/templates/invite.html", import.meta.url));
 const ENV = {
   ...process.env,
   PATH: `${ROOT}node_modules/.bin:${process.env.PATH}`,
@@ -57,7 +59,12 @@ async function build() {
   if (code !== 0) throw new Error(`npm run build failed (exit ${code}):\n${output}`);
 }
 
-/** config.toml with the app's origin allowed as a redirect target (email links come back to it). */
+/**
+ * config.toml with the app's origin allowed as a redirect target (email links come back to it).
+ * The invite email uses a custom template whose link goes to the app's /auth/confirm with a token
+ * hash (as the Supabase docs suggest for server-side verification); the other emails keep the
+ * default links through the auth server's /verify.
+ */
 function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
   const listed = loadConfig(`${ROOT}supabase/config.toml`).auth.additionalRedirectUrls;
   const origins = [stack.appUrl, `http://127.0.0.1:${stack.appPort}`];
@@ -69,6 +76,7 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
         siteUrl: stack.appUrl,
         additionalRedirectUrls: [...listed, ...origins.map((origin) => `${origin}/**`)],
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),
+        email: { templates: { invite: { contentPath: INVITE_TEMPLATE } } },
       },
     },
   };

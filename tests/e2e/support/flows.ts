@@ -115,3 +115,32 @@ export async function emailedCode(page: Page, stack: Stack, email: string, type:
   expect(code).toMatch(/^\d{6}$/);
   return code;
 }
+
+/** An invitation sent with the admin API (what an admin does from the dashboard); its address. */
+export async function invite(stack: Stack, prefix = "invited") {
+  const email = randomEmail(prefix);
+  const admin = createClient(stack.backendUrl, SECRET_KEY, {
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
+  const { error } = await admin.auth.admin.inviteUserByEmail(email);
+  if (error) throw error;
+  return email;
+}
+
+/** The app's /auth/confirm link in the newest `type` email for `email` (token-hash templates). */
+export async function confirmLinkIn(page: Page, stack: Stack, email: string, type: string) {
+  const message = await openInbox(page, stack, email, type);
+  const href = await message.locator('a[href*="/auth/confirm"]').first().getAttribute("href");
+  if (!href) throw new Error(`no /auth/confirm link in the ${type} email for ${email}`);
+  return new URL(href);
+}
+
+/**
+ * Opens an /auth/confirm link from the email, where nothing happens yet, and presses the page's
+ * one button (`label`), which is what uses the link.
+ */
+export async function confirmThroughLink(page: Page, stack: Stack, link: URL, label: string) {
+  await page.goto(link.toString());
+  await arrivedAt(page, stack, "/auth/confirm");
+  await submit(page, label);
+}

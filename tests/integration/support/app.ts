@@ -22,7 +22,7 @@ export async function get(path: string, cookie?: string) {
 }
 
 /** "auth=N rest=M": the backend round trips the Worker's Supabase client made for this request. */
-export function backendCalls(response: Response): { auth: number; rest: number } {
+export function backendCalls(response: { headers: Headers }): { auth: number; rest: number } {
   const match = /supabase;desc="auth=(\d+) rest=(\d+)"/.exec(
     response.headers.get("Server-Timing") ?? "",
   );

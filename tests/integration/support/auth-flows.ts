@@ -1,6 +1,6 @@
 import { adminClient, freshUser, randomEmail } from "../../support/backend.ts";
 import { latestMessage } from "../../support/inbox.ts";
-import { BrowserLess, type Visit } from "./browser-less.ts";
+import { BrowserLess, type RequestOptions, type Visit } from "./browser-less.ts";
 
 export { adminClient, freshUser, randomEmail };
 
@@ -46,4 +46,61 @@ export function expectNoStore(headers: Headers) {
   if (!/\bprivate\b/.test(value) || !/\bno-store\b/.test(value)) {
     throw new Error(`expected Cache-Control private, no-store; got "${value}"`);
   }
+}
+
+/** The confirm page's one form (/auth/confirm): its method, target, hidden fields and button. */
+export interface ConfirmForm {
+  method: string;
+  action: string;
+  fields: Record<string, string>;
+  button: string;
+}
+
+const ENTITIES: Record<string, string> = {
+  "&amp;": "&",
+  "&quot;": '"',
+  "&#x27;": "'",
+  "&#39;": "'",
+  "&lt;": "<",
+  "&gt;": ">",
+};
+const decode = (text: string) =>
+  text.replace(/&(amp|quot|#x27|#39|lt|gt);/g, (e) => ENTITIES[e] ?? e);
+
+/** Reads the confirm form out of the page's HTML, as a browser without JavaScript would. */
+export function confirmForm(visit: Visit): ConfirmForm | null {
+  const match = /<form\b([^>]*data-testid="confirm-form"[^>]*)>([\s\S]*?)<\/form>/.exec(visit.body);
+  if (!match) return null;
+  const [, tag = "", inner = ""] = match;
+  const attribute = (html: string, name: string) =>
+    decode(new RegExp(`\\b${name}="([^"]*)"`).exec(html)?.[1] ?? "");
+  const fields: Record<string, string> = {};
+  for (const [input] of inner.matchAll(/<input\b[^>]*>/g)) {
+    if (attribute(input, "type") === "hidden")
+      fields[attribute(input, "name")] = attribute(input, "value");
+  }
+  const button = /<button\b[^>]*>([\s\S]*?)<\/button>/.exec(inner)?.[1] ?? "";
+  return {
+    method: attribute(tag, "method").toLowerCase(),
+    action: attribute(tag, "action") || new URL(visit.url).pathname + new URL(visit.url).search,
+    fields,
+    button: decode(button.replace(/<[^>]*>/g, "")).trim(),
+  };
+}
+
+/**
+ * Opens an emailed /auth/confirm link in `browser` and presses the page's button (the form
+ * posts natively, redirects followed): what a person does with JavaScript off.
+ */
+export async function pressConfirm(
+  browser: BrowserLess,
+  path: string,
+  options: RequestOptions = {},
+): Promise<Visit> {
+  const page = await browser.get(path);
+  const form = confirmForm(page);
+  if (!form || form.method !== "post") {
+    throw new Error(`no confirm form at ${path}: ${page.status} ${linkProblemOf(page) ?? ""}`);
+  }
+  return browser.post(form.action, form.fields, options);
 }

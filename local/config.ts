@@ -36,6 +36,12 @@ export interface Config {
       signInSignUps: number;
       tokenVerifications: number;
       anonymousUsers: number;
+      /**
+       * MFA challenges and verifications a minute per IP (GOTRUE_MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY,
+       * 15). The CLI has no config.toml key for it, so it is always the real default unless a
+       * caller of createLocalBackend overrides it (the test runs do).
+       */
+      mfaChallengeAndVerify: number;
     };
   };
 }
@@ -111,6 +117,7 @@ function fromToml(toml: Table): Config {
         signInSignUps: num(rate.sign_in_sign_ups, 30),
         tokenVerifications: num(rate.token_verifications, 30),
         anonymousUsers: num(rate.anonymous_users, 30),
+        mfaChallengeAndVerify: 15,
       },
     },
   };

@@ -18,6 +18,7 @@ import {
   findUserByEmail,
   findUserById,
   type UserRow,
+  updatePassword,
   userJson,
 } from "./users.ts";
 import { validateEmail } from "./validate.ts";
@@ -150,11 +151,8 @@ export async function updateUserAdmin(ctx: AuthContext, request: Request): Promi
       await run(tx, "update auth.users set email = $2 where id = $1", [user.id, email]);
       await upsertEmailIdentity(tx, user.id, email);
     }
-    if (encrypted)
-      await run(tx, "update auth.users set encrypted_password = $2 where id = $1", [
-        user.id,
-        encrypted,
-      ]);
+    // An admin's password change signs the user out everywhere (UpdatePassword without a session).
+    if (encrypted) await updatePassword(tx, user.id, encrypted, undefined);
     if (params.email_confirm) await confirmEmail(tx, user.id);
     if (params.user_metadata) {
       await run(

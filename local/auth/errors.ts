@@ -196,6 +196,11 @@ const TABLE = {
     "Maximum number of verified factors reached, unenroll to continue",
   ],
   enrollNeedsAal2: [403, "insufficient_aal", "AAL2 required to enroll a new factor"],
+  updateNeedsAal2: [
+    401,
+    "insufficient_aal",
+    "AAL2 session is required to update email or password when MFA is enabled.",
+  ],
   unenrollNeedsAal2: [422, "insufficient_aal", "AAL2 required to unenroll verified factor"],
   totpVerifyDisabled: [422, "mfa_totp_verify_not_enabled", "MFA verification is disabled for TOTP"],
   codeRequired: [400, "validation_failed", "Code needs to be non-empty"],

@@ -136,6 +136,8 @@ async function validateFactors(
 export async function challengeFactor(ctx: AuthContext, request: Request): Promise<Response> {
   const caller = await requireFactorCaller(ctx, request);
   const factor = await loadFactor(ctx, request, caller);
+  // The route's limiter runs after loadFactor, as the real router's (an unknown factor is a 404).
+  ctx.rateLimits.check("mfa_challenge", request);
   if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
   const challengeId = randomUUID();
   const created = await ctx.db.transaction(async (tx) => {
@@ -169,6 +171,8 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
 export async function verifyFactor(ctx: AuthContext, request: Request): Promise<Response> {
   const caller = await requireFactorCaller(ctx, request);
   const factor = await loadFactor(ctx, request, caller);
+  // Before the code is looked at: a spent limit refuses even the right code.
+  ctx.rateLimits.check("mfa_verify", request);
   const params = await readParams(request, { challenge_id: "string", code: "string" });
   const challengeId = params.challenge_id ?? "";
   if (challengeId !== "" && !UUID.test(challengeId)) {

@@ -15,6 +15,26 @@ export function comparePassword(password: string, hash: string | null): Promise<
   return bcrypt.compare(password, hash);
 }
 
+/** A bcrypt hash of the real cost, of a random value nobody knows (its result is never used). */
+const STAND_IN_HASH = "$2b$10$q8uIy2romc/akeWGqWsHS.iM/rq8YA0AVAzkk4avYCzaFn.eB3mZe";
+
+/**
+ * comparePassword for sign-in: without a hash to compare (no such account, or one without a
+ * password) the password is still compared, against a stand-in hash of the same cost, so the
+ * answer takes as long as a wrong password and its timing does not tell which addresses have
+ * accounts. Always false then.
+ */
+export async function comparePasswordForSignIn(
+  password: string,
+  hash: string | null | undefined,
+): Promise<boolean> {
+  if (!hash) {
+    await bcrypt.compare(password, STAND_IN_HASH);
+    return false;
+  }
+  return bcrypt.compare(password, hash);
+}
+
 /** checkPasswordStrength: length limits from config (422 weak_password with reasons). */
 export function checkPasswordStrength(config: Config, password: string): void {
   if (password.length > MAX_PASSWORD_LENGTH) throw authError("passwordTooLong");

@@ -16,6 +16,10 @@ import { clientIp } from "./request.ts";
  * | `anonymous_users`     | RATE_LIMIT_ANONYMOUS_USERS | anonymous /signup                              | 1 h per IP    |
  * | `email_sent`          | RATE_LIMIT_EMAIL_SENT   | every email (when confirmations are on)            | 1 h, project-wide |
  *
+ * and, with no config.toml key (the CLI has none), the MFA limiters at the real defaults:
+ * `mfa_challenge` (POST /factors/{id}/challenge) and `mfa_verify` (POST /factors/{id}/verify),
+ * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY (15) a minute per IP each, as token buckets holding 30.
+ *
  * Over the limit: 429 `over_request_rate_limit` "Request rate limit reached", or for emails 429
  * `over_email_send_rate_limit` "email rate limit exceeded". The client's address is the first
  * X-Forwarded-For hop (the real service's rate-limit header), else the loopback address.
@@ -24,8 +28,11 @@ export type Bucket =
   | "sign_in_sign_ups"
   | "token_refresh"
   | "token_verifications"
-  | "anonymous_users";
+  | "anonymous_users"
+  | "mfa_challenge"
+  | "mfa_verify";
 
+const MINUTE = 60 * 1000;
 const FIVE_MINUTES = 5 * 60 * 1000;
 const HOUR = 60 * 60 * 1000;
 
@@ -34,11 +41,24 @@ const WINDOWS: Record<Bucket, number> = {
   token_refresh: FIVE_MINUTES,
   token_verifications: FIVE_MINUTES,
   anonymous_users: HOUR,
+  mfa_challenge: MINUTE,
+  mfa_verify: MINUTE,
 };
+
+/** The buckets limited as the real service does them, not in fixed windows (see TokenBucket). */
+const TOKEN_BUCKETS: Partial<Record<Bucket, { burst: number }>> = {
+  mfa_challenge: { burst: 30 },
+  mfa_verify: { burst: 30 },
+};
+
+interface Limiter {
+  allow(now: number): boolean;
+  idleSince(now: number): number;
+}
 
 /** ratelimit.IntervalLimiter: `events` per `interval`; the count resets every whole interval
  * since the window opened. */
-class IntervalLimiter {
+class IntervalLimiter implements Limiter {
   private readonly events: number;
   private readonly interval: number;
   private start: number;
@@ -66,8 +86,40 @@ class IntervalLimiter {
   }
 }
 
+/**
+ * The real limiter (tollbooth over golang.org/x/time/rate): a bucket of `burst` tokens, full at
+ * first, one taken per request, refilled at `events` per `interval`.
+ */
+class TokenBucket implements Limiter {
+  private readonly events: number;
+  private readonly interval: number;
+  private readonly burst: number;
+  private tokens: number;
+  private last: number;
+  constructor(events: number, interval: number, burst: number, now: number) {
+    this.events = events;
+    this.interval = interval;
+    this.burst = burst;
+    this.tokens = burst;
+    this.last = now;
+  }
+  idleSince(now: number): number {
+    return now - this.last;
+  }
+  allow(now: number): boolean {
+    const refill = (Math.max(0, now - this.last) * this.events) / this.interval;
+    this.tokens = Math.min(this.burst, this.tokens + refill);
+    this.last = Math.max(this.last, now);
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return true;
+    }
+    return false;
+  }
+}
+
 export class RateLimits {
-  private readonly perKey = new Map<string, IntervalLimiter>();
+  private readonly perKey = new Map<string, Limiter>();
   private readonly email: IntervalLimiter;
   private readonly config: Config["auth"]["rateLimit"];
   private readonly clock: () => number;
@@ -84,7 +136,7 @@ export class RateLimits {
     if (!limiter) {
       // Many client addresses: forget the ones whose windows have all passed (memory stays bounded).
       if (this.perKey.size >= 10_000) this.prune();
-      limiter = new IntervalLimiter(this.limitOf(bucket), WINDOWS[bucket], this.clock());
+      limiter = this.newLimiter(bucket);
       this.perKey.set(key, limiter);
     }
     if (!limiter.allow(this.clock())) throw authError("requestRateLimit");
@@ -102,6 +154,13 @@ export class RateLimits {
     }
   }
 
+  private newLimiter(bucket: Bucket): Limiter {
+    const bucketShape = TOKEN_BUCKETS[bucket];
+    return bucketShape
+      ? new TokenBucket(this.limitOf(bucket), WINDOWS[bucket], bucketShape.burst, this.clock())
+      : new IntervalLimiter(this.limitOf(bucket), WINDOWS[bucket], this.clock());
+  }
+
   private limitOf(bucket: Bucket): number {
     switch (bucket) {
       case "sign_in_sign_ups":
@@ -112,6 +171,9 @@ export class RateLimits {
         return this.config.tokenVerifications;
       case "anonymous_users":
         return this.config.anonymousUsers;
+      case "mfa_challenge":
+      case "mfa_verify":
+        return this.config.mfaChallengeAndVerify;
     }
   }
 }

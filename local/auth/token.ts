@@ -1,7 +1,7 @@
 import { audit } from "./audit.ts";
 import type { AuthContext } from "./context.ts";
 import { authError, oauthError } from "./errors.ts";
-import { comparePassword } from "./passwords.ts";
+import { comparePasswordForSignIn } from "./passwords.ts";
 import { consumeFlowState } from "./pkce.ts";
 import { readParams } from "./request.ts";
 import { type AuthMethod, issueSession, refreshSession } from "./sessions.ts";
@@ -35,10 +35,15 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
   if (params.email && params.phone) throw authError("emailOrPhoneLogin");
   if (!params.email && !params.phone) throw authError("missingEmailOrPhone");
   if (!params.email) throw authError("invalidCredentials");
+  const password = params.password ?? "";
   const user = await findUserByEmail(ctx.db, params.email);
-  if (!user || user.is_anonymous) throw authError("invalidCredentials");
+  // No account, or none with a password: the same answer after the same work as a wrong password.
+  if (!user || user.is_anonymous || !user.encrypted_password) {
+    await comparePasswordForSignIn(password, null);
+    throw authError("invalidCredentials");
+  }
   if (isBanned(user, ctx.now())) throw authError("userBanned");
-  if (!(await comparePassword(params.password ?? "", user.encrypted_password))) {
+  if (!(await comparePasswordForSignIn(password, user.encrypted_password))) {
     throw authError("invalidCredentials");
   }
   if (!user.email_confirmed_at) throw authError("emailNotConfirmed");

@@ -9,7 +9,13 @@ import { createFlowState, pkceRequested } from "./pkce.ts";
 import { verifyNonce } from "./reauthenticate.ts";
 import { redirectTarget } from "./redirect.ts";
 import { readParams } from "./request.ts";
-import { findUserByEmail, findUserById, userJson } from "./users.ts";
+import {
+  findUserByEmail,
+  findUserById,
+  hasVerifiedFactor,
+  updatePassword,
+  userJson,
+} from "./users.ts";
 import { validateEmail } from "./validate.ts";
 
 /** GET /user: the signed-in user. */
@@ -36,20 +42,31 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
     channel: "string",
   });
   const { user, session } = caller;
+  // validateUserUpdateParams
+  const newEmail =
+    params.email !== undefined && params.email !== "" ? validateEmail(params.email) : undefined;
+  if (params.password !== undefined) checkPasswordStrength(ctx.config, params.password);
   if (params.app_metadata) throw authError("appMetadataNeedsAdmin");
+  // With MFA on, only an aal2 session may change how the account is signed in to.
+  const emailChange = newEmail !== user.email ? newEmail : undefined;
+  const changesPhone = !!params.phone && params.phone !== (user.phone ?? "");
+  if (
+    (params.password || emailChange || changesPhone) &&
+    session?.aal !== "aal2" &&
+    (await hasVerifiedFactor(ctx.db, user.id))
+  ) {
+    throw authError("updateNeedsAal2");
+  }
   if (params.password !== undefined && user.is_anonymous && !user.email && !params.email) {
     throw authError("anonymousPasswordUpdate");
   }
   const pkce = pkceRequested(params);
-  const newEmail =
-    params.email !== undefined && params.email !== "" ? validateEmail(params.email) : undefined;
-  if (newEmail && newEmail !== user.email) {
-    const taken = await findUserByEmail(ctx.db, newEmail);
+  if (emailChange) {
+    const taken = await findUserByEmail(ctx.db, emailChange);
     if (taken && taken.id !== user.id) throw authError("emailExists");
   }
   let encrypted: string | undefined;
   if (params.password !== undefined) {
-    checkPasswordStrength(ctx.config, params.password);
     const sessionIsRecent =
       session && Date.now() - new Date(session.created_at).getTime() < RECENT_SESSION_MS;
     if (ctx.config.auth.email.securePasswordChange && !sessionIsRecent) {
@@ -63,6 +80,11 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
   const redirectTo = redirectTarget(ctx.config, request);
 
   const updated = await ctx.db.transaction(async (tx) => {
+    if (encrypted) {
+      // The session making the change stays; every other one ends, every emailed token goes.
+      await updatePassword(tx, user.id, encrypted, session?.id);
+      await audit(tx, request, user, "user_updated_password");
+    }
     if (params.data) {
       // UpdateUserMetaData: merge keys; a null value removes the key.
       await run(
@@ -72,27 +94,19 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
         [user.id, JSON.stringify(params.data)],
       );
     }
-    if (encrypted) {
-      await run(
-        tx,
-        "update auth.users set encrypted_password = $2, updated_at = now() where id = $1",
-        [user.id, encrypted],
-      );
-      await audit(tx, request, user, "user_updated_password");
-    }
-    if (newEmail && newEmail !== user.email) {
+    if (emailChange) {
       if (!ctx.config.auth.email.enableConfirmations) {
         await run(
           tx,
           `update auth.users set email = $2, email_change = '', email_confirmed_at = coalesce(email_confirmed_at, now()),
              updated_at = now() where id = $1`,
-          [user.id, newEmail],
+          [user.id, emailChange],
         );
-        await upsertEmailIdentity(tx, user.id, newEmail);
+        await upsertEmailIdentity(tx, user.id, emailChange);
       } else {
         if (pkce) await createFlowState(tx, params, "email_change", user.id);
         const fresh = (await findUserById(tx, user.id)) ?? user;
-        await sendEmailChange(ctx, tx, fresh, newEmail, { redirectTo, pkce });
+        await sendEmailChange(ctx, tx, fresh, emailChange, { redirectTo, pkce });
       }
     }
     await audit(tx, request, user, "user_modified");

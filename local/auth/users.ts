@@ -76,6 +76,51 @@ export function isBanned(user: UserRow, now: Date): boolean {
   return user.banned_until !== null && user.banned_until > now;
 }
 
+/** User.HasMFAEnabled: the user has a verified factor. */
+export async function hasVerifiedFactor(db: Db, userId: string): Promise<boolean> {
+  const row = await one(
+    db,
+    "select 1 from auth.mfa_factors where user_id = $1 and status = 'verified' limit 1",
+    [userId],
+  );
+  return row !== undefined;
+}
+
+/**
+ * User.UpdatePassword: stores the new hash and, since whoever held the old password may have
+ * started things, voids every emailed token (confirmation, recovery, email change, phone change,
+ * reauthentication: the columns and auth.one_time_tokens) and ends every session except
+ * `keepSessionId` (all of them without one, as for an admin's change).
+ */
+export async function updatePassword(
+  db: Db,
+  userId: string,
+  encryptedPassword: string,
+  keepSessionId: string | undefined,
+): Promise<void> {
+  await run(
+    db,
+    `update auth.users set encrypted_password = $2,
+       confirmation_token = '', confirmation_sent_at = null,
+       recovery_token = '', recovery_sent_at = null,
+       email_change_token_current = '', email_change_token_new = '', email_change_sent_at = null,
+       phone_change_token = '', phone_change_sent_at = null,
+       reauthentication_token = '', reauthentication_sent_at = null,
+       updated_at = now()
+     where id = $1`,
+    [userId, encryptedPassword],
+  );
+  await run(db, "delete from auth.one_time_tokens where user_id = $1", [userId]);
+  // Deleting a session deletes its refresh tokens and AMR claims (foreign keys on cascade).
+  await run(db, "delete from auth.sessions where user_id = $1 and id is distinct from $2", [
+    userId,
+    keepSessionId ?? null,
+  ]);
+  await run(db, "delete from auth.refresh_tokens where user_id = $1 and session_id is null", [
+    userId,
+  ]);
+}
+
 export interface NewUser {
   email?: string;
   phone?: string;

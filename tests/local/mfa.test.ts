@@ -13,29 +13,7 @@ import {
   signedInClient,
 } from "../support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
-
-/** The code an authenticator app would show for `secret` now (or `offsetSeconds` away). */
-function totpCode(secret: string, offsetSeconds = 0): string {
-  const totp = new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
-  return totp.generate({ timestamp: Date.now() + offsetSeconds * 1000 });
-}
-
-async function enroll(client: SupabaseClient, friendlyName?: string) {
-  const { data, error } = await client.auth.mfa.enroll({ factorType: "totp", friendlyName });
-  if (error) throw error;
-  return data;
-}
-
-/** Enrolls and verifies a TOTP factor: the client's session is aal2 afterwards. */
-async function enrollVerified(client: SupabaseClient) {
-  const factor = await enroll(client, "Phone app");
-  const { data, error } = await client.auth.mfa.challengeAndVerify({
-    factorId: factor.id,
-    code: totpCode(factor.totp.secret),
-  });
-  if (error) throw error;
-  return { factor, session: data };
-}
+import { enroll, enrollVerified, totpCode } from "../support/mfa.ts";
 
 async function accessToken(client: SupabaseClient): Promise<string> {
   const { data } = await client.auth.getSession();

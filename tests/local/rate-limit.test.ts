@@ -4,6 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { PASSWORD, randomEmail } from "../support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
+import { enroll, enrollVerified, otherCode, totpCode } from "../support/mfa.ts";
 
 let local: MemoryBackend;
 
@@ -145,5 +146,79 @@ describe("email_sent (per hour, for the whole project)", () => {
     });
     expect(local.backend.inbox.list(users[2]?.email ?? "")).toHaveLength(0);
     expect(local.backend.inbox.list(users[1]?.email ?? "")).toHaveLength(1);
+  });
+});
+
+describe("MFA challenge and verify (15 a minute per IP, bursts of 30: the real service's defaults)", () => {
+  /** The password is known, the second factor is not: guesses from one address. */
+  async function attackerOnVictim() {
+    const victim = await local.signedIn({ headers: { "X-Forwarded-For": "10.0.5.1" } });
+    const { factor } = await enrollVerified(victim.client);
+    const attacker = from("10.0.5.2");
+    const signedIn = await attacker.auth.signInWithPassword({
+      email: victim.email,
+      password: PASSWORD,
+    });
+    expect(signedIn.error).toBeNull();
+    return { attacker, email: victim.email, factor, secret: factor.totp.secret };
+  }
+
+  it("30 wrong codes in a row are checked, the 31st challenge and verify are refused unchecked", async () => {
+    const { attacker, email, factor, secret } = await attackerOnVictim();
+    // The clock stands still during the burst: no tokens come back in between.
+    const start = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(start);
+    let challengeId = "";
+    for (let i = 0; i < 30; i++) {
+      const challenge = await attacker.auth.mfa.challenge({ factorId: factor.id });
+      expect(challenge.error).toBeNull();
+      challengeId = challenge.data?.id ?? "";
+      const guess = await attacker.auth.mfa.verify({
+        factorId: factor.id,
+        challengeId,
+        code: otherCode(totpCode(secret)),
+      });
+      expect(guess.error).toMatchObject({ status: 422, code: "mfa_verification_failed" });
+    }
+    const refusedChallenge = await attacker.auth.mfa.challenge({ factorId: factor.id });
+    expect(refusedChallenge.error).toMatchObject(overRequestLimit);
+    // Even the right code is not looked at once the limit is spent.
+    const refusedVerify = await attacker.auth.mfa.verify({
+      factorId: factor.id,
+      challengeId,
+      code: totpCode(secret, 30),
+    });
+    expect(refusedVerify.error).toMatchObject(overRequestLimit);
+    const aal = await attacker.auth.mfa.getAuthenticatorAssuranceLevel();
+    expect(aal.data?.currentLevel).toBe("aal1");
+
+    // Another address has its own limit.
+    const elsewhere = from("10.0.5.3");
+    await elsewhere.auth.signInWithPassword({ email, password: PASSWORD });
+    expect((await elsewhere.auth.mfa.challenge({ factorId: factor.id })).error).toBeNull();
+
+    // 15 a minute: one more of each every 4 seconds.
+    vi.spyOn(Date, "now").mockReturnValue(start + 4_000);
+    const again = await attacker.auth.mfa.challenge({ factorId: factor.id });
+    expect(again.error).toBeNull();
+    expect((await attacker.auth.mfa.challenge({ factorId: factor.id })).error).toMatchObject(
+      overRequestLimit,
+    );
+    const verified = await attacker.auth.mfa.verify({
+      factorId: factor.id,
+      challengeId: again.data?.id ?? "",
+      code: totpCode(secret, 30),
+    });
+    expect(verified.error).toBeNull();
+  });
+
+  it("an unknown factor is refused before the limiter counts (404, as loadFactor runs first)", async () => {
+    const { client } = await local.signedIn({ headers: { "X-Forwarded-For": "10.0.5.4" } });
+    const factor = await enroll(client, "Phone");
+    for (let i = 0; i < 35; i++) {
+      const { error } = await client.auth.mfa.challenge({ factorId: crypto.randomUUID() });
+      expect(error).toMatchObject({ status: 404, code: "mfa_factor_not_found" });
+    }
+    expect((await client.auth.mfa.challenge({ factorId: factor.id })).error).toBeNull();
   });
 });

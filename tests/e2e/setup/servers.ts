@@ -75,6 +75,8 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
       auth: {
         siteUrl: stack.appUrl,
         additionalRedirectUrls: [...listed, ...origins.map((origin) => `${origin}/**`)],
+        // Generous like config.toml's [auth.rate_limit] (the real MFA limit is 15 a minute per IP).
+        rateLimit: { mfaChallengeAndVerify: 1000 },
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),
         email: { templates: { invite: { contentPath: INVITE_TEMPLATE } } },
       },

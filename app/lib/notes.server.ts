@@ -113,7 +113,9 @@ export async function loadNote(supabase: Client, id: string) {
  * caller's is a 404.
  */
 export async function listShares(supabase: Client, id: string) {
-  const { data: shares, error } = await supabase.rpc("list_note_shares", { note_id: id });
+  const { data: shares, error } = await supabase
+    .rpc("list_note_shares", { note_id: id })
+    .select("email, display_name, username, created_at");
   if (error?.code === "PT404") notFound();
   if (error) backendFailure(error);
   return shares.map((share) => ({
@@ -130,13 +132,14 @@ export async function unshareNote(
 ): Promise<boolean> {
   // RLS lets the note's owner delete its shares, and the recipient their own: matching on the
   // owner keeps a recipient from using this form to leave (they have their own button).
-  const { data: rows, error } = await supabase
+  // No representation: the data API would return the primary key, and shared_with is not ours to
+  // read; the count says whether anything went.
+  const { count, error } = await supabase
     .from("note_shares")
-    .delete()
-    .match({ note_id: request.id, owner_id: request.ownerId, shared_with_email: request.email })
-    .select("note_id");
+    .delete({ count: "exact" })
+    .match({ note_id: request.id, owner_id: request.ownerId, shared_with_email: request.email });
   if (error) backendFailure(error);
-  return rows.length > 0;
+  return (count ?? 0) > 0;
 }
 
 /** The recipient removes a note shared with them from their list; false if nothing matched. */
@@ -146,14 +149,13 @@ export async function leaveSharedNote(
 ): Promise<boolean> {
   // RLS lets a recipient delete only their own share; excluding the caller's own notes keeps the
   // owner from deleting every share of a note through this form.
-  const { data: rows, error } = await supabase
+  const { count, error } = await supabase
     .from("note_shares")
-    .delete()
+    .delete({ count: "exact" })
     .eq("note_id", request.id)
-    .neq("owner_id", request.userId)
-    .select("note_id");
+    .neq("owner_id", request.userId);
   if (error) backendFailure(error);
-  return rows.length > 0;
+  return (count ?? 0) > 0;
 }
 
 /** Pin, unpin, archive or unarchive one of the user's notes; null if it is not theirs. */

@@ -10,6 +10,7 @@ let local: MemoryBackend;
 beforeAll(async () => {
   local = await memoryBackend({
     auth: {
+      enableAnonymousSignIns: true,
       rateLimit: {
         signInSignUps: 2,
         tokenRefresh: 3,

@@ -282,13 +282,12 @@ describe("share_note", () => {
       .rpc("list_note_shares", { note_id: n.id })
       .select("email, display_name, username, created_at");
     expect(listed.error).toBeNull();
-    expect((listed.data ?? []).map(({ email, display_name }) => ({ email, display_name }))).toEqual(
-      [
-        { email: bob.email, display_name: null },
-        { email: carol.email, display_name: "Carol Reader" },
-      ],
-    );
-    expect(Object.keys(listed.data?.[0] ?? {}).sort()).toEqual([
+    const shares = (listed.data ?? []) as unknown as Record<string, unknown>[];
+    expect(shares.map(({ email, display_name }) => ({ email, display_name }))).toEqual([
+      { email: bob.email, display_name: null },
+      { email: carol.email, display_name: "Carol Reader" },
+    ]);
+    expect(Object.keys(shares[0] ?? {}).sort()).toEqual([
       "created_at",
       "display_name",
       "email",

@@ -1,6 +1,7 @@
 import { Link } from "react-router";
 import type { ListView } from "../lib/note-list-url";
 import type { NoteListItem } from "../lib/notes.server";
+import { LeaveSharedNote } from "./leave-shared-note";
 import { NoteDate, ownerName, TagLink } from "./note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "./note-toggles";
 
@@ -47,7 +48,9 @@ export function NoteCard({
         </div>
         {mine ? (
           <NoteToggles id={note.id} title={note.title} state={note} returnTo={returnTo} />
-        ) : null}
+        ) : (
+          <LeaveSharedNote id={note.id} title={note.title} returnTo={returnTo} />
+        )}
       </div>
     </li>
   );

@@ -191,6 +191,10 @@ export type Database = {
       [_ in never]: never;
     };
     Functions: {
+      list_note_shares: {
+        Args: { note_id: string };
+        Returns: { email: string; display_name: string; username: string; created_at: string }[];
+      };
       record_security_event: {
         Args: { event_kind: string; event_detail?: Json };
         Returns: undefined;

@@ -77,7 +77,11 @@ export const shareSchema = z.object({
     .transform((value) => value.toLowerCase()),
 });
 
-export const unshareSchema = z.object({ sharedWith: z.uuid() });
+/** Stop sharing: the address the share is listed under (the owner never sees the person's id). */
+export const unshareSchema = z.object({ email: z.string().trim().toLowerCase().min(1).max(255) });
+
+/** A recipient removes a shared note from their list, then goes back to the page it was on. */
+export const leaveSchema = z.object({ returnTo: z.string().max(2048).optional() });
 
 export const profileSchema = z.object({
   username: z

@@ -107,17 +107,55 @@ export async function loadNote(supabase: Client, id: string) {
   return note;
 }
 
-/** Who an owner's note is shared with. */
+/**
+ * Who an owner's note is shared with: the address typed when sharing, and the person's names.
+ * Never their user id (the database does not let the owner select it); a note that is not the
+ * caller's is a 404.
+ */
 export async function listShares(supabase: Client, id: string) {
   const { data: shares, error } = await supabase
-    .from("note_shares")
-    .select(
-      "shared_with, shared_with_email, created_at, profile:profiles!note_shares_shared_with_fkey(username, display_name)",
-    )
-    .eq("note_id", id)
-    .order("created_at");
+    .rpc("list_note_shares", { note_id: id })
+    .select("email, display_name, username, created_at");
+  if (error?.code === "PT404") notFound();
   if (error) backendFailure(error);
-  return shares;
+  return shares.map((share) => ({
+    email: share.email,
+    created_at: share.created_at,
+    profile: { username: share.username ?? null, display_name: share.display_name ?? null },
+  }));
+}
+
+/** The owner stops sharing a note with the address it is listed under; false if nothing matched. */
+export async function unshareNote(
+  supabase: Client,
+  request: { id: string; ownerId: string; email: string },
+): Promise<boolean> {
+  // RLS lets the note's owner delete its shares, and the recipient their own: matching on the
+  // owner keeps a recipient from using this form to leave (they have their own button).
+  // No representation: the data API would return the primary key, and shared_with is not ours to
+  // read; the count says whether anything went.
+  const { count, error } = await supabase
+    .from("note_shares")
+    .delete({ count: "exact" })
+    .match({ note_id: request.id, owner_id: request.ownerId, shared_with_email: request.email });
+  if (error) backendFailure(error);
+  return (count ?? 0) > 0;
+}
+
+/** The recipient removes a note shared with them from their list; false if nothing matched. */
+export async function leaveSharedNote(
+  supabase: Client,
+  request: { id: string; userId: string },
+): Promise<boolean> {
+  // RLS lets a recipient delete only their own share; excluding the caller's own notes keeps the
+  // owner from deleting every share of a note through this form.
+  const { count, error } = await supabase
+    .from("note_shares")
+    .delete({ count: "exact" })
+    .eq("note_id", request.id)
+    .neq("owner_id", request.userId);
+  if (error) backendFailure(error);
+  return (count ?? 0) > 0;
 }
 
 /** Pin, unpin, archive or unarchive one of the user's notes; null if it is not theirs. */

@@ -2,6 +2,7 @@ import { useRef } from "react";
 import { data, Form, Link } from "react-router";
 import { FormAlert } from "../components/form-alert";
 import { FormField } from "../components/form-field";
+import { LeaveSharedNote } from "../components/leave-shared-note";
 import { BackLink, NotePage } from "../components/note-form";
 import { NoteDate, ownerName, TagLink } from "../components/note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "../components/note-toggles";
@@ -10,9 +11,18 @@ import { useFocusFirstError } from "../components/use-focus-first-error";
 import { NO_STORE } from "../lib/auth-cookies.server";
 import { formFailure, readFormValues, validateForm } from "../lib/forms.server";
 import { requireUser } from "../lib/guards.server";
-import { shareSchema, unshareSchema } from "../lib/note-schemas.server";
+import { leaveSchema, shareSchema, unshareSchema } from "../lib/note-schemas.server";
 import { toggleAction } from "../lib/note-toggle.server";
-import { backendFailure, listShares, loadNote, notFound, parseNoteId } from "../lib/notes.server";
+import {
+  backendFailure,
+  leaveSharedNote,
+  listShares,
+  loadNote,
+  notFound,
+  parseNoteId,
+  redirectBack,
+  unshareNote,
+} from "../lib/notes.server";
 import type { Route } from "./+types/notes.$id";
 
 export const meta: Route.MetaFunction = ({ loaderData }) => [
@@ -39,7 +49,7 @@ const SHARE_MESSAGES = {
 } as const;
 
 export async function action({ request, context, params }: Route.ActionArgs) {
-  const { supabase } = requireUser(request, context);
+  const { supabase, claims } = requireUser(request, context);
   const id = parseNoteId(params.id);
   const values = await readFormValues(request);
   switch (values.intent) {
@@ -51,6 +61,9 @@ export async function action({ request, context, params }: Route.ActionArgs) {
         email: parsed.data.email,
       });
       if (error?.code === "PT404") notFound();
+      // The database's own refusal of this session (aal1 with a second factor, anonymous): the
+      // guard above normally answers first.
+      if (error?.code === "42501") throw data(null, { status: 403, statusText: "Forbidden" });
       if (error) backendFailure(error);
       const message = SHARE_MESSAGES[outcome];
       if (message) {
@@ -69,17 +82,26 @@ export async function action({ request, context, params }: Route.ActionArgs) {
     case "unshare": {
       const parsed = validateForm(values, unshareSchema);
       if (!parsed.ok) notFound();
-      // RLS lets only the note's owner delete its shares; nothing deleted means not theirs.
-      const { data: rows, error } = await supabase
-        .from("note_shares")
-        .delete()
-        .match({ note_id: id, shared_with: parsed.data.sharedWith })
-        .select("note_id");
-      if (error) backendFailure(error);
-      if (rows.length === 0) notFound();
+      const removed = await unshareNote(supabase, {
+        id,
+        ownerId: claims.sub,
+        email: parsed.data.email,
+      });
+      if (!removed) notFound();
       return data(
-        { ok: true as const, unshared: true },
+        { ok: true as const, unshared: parsed.data.email },
         { headers: { "Cache-Control": NO_STORE } },
+      );
+    }
+    case "leave": {
+      const parsed = validateForm(values, leaveSchema);
+      if (!parsed.ok) notFound();
+      if (!(await leaveSharedNote(supabase, { id, userId: claims.sub }))) notFound();
+      const back = parsed.data.returnTo;
+      // The note page itself is gone for them now: back to the list instead.
+      return redirectBack(
+        back?.startsWith(`/notes/${id}`) ? undefined : back,
+        "/notes?view=shared",
       );
     }
     default:
@@ -157,7 +179,13 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
           </footer>
         ) : null}
       </article>
-      {mine ? <Sharing shares={shares} actionData={actionData} /> : null}
+      {mine ? (
+        <Sharing shares={shares} actionData={actionData} />
+      ) : (
+        <div className="mt-4">
+          <LeaveSharedNote id={note.id} title={note.title} returnTo="/notes?view=shared" />
+        </div>
+      )}
     </NotePage>
   );
 }
@@ -226,24 +254,24 @@ function Sharing({
         <ul className="mt-5 divide-y divide-ink-200 dark:divide-ink-800" data-testid="share-list">
           {shares.map((share) => (
             <li
-              key={share.shared_with}
+              key={`${share.email} ${share.created_at}`}
               className="flex flex-wrap items-center justify-between gap-3 py-3 text-sm"
             >
               <div className="min-w-0">
-                <p className="font-medium break-all">{share.shared_with_email}</p>
-                {share.profile?.display_name || share.profile?.username ? (
+                <p className="font-medium break-all">{share.email}</p>
+                {share.profile.display_name || share.profile.username ? (
                   <p className="text-xs text-ink-600 dark:text-ink-400">
                     {ownerName(share.profile)}
                   </p>
                 ) : null}
               </div>
               <Form method="post">
-                <input type="hidden" name="sharedWith" value={share.shared_with} />
+                <input type="hidden" name="email" value={share.email} />
                 <SubmitButton
                   intent="unshare"
                   variant="secondary"
                   className="w-auto! px-3 py-1.5! text-xs"
-                  aria-label={`Stop sharing with ${share.shared_with_email}`}
+                  aria-label={`Stop sharing with ${share.email}`}
                 >
                   Stop sharing
                 </SubmitButton>

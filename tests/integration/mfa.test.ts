@@ -4,8 +4,12 @@ import { verifyLink } from "../support/inbox";
 import { STORAGE_KEY } from "./support/app";
 import { signedInBrowser, waitForMessage } from "./support/auth-flows";
 import { BrowserLess } from "./support/browser-less";
+import { createNote, noteRow } from "./support/notes";
 import { decodeSession, encodeSession } from "./support/session";
 import { authenticator, enrollTotp, hiddenValue, startEnrollment } from "./support/totp";
+
+/** What the database answers a function call from an aal1 session of a user with a factor. */
+const AAL_REFUSAL = "This account has a second factor: an aal2 session is required";
 
 /** The user's factors as the auth server has them (the admin view of the user). */
 async function factorsOf(userId: string) {
@@ -110,6 +114,54 @@ describe("the data needs aal2 once there is a second factor (restrictive RLS)", 
     expect(profile.data).toHaveLength(1);
     const page = await browser.get("/account/activity");
     expect(page.body).toContain('data-kind="mfa_factor_added"');
+  });
+});
+
+describe("the functions need aal2 too (a password alone is not enough)", () => {
+  it("share_note from an aal1 session: 403 42501, no share, the attacker still reads nothing", async () => {
+    const { browser, email, password, user } = await signedInBrowser();
+    await enrollTotp(browser);
+    const id = await createNote(browser, { title: "Behind the second factor", body: "secret" });
+    const attacker = await signedInBrowser();
+    // Someone who knows only the password: a password sign-in gives an aal1 session.
+    const aal1 = anonClient();
+    expect((await aal1.auth.signInWithPassword({ email, password })).error).toBeNull();
+
+    const shared = await aal1.rpc("share_note", { note_id: id, email: attacker.email });
+    expect(shared.status).toBe(403);
+    expect(shared.error).toMatchObject({ code: "42501", message: AAL_REFUSAL });
+    expect(shared.data).toBeNull();
+    const shares = await adminClient().from("note_shares").select("note_id").eq("note_id", id);
+    expect(shares.data).toEqual([]);
+    expect((await attacker.browser.get(`/notes/${id}`)).status).toBe(404);
+    expect((await attacker.browser.get("/notes?view=shared")).body).not.toContain(
+      "Behind the second factor",
+    );
+
+    const event = await aal1.rpc("record_security_event", {
+      event_kind: "password_changed",
+      event_detail: { via: "attacker" },
+    });
+    expect(event.status).toBe(403);
+    expect(event.error).toMatchObject({ code: "42501", message: AAL_REFUSAL });
+    const listed = await aal1.rpc("list_note_shares", { note_id: id });
+    expect(listed.error).toMatchObject({ code: "42501", message: AAL_REFUSAL });
+    const tagged = await aal1.rpc("set_note_tags", { note_id: id, tag_names: ["pwned"] });
+    expect(tagged.error).toMatchObject({ code: "42501", message: AAL_REFUSAL });
+    const events = await adminClient()
+      .from("security_events")
+      .select("kind, detail")
+      .eq("user_id", user.id);
+    expect(events.data?.map((e) => e.kind)).not.toContain("password_changed");
+    expect(JSON.stringify(events.data)).not.toContain("attacker");
+    expect(await noteRow(id)).toMatchObject({ title: "Behind the second factor", body: "secret" });
+    const tags = await adminClient().from("note_tags").select("tag_id").eq("note_id", id);
+    expect(tags.data).toEqual([]);
+
+    // The same user with the second factor (aal2) still shares.
+    const page = await browser.post(`/notes/${id}`, { intent: "share", email: attacker.email });
+    expect(page.status).toBe(200);
+    expect((await attacker.browser.get(`/notes/${id}`)).status).toBe(200);
   });
 });
 

@@ -1,7 +1,9 @@
 // Read-only sharing through the Worker: the owner shares by email on the note page, the other
-// person reads it under "Shared with me" and can change nothing; revoking takes it away.
+// person reads it under "Shared with me" and can change nothing; revoking takes it away, and so
+// does the recipient's "Remove from my list". The owner sees the address typed and the person's
+// name, never their user id.
 import { describe, expect, it } from "vitest";
-import { randomEmail, signedInBrowser } from "./support/auth-flows";
+import { adminClient, randomEmail, signedInBrowser } from "./support/auth-flows";
 import { cardTitles, createNote, noteRow } from "./support/notes";
 
 function fieldError(body: string, name: string): string | null {
@@ -44,7 +46,8 @@ describe("sharing a note", () => {
       [`/notes/${id}`, { intent: "pin", returnTo: "/notes" }],
       [`/notes/${id}`, { intent: "archive", returnTo: "/notes" }],
       [`/notes/${id}`, { intent: "share", email: randomEmail() }],
-      [`/notes/${id}`, { intent: "unshare", sharedWith: reader.user.id }],
+      [`/notes/${id}`, { intent: "unshare", email: reader.email }],
+      [`/notes/${id}`, { intent: "unshare", email: owner.email }],
     ] as const) {
       const visit = await reader.browser.post(path, form);
       expect([path, JSON.stringify(form), visit.status]).toEqual([path, JSON.stringify(form), 404]);
@@ -55,7 +58,7 @@ describe("sharing a note", () => {
 
     const revoked = await owner.browser.post(`/notes/${id}`, {
       intent: "unshare",
-      sharedWith: reader.user.id,
+      email: reader.email,
     });
     expect(revoked.status).toBe(200);
     expect(revoked.body).toContain("Not shared with anyone.");
@@ -100,5 +103,76 @@ describe("sharing a note", () => {
     });
     expect(again.status).toBe(409);
     expect(fieldError(again.body, "email")).toContain("already shared");
+  });
+
+  it("the owner's page lists the address typed and the person's name, never their user id", async () => {
+    const owner = await signedInBrowser();
+    const reader = await signedInBrowser();
+    await reader.browser.post("/account?index", { username: "", displayName: "Rita Reader" });
+    const id = await createNote(owner.browser, { title: "Who reads this" });
+    await owner.browser.post(`/notes/${id}`, { intent: "share", email: reader.email });
+    const page = await owner.browser.get(`/notes/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(reader.email);
+    expect(page.body).toContain("Rita Reader");
+    expect(page.body).not.toContain(reader.user.id);
+    expect(page.body).toContain(`name="email" value="${reader.email}"`);
+  });
+
+  it("the recipient removes a note from their list with a plain form (list and note page)", async () => {
+    const owner = await signedInBrowser();
+    const reader = await signedInBrowser();
+    const ids = [
+      await createNote(owner.browser, { title: "Unwanted one" }),
+      await createNote(owner.browser, { title: "Unwanted two" }),
+    ];
+    for (const id of ids) {
+      await owner.browser.post(`/notes/${id}`, { intent: "share", email: reader.email });
+    }
+    const list = await reader.browser.get("/notes?view=shared");
+    expect(cardTitles(list.body).sort()).toEqual(["Unwanted one", "Unwanted two"]);
+    expect(list.body).toContain(">Remove from my list<");
+    // A real form: it posts to the note's action without JavaScript.
+    expect(list.body).toMatch(
+      new RegExp(
+        `<form data-testid="leave-shared-note"[^>]*action="/notes/${ids[0]}" method="post">`,
+      ),
+    );
+    // From the list (JavaScript off): back to the list, without that note.
+    const fromList = await reader.browser.post(
+      `/notes/${ids[0]}`,
+      { intent: "leave", returnTo: "/notes?view=shared" },
+      { follow: false },
+    );
+    expect(fromList.status).toBe(302);
+    expect(fromList.location).toBe("/notes?view=shared");
+    expect(cardTitles((await reader.browser.get("/notes?view=shared")).body)).toEqual([
+      "Unwanted two",
+    ]);
+    expect((await reader.browser.get(`/notes/${ids[0]}`)).status).toBe(404);
+    // From the note page, whose returnTo would now be a 404: to the list instead.
+    const notePage = await reader.browser.get(`/notes/${ids[1]}`);
+    expect(notePage.body).toContain(">Remove from my list<");
+    const fromPage = await reader.browser.post(`/notes/${ids[1]}`, {
+      intent: "leave",
+      returnTo: `/notes/${ids[1]}`,
+    });
+    expect(new URL(fromPage.url).pathname + new URL(fromPage.url).search).toBe(
+      "/notes?view=shared",
+    );
+    expect(cardTitles(fromPage.body)).toEqual([]);
+    // The owner's list of shares follows; the notes themselves are untouched.
+    expect((await owner.browser.get(`/notes/${ids[0]}`)).body).toContain("Not shared with anyone.");
+    expect(await noteRow(ids[0] as string)).toMatchObject({ title: "Unwanted one" });
+    // Leaving again, or "leaving" one's own note, finds nothing: 404, and no share goes.
+    expect((await reader.browser.post(`/notes/${ids[0]}`, { intent: "leave" })).status).toBe(404);
+    const kept = await createNote(owner.browser, { title: "Still shared" });
+    await owner.browser.post(`/notes/${kept}`, { intent: "share", email: reader.email });
+    expect((await owner.browser.post(`/notes/${kept}`, { intent: "leave" })).status).toBe(404);
+    const { count } = await adminClient()
+      .from("note_shares")
+      .select("note_id", { count: "exact", head: true })
+      .eq("note_id", kept);
+    expect(count).toBe(1);
   });
 });

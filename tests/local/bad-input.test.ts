@@ -248,7 +248,8 @@ describe("bad input gets the real 4xx, never a 500, and changes nothing", () => 
         const response = await authFetch(path, { method, body, headers });
         expect(response.status, `${method} ${path} ${JSON.stringify(body)}`).toBeLessThan(500);
         // (Not always a 4xx: like Go's decoder, unknown fields are ignored, so `{"type":1}` is an
-        // anonymous sign-up on /signup and a no-op update on PUT /user, as on the real service.)
+        // anonymous sign-up on /signup (refused while config.toml has them off) and a no-op update
+        // on PUT /user, as on the real service.)
       }
     }
     expect((await adminClient().auth.admin.listUsers({ perPage: 1 })).error).toBeNull();

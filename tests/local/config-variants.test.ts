@@ -83,6 +83,7 @@ describe("enable_confirmations = false", () => {
 describe("enable_signup = false, enable_anonymous_sign_ins = false", () => {
   it("refuses sign-ups (signup_disabled) and anonymous sign-ins (anonymous_provider_disabled)", async () => {
     const { auth } = backend.config;
+    const before = { signup: auth.enableSignup, anonymous: auth.enableAnonymousSignIns };
     auth.enableSignup = false;
     auth.enableAnonymousSignIns = false;
     try {
@@ -103,8 +104,8 @@ describe("enable_signup = false, enable_anonymous_sign_ins = false", () => {
       expect(otp.error).toMatchObject({ status: 422, code: "otp_disabled" });
       expect(backend.inbox.list(email)).toHaveLength(0);
     } finally {
-      auth.enableSignup = true;
-      auth.enableAnonymousSignIns = true;
+      auth.enableSignup = before.signup;
+      auth.enableAnonymousSignIns = before.anonymous;
     }
   });
 });

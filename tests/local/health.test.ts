@@ -19,7 +19,7 @@ describe("health, settings, jwks", () => {
   it("reports the config in /settings", async () => {
     const body = await (await authFetch("/settings")).json();
     expect(body).toMatchObject({ disable_signup: false, mailer_autoconfirm: false });
-    expect(body.external).toMatchObject({ email: true, anonymous_users: true, phone: false });
+    expect(body.external).toMatchObject({ email: true, anonymous_users: false, phone: false });
   });
 
   it("refuses an unknown sb_ key with the gateway's 401", async () => {

@@ -97,16 +97,6 @@ describe("linkIdentity", () => {
     expect(identities.data?.identities.map((i) => i.provider)).toEqual(["email"]);
   });
 
-  it("an anonymous user who links a provider becomes a permanent user with its email", async () => {
-    const client = anonClient({ flowType: "pkce" });
-    await client.auth.signInAnonymously();
-    const email = randomEmail("anon");
-    const data = await linkAndExchange(client, "google", { name: "Anon", email });
-    expect(data.user.is_anonymous).toBe(false);
-    expect(data.user.email).toBe(email);
-    expect(data.user.app_metadata.providers).toEqual(["google"]);
-  });
-
   it("needs a signed-in user and a known provider", async () => {
     const anonymous = await authFetch("/user/identities/authorize?provider=github");
     expect(anonymous.status).toBe(403);

@@ -11,6 +11,7 @@ let local: MemoryBackend;
 beforeAll(async () => {
   local = await memoryBackend({
     auth: {
+      enableAnonymousSignIns: true,
       rateLimit: {
         signInSignUps: 2,
         tokenRefresh: 3,

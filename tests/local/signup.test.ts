@@ -217,26 +217,3 @@ describe("sign up with email confirmation (config.toml: enable_confirmations = t
     }
   });
 });
-
-describe("anonymous sign-in", () => {
-  it("creates an anonymous user with a session", async () => {
-    const client = anonClient();
-    const { data, error } = await client.auth.signInAnonymously({
-      options: { data: { theme: "dark" } },
-    });
-    expect(error).toBeNull();
-    expect(data.user).toMatchObject({
-      is_anonymous: true,
-      email: "",
-      app_metadata: {},
-      user_metadata: { theme: "dark" },
-    });
-    expect(data.user?.identities).toEqual([]);
-    const { data: claims } = await client.auth.getClaims();
-    expect(claims?.claims).toMatchObject({
-      is_anonymous: true,
-      role: "authenticated",
-      amr: [{ method: "anonymous" }],
-    });
-  });
-});

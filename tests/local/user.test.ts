@@ -133,23 +133,6 @@ describe("GET/PUT /user", () => {
     expect(await messagesFor(other.email)).toHaveLength(0);
   });
 
-  it("lets an anonymous user add an email (confirmed via the new address)", async () => {
-    const client = anonClient();
-    const { data: anon } = await client.auth.signInAnonymously();
-    const email = randomEmail("anon");
-    const { error } = await client.auth.updateUser({ email });
-    expect(error).toBeNull();
-    const mail = await latestMessage(email, "email_change");
-    const verified = await client.auth.verifyOtp({
-      email,
-      token: mail.token ?? "",
-      type: "email_change",
-    });
-    expect(verified.error).toBeNull();
-    expect(verified.data.user).toMatchObject({ id: anon.user?.id, email, is_anonymous: false });
-    expect(verified.data.user?.identities?.map((i) => i.provider)).toEqual(["email"]);
-  });
-
   it("GET /reauthenticate mails a nonce code", async () => {
     const { client, email } = await signedInClient();
     expect((await client.auth.reauthenticate()).error).toBeNull();

@@ -1,20 +1,20 @@
-// The notes schema's row-level security as a matrix, through the real supabase-js against the test
-// backend with real ES256 session tokens: for each table × {anon, owner, other user, shared-with
-// user, service_role}, exactly which of select / insert / update / delete succeed on the owner's
-// rows. "Succeeded" is judged by the service role reading the database afterwards (for select: the
-// owner's row came back), so an operation that answers 200 with nothing done counts as refused, and
-// no refused cell may leak a row or answer 5xx.
-import { createClient, type SupabaseClient } from "@supabase/supabase-js";
-import { beforeAll, describe, expect, test } from "vitest";
-import {
-  adminClient,
-  BACKEND_URL,
-  freshUser,
-  PUBLISHABLE_KEY,
-  signedInClient,
-} from "../../support/backend.ts";
+// The notes schema's row-level security as a matrix, through the real supabase-js with real ES256
+// session tokens: for each table × {anon, owner, the owner's aal1 session, other user, shared-with
+// user, anonymous user, service_role}, exactly which of select / insert / update / delete succeed
+// on the owner's rows. "Succeeded" is judged by the service role reading the database afterwards
+// (for select: the owner's row came back), so an operation that answers 200 with nothing done
+// counts as refused, and no refused cell may leak a row or answer 5xx.
+//
+// The owner has a verified TOTP factor: "owner" is their aal2 session, "aal1" the same user signed
+// in with the password only. It runs on a backend of its own with anonymous sign-ins on (as a
+// hosted project might have them; config.toml has them off), for the "anonymous" row.
+import type { SupabaseClient } from "@supabase/supabase-js";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { PASSWORD } from "../../support/backend.ts";
+import { type MemoryBackend, memoryBackend } from "../../support/memory-backend.ts";
+import { aalOf, enrollVerifiedTotp } from "../../support/mfa.ts";
 
-type Actor = "anon" | "owner" | "other" | "recipient" | "service";
+type Actor = "anon" | "owner" | "aal1" | "other" | "recipient" | "anonymous" | "service";
 type Op = "select" | "insert" | "update" | "delete";
 type Table = "profiles" | "notes" | "tags" | "note_tags" | "note_shares";
 
@@ -22,43 +22,54 @@ const ALL: Op[] = ["select", "insert", "update", "delete"];
 
 /**
  * The whole policy in one table. Shares are only made by share_note() (so no one but the service
- * role inserts into note_shares directly); tags and note links are never updated, only replaced;
- * profiles come from the sign-up trigger and go with the user.
+ * role inserts into note_shares directly) and are removed by the owner or by the recipient; tags
+ * and note links are never updated, only replaced; profiles come from the sign-up trigger and go
+ * with the user. The owner's aal1 session and anonymous users reach nothing.
  */
 const EXPECTED: Record<Table, Record<Actor, Op[]>> = {
   profiles: {
     anon: [],
     owner: ["select", "update"],
+    aal1: [],
     other: [],
     recipient: ["select"],
+    anonymous: [],
     service: ALL,
   },
   notes: {
     anon: [],
     owner: ALL,
+    aal1: [],
     other: [],
     recipient: ["select"],
+    anonymous: [],
     service: ALL,
   },
   tags: {
     anon: [],
     owner: ["select", "insert", "delete"],
+    aal1: [],
     other: [],
     recipient: [],
+    anonymous: [],
     service: ALL,
   },
   note_tags: {
     anon: [],
     owner: ["select", "insert", "delete"],
+    aal1: [],
     other: [],
     recipient: [],
+    anonymous: [],
     service: ALL,
   },
   note_shares: {
     anon: [],
     owner: ["select", "delete"],
+    aal1: [],
     other: [],
-    recipient: ["select"],
+    recipient: ["select", "delete"],
+    anonymous: [],
     service: ALL,
   },
 };
@@ -69,28 +80,47 @@ interface Person {
   client: SupabaseClient;
 }
 
+let local: MemoryBackend;
 let owner: Person;
 let other: Person;
 let recipient: Person;
 let service: SupabaseClient;
 let clients: Record<Actor, SupabaseClient>;
 
+/** A confirmed user of the matrix's backend, not signed in. */
+async function freshUser() {
+  return local.signedIn();
+}
+
 beforeAll(async () => {
-  const people = await Promise.all([signedInClient(), signedInClient(), signedInClient()]);
+  local = await memoryBackend({ auth: { enableAnonymousSignIns: true } });
+  const people = await Promise.all([local.signedIn(), local.signedIn(), local.signedIn()]);
   [owner, other, recipient] = people.map((p) => ({
     id: p.user.id,
     email: p.email,
     client: p.client,
   })) as [Person, Person, Person];
-  service = adminClient();
+  await enrollVerifiedTotp(owner.client);
+  const aal1 = local.client();
+  const signIn = await aal1.auth.signInWithPassword({ email: owner.email, password: PASSWORD });
+  if (signIn.error) throw signIn.error;
+  expect([await aalOf(owner.client), await aalOf(aal1)]).toEqual(["aal2", "aal1"]);
+  const anonymous = local.client();
+  const anonSignIn = await anonymous.auth.signInAnonymously();
+  if (anonSignIn.error) throw anonSignIn.error;
+  service = local.admin();
   clients = {
-    anon: createClient(BACKEND_URL, PUBLISHABLE_KEY, { auth: { persistSession: false } }),
+    anon: local.client(),
     owner: owner.client,
+    aal1,
     other: other.client,
     recipient: recipient.client,
+    anonymous,
     service,
   };
-});
+}, 60_000);
+
+afterAll(() => local?.close());
 
 /** The owner's rows one cell works on: a note with a tag, shared with the recipient, + a spare tag. */
 interface World {
@@ -241,7 +271,11 @@ async function attempt(table: Table, actor: Actor, op: Op): Promise<boolean> {
       return (await truth("note_tags", { note_id: w.noteId, tag_id: w.tagId })) === null;
     }
     case "note_shares.select": {
-      const r = await c.from("note_shares").select("note_id, shared_with").eq("note_id", w.noteId);
+      // shared_with (the recipient's id) is selectable by no API role: see notes-schema.test.ts.
+      const r = await c
+        .from("note_shares")
+        .select("note_id, shared_with_email")
+        .eq("note_id", w.noteId);
       checkResponse(r);
       return (r.data ?? []).length === 1;
     }
@@ -259,7 +293,7 @@ async function attempt(table: Table, actor: Actor, op: Op): Promise<boolean> {
       const r = await c
         .from("note_shares")
         .update({ shared_with_email: "changed@example.com" })
-        .match({ note_id: w.noteId, shared_with: recipient.id });
+        .match({ note_id: w.noteId, shared_with_email: recipient.email });
       checkResponse(r);
       return (
         (await truth("note_shares", { note_id: w.noteId, shared_with: recipient.id }))
@@ -270,7 +304,7 @@ async function attempt(table: Table, actor: Actor, op: Op): Promise<boolean> {
       const r = await c
         .from("note_shares")
         .delete()
-        .match({ note_id: w.noteId, shared_with: recipient.id });
+        .match({ note_id: w.noteId, shared_with_email: recipient.email });
       checkResponse(r);
       return (
         (await truth("note_shares", { note_id: w.noteId, shared_with: recipient.id })) === null
@@ -281,7 +315,7 @@ async function attempt(table: Table, actor: Actor, op: Op): Promise<boolean> {
 }
 
 const TABLES = Object.keys(EXPECTED) as Table[];
-const ACTORS: Actor[] = ["anon", "owner", "other", "recipient", "service"];
+const ACTORS: Actor[] = ["anon", "owner", "aal1", "other", "recipient", "anonymous", "service"];
 
 describe.each(TABLES)("%s", (table) => {
   test.each(ACTORS)("%s", async (actor) => {
@@ -294,7 +328,7 @@ describe.each(TABLES)("%s", (table) => {
 describe("no leak through listing", () => {
   test("strangers and anon list nothing of the owner's; the recipient lists only the shared note", async () => {
     // A stranger of their own (the matrix's service-role cells shared a note with `other`).
-    const stranger = (await signedInClient()).client;
+    const stranger = (await local.signedIn()).client;
     const w = await world();
     const unshared = await owner.client
       .from("notes")
@@ -302,12 +336,16 @@ describe("no leak through listing", () => {
       .select("id")
       .single();
     for (const table of TABLES) {
-      const anon = await clients.anon.from(table).select("*");
+      // note_shares: every column but shared_with (which no API role may select).
+      const columns = table === "note_shares" ? "note_id, owner_id, shared_with_email" : "*";
+      const anon = await clients.anon.from(table).select(columns);
       expect(anon.status).toBe(401);
       expect(anon.data).toBeNull();
-      const listed = await stranger.from(table).select("*");
-      expect(listed.error).toBeNull();
-      expect(JSON.stringify(listed.data)).not.toContain(owner.id);
+      for (const who of [stranger, clients.aal1, clients.anonymous]) {
+        const listed = await who.from(table).select(columns);
+        expect(listed.error).toBeNull();
+        expect(JSON.stringify(listed.data)).not.toContain(owner.id);
+      }
     }
     const notes = await recipient.client.from("notes").select("id, owner_id");
     const ids = (notes.data ?? []).map((n) => n.id);

@@ -60,13 +60,12 @@ describe("profiles", () => {
     }
   });
 
-  test("anonymous users get a profile; deleting a user deletes their profile and notes", async () => {
-    const { anonClient } = await import("../../support/backend.ts");
-    const anon = anonClient();
-    const { data } = await anon.auth.signInAnonymously();
-    const id = data.user?.id as string;
-    expect((await anon.from("profiles").select("id").eq("id", id)).data).toEqual([{ id }]);
-    const n = await anon.from("notes").insert({ title: "guest note" }).select("id").single();
+  test("deleting a user deletes their profile and notes", async () => {
+    // (Anonymous users get a profile too, but reach none of it: tests/local/anonymous.test.ts.)
+    const { client, user } = await signedInClient();
+    const id = user.id;
+    expect((await client.from("profiles").select("id").eq("id", id)).data).toEqual([{ id }]);
+    const n = await client.from("notes").insert({ title: "a note" }).select("id").single();
     expect(n.error).toBeNull();
     const admin = adminClient();
     expect((await admin.auth.admin.deleteUser(id)).error).toBeNull();
@@ -231,11 +230,13 @@ describe("share_note", () => {
     expect(write.data).toEqual([]);
     const owner = await bob.client.from("profiles").select("id").eq("id", alice.user.id);
     expect(owner.data).toEqual([{ id: alice.user.id }]);
-    // Revoked: gone for the recipient.
-    await alice.client
+    // Revoked by the address it is listed under: gone for the recipient.
+    // (Without a representation: PostgREST would return the primary key, shared_with included.)
+    const revoked = await alice.client
       .from("note_shares")
-      .delete()
-      .match({ note_id: n.id, shared_with: bob.user.id });
+      .delete({ count: "exact" })
+      .match({ note_id: n.id, shared_with_email: bob.email });
+    expect([revoked.error, revoked.count]).toEqual([null, 1]);
     expect((await bob.client.from("notes").select("id").eq("id", n.id)).data).toEqual([]);
   });
 
@@ -249,6 +250,77 @@ describe("share_note", () => {
     const { anonClient } = await import("../../support/backend.ts");
     const anon = await anonClient().rpc("share_note", { note_id: n.id, email: bob.email });
     expect(anon.status).toBe(401);
+  });
+
+  test("the owner never sees a recipient's id; recipients see only their own share", async () => {
+    const carol = await signedInClient();
+    await carol.client.auth.updateUser({ data: { display_name: "Carol Reader" } });
+    const n = await note(alice);
+    for (const who of [bob, carol]) {
+      const shared = await alice.client.rpc("share_note", { note_id: n.id, email: who.email });
+      expect(shared.data).toBe("shared");
+    }
+    // The column is not selectable, not even to filter on, by anyone through the API.
+    for (const who of [alice, bob, carol]) {
+      const column = await who.client.from("note_shares").select("shared_with");
+      expect([column.status, column.error?.code]).toEqual([403, "42501"]);
+      const star = await who.client.from("note_shares").select("*");
+      expect([star.status, star.error?.code]).toEqual([403, "42501"]);
+      const filter = await who.client
+        .from("note_shares")
+        .select("note_id")
+        .eq("shared_with", bob.user.id);
+      expect([filter.status, filter.error?.code]).toEqual([403, "42501"]);
+      const embed = await who.client
+        .from("note_shares")
+        .select("note_id, profiles!note_shares_shared_with_fkey(id)");
+      expect(embed.status).toBeGreaterThanOrEqual(400);
+      expect(embed.status).toBeLessThan(500);
+    }
+    // The owner's list: the addresses typed and the names, no ids anywhere.
+    const listed = await alice.client
+      .rpc("list_note_shares", { note_id: n.id })
+      .select("email, display_name, username, created_at");
+    expect(listed.error).toBeNull();
+    const shares = (listed.data ?? []) as unknown as Record<string, unknown>[];
+    expect(shares.map(({ email, display_name }) => ({ email, display_name }))).toEqual([
+      { email: bob.email, display_name: null },
+      { email: carol.email, display_name: "Carol Reader" },
+    ]);
+    expect(Object.keys(shares[0] ?? {}).sort()).toEqual([
+      "created_at",
+      "display_name",
+      "email",
+      "username",
+    ]);
+    const text = JSON.stringify(listed.data);
+    expect(text).not.toContain(bob.user.id);
+    expect(text).not.toContain(carol.user.id);
+    // Nor through the recipients' profiles: the owner does not read them.
+    const profiles = await alice.client
+      .from("profiles")
+      .select("id")
+      .in("id", [bob.user.id, carol.user.id]);
+    expect(profiles.data).toEqual([]);
+    const rows = await alice.client
+      .from("note_shares")
+      .select("note_id, owner_id, shared_with_email, created_at")
+      .eq("note_id", n.id);
+    expect(JSON.stringify(rows.data)).not.toContain(bob.user.id);
+    expect(rows.data).toHaveLength(2);
+    // Someone else's note: 404, like a missing one.
+    const notTheirs = await bob.client.rpc("list_note_shares", { note_id: n.id });
+    expect([notTheirs.status, notTheirs.error?.code]).toEqual([404, "PT404"]);
+    // A recipient sees their own share only (not the other recipient), and can remove it.
+    const own = await bob.client.from("note_shares").select("note_id, shared_with_email");
+    expect(own.data).toEqual([{ note_id: n.id, shared_with_email: bob.email }]);
+    const left = await bob.client
+      .from("note_shares")
+      .delete({ count: "exact" })
+      .eq("note_id", n.id);
+    expect([left.error, left.count]).toEqual([null, 1]);
+    expect((await bob.client.from("notes").select("id").eq("id", n.id)).data).toEqual([]);
+    expect((await carol.client.from("notes").select("id").eq("id", n.id)).data).toHaveLength(1);
   });
 
   test("more than 20 unknown addresses an hour: too_many_attempts, even for real ones", async () => {

@@ -46,8 +46,7 @@ export async function executePlan(
       "42501",
       `permission denied to set role "${role}"`,
     );
-  const { readOnly } = plan;
-  const { response: shape } = plan;
+  const { readOnly, response: shape } = plan;
 
   return db.transaction(async (tx) => {
     if (readOnly) await tx.query("SET TRANSACTION READ ONLY");

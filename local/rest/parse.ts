@@ -21,6 +21,7 @@ import type {
 } from "./api-request.ts";
 import { errors, parseError, RestError } from "./errors.ts";
 
+/** The filter operators (a record, so that none of the Operator type can be left out). */
 const OPERATORS: Record<Operator, true> = {
   eq: true,
   neq: true,
@@ -48,6 +49,10 @@ const OPERATORS: Record<Operator, true> = {
   phfts: true,
   wfts: true,
 };
+
+/** The ApiRequest's types are read-only; the parser builds them before handing them on. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 const QUANTIFIABLE = new Set(["eq", "gt", "gte", "lt", "lte", "like", "ilike", "match", "imatch"]);
 const FTS = new Set(["fts", "plfts", "phfts", "wfts"]);
 
@@ -411,8 +416,6 @@ function parseNonNegative(key: string, value: string): number {
 
 // ---------------------------------------------------------------- headers
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
 export function parsePreferences(header: string | null): Preferences {
   const prefer: Mutable<Preferences> & { invalid: string[] } = { invalid: [] };
   if (!header) return prefer;
@@ -495,7 +498,7 @@ function parsePayload(text: string, action: ApiRequest["action"]): unknown {
   return body;
 }
 
-export function parseCookies(header: string | null): Record<string, string> {
+function parseCookies(header: string | null): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (header ?? "").split(";")) {
     const i = part.indexOf("=");

@@ -1,23 +1,24 @@
 /**
- * Runs a plan the way PostgREST does: one transaction per request, the JWT's role switched in
- * with set_config('role'), request.jwt.claims and request.* settings for auth.uid()/auth.jwt() and
- * policies, read-only for GET/HEAD; then shapes the HTTP response (JSON, object, CSV, ranges).
+ * Runs a plan's query the way PostgREST does: one transaction per request, the JWT's role switched
+ * in with set_config('role'), request.jwt.claims and request.* settings for auth.uid()/auth.jwt()
+ * and policies, read-only for GET/HEAD; then shapes the HTTP response (JSON, object, CSV, ranges)
+ * as the plan says. Reads nothing of the request but the caller's identity and headers for the
+ * transaction settings.
  */
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { errors, RestError } from "./errors.ts";
-import type { Plan } from "./plan.ts";
-import { countSourceSql, ident, planSql } from "./sql.ts";
+import type { Plan, ResponsePlan } from "./plan.ts";
+import { ident, type Query } from "./sql.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"];
 
+/** Who is calling and the request's own metadata, for the transaction's request.* settings. */
 export interface RequestContext {
   claims: Record<string, unknown> & { role: string };
   method: string;
   path: string;
   headers: Headers;
-  cookies: Record<string, string>;
-  /** Range header, applied to the root when no limit/offset are in the URL */
-  offset: number;
+  cookies: Readonly<Record<string, string>>;
 }
 
 interface Row {
@@ -35,10 +36,9 @@ const CONTENT_TYPES = {
 export async function executePlan(
   db: PGlite,
   plan: Plan,
-  body: unknown,
+  query: Query,
   ctx: RequestContext,
 ): Promise<Response> {
-  const { request } = plan;
   const role = String(ctx.claims.role);
   if (!API_ROLES.includes(role))
     throw new RestError(
@@ -46,66 +46,28 @@ export async function executePlan(
       "42501",
       `permission denied to set role "${role}"`,
     );
-  const readOnly = request.method === "GET" || request.method === "HEAD";
-  const isMutation = plan.kind === "mutate";
-  const ret = request.prefer.return ?? "minimal";
-  const representation =
-    !isMutation || ret === "representation" || ret === "headers-only" || request.media === "object";
-  const headersOnly = isMutation && ret === "headers-only";
-  const mutationPlan =
-    headersOnly && plan.kind === "mutate" && plan.relation.primaryKey.length
-      ? {
-          ...plan,
-          root: {
-            ...plan.root,
-            embeds: [],
-            outputs: plan.relation.primaryKey.map((name) => ({
-              kind: "column" as const,
-              field: { name, json: [] },
-              name,
-            })),
-          },
-        }
-      : plan;
-  const countMode = request.prefer.count;
-  const sql = planSql(mutationPlan, body, {
-    stripNulls: request.stripNulls,
-    count: !isMutation && (countMode === "exact" || countMode === "estimated"),
-    representation,
-  });
+  const { readOnly, response: shape } = plan;
 
   return db.transaction(async (tx) => {
     if (readOnly) await tx.query("SET TRANSACTION READ ONLY");
     await setRequestSettings(tx, plan.schema, ctx);
-    const result = await tx.query<Row>(sql.text, sql.params);
+    const result = await tx.query<Row>(query.text, query.params);
     let row: Row;
-    if (sql.returnsBody) row = result.rows[0] ?? { body: "[]", n: 0 };
+    if (query.returnsBody) row = result.rows[0] ?? { body: "[]", n: 0 };
     else row = { body: null, n: result.affectedRows ?? 0 };
-    if (countMode === "planned" && plan.kind === "read") {
-      const c = countSourceSql(plan.root);
+    if (query.countEstimate) {
+      const c = query.countEstimate;
       const explained = await tx.query<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(
         `EXPLAIN (FORMAT JSON) ${c.text}`,
         c.params,
       );
       row.total = explained.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? null;
     }
-    if (
-      request.prefer.handling === "strict" &&
-      request.prefer.maxAffected !== undefined &&
-      row.n > request.prefer.maxAffected
-    )
+    if (shape.maxAffected !== undefined && row.n > shape.maxAffected)
       throw errors.maxAffected(row.n);
-    if (request.media === "object" && sql.returnsBody && plan.kind !== "call" && row.n !== 1)
-      throw errors.singularity(row.n);
-    if (
-      request.media === "object" &&
-      plan.kind === "call" &&
-      plan.routine.returnsSet &&
-      row.n !== 1
-    )
-      throw errors.singularity(row.n);
-    const response = respond(plan, row, ctx, { isMutation, ret, headersOnly, readOnly });
-    if (request.prefer.tx === "rollback") await tx.rollback();
+    if (shape.exactlyOne && row.n !== 1) throw errors.singularity(row.n);
+    const response = respond(shape, row);
+    if (plan.rollback) await tx.rollback();
     return response;
   });
 }
@@ -135,77 +97,54 @@ async function setRequestSettings(tx: Transaction, schema: string, ctx: RequestC
   );
 }
 
-function respond(
-  plan: Plan,
-  row: Row,
-  ctx: RequestContext,
-  o: { isMutation: boolean; ret: string; headersOnly: boolean; readOnly: boolean },
-): Response {
-  const { request } = plan;
+function respond(shape: ResponsePlan, row: Row): Response {
   const headers = new Headers();
-  const applied: string[] = [];
-  if (o.isMutation && request.prefer.return) applied.push(`return=${request.prefer.return}`);
-  if (request.prefer.count) applied.push(`count=${request.prefer.count}`);
-  if (request.prefer.resolution && plan.kind === "mutate")
-    applied.push(`resolution=${request.prefer.resolution}`);
-  if (request.prefer.tx) applied.push(`tx=${request.prefer.tx}`);
-  if (request.prefer.missing) applied.push(`missing=${request.prefer.missing}`);
-  if (applied.length) headers.set("Preference-Applied", applied.join(", "));
+  if (shape.preferenceApplied) headers.set("Preference-Applied", shape.preferenceApplied);
+  const { status } = shape;
+  if (status.kind === "no-content") return new Response(null, { status: 204, headers });
 
-  const total = row.total ?? undefined;
-  const from = plan.kind === "mutate" ? 0 : ctx.offset;
+  const from = status.kind === "rows" ? status.offset : 0;
   const range = row.n > 0 ? `${from}-${from + row.n - 1}` : "*";
 
-  if (plan.kind === "mutate") {
-    const status = plan.action === "insert" ? 201 : 200;
-    const countTotal = request.prefer.count ? String(row.n) : "*";
-    headers.set(
-      "Content-Range",
-      plan.action === "insert" ? `*/${countTotal}` : `${range}/${countTotal}`,
-    );
-    if (o.headersOnly && plan.action === "insert" && row.body && plan.relation.primaryKey.length) {
+  if (status.kind === "write") {
+    const countTotal = status.count ? String(row.n) : "*";
+    headers.set("Content-Range", status.range ? `${range}/${countTotal}` : `*/${countTotal}`);
+    if (status.location && row.body) {
       const first = (JSON.parse(row.body) as Record<string, unknown>[])[0];
       if (first) {
-        const q = plan.relation.primaryKey
+        const q = status.location.keys
           .map((k) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(first[k]))}`)
           .join("&");
-        headers.set("Location", `/${encodeURIComponent(plan.relation.name)}?${q}`);
+        headers.set("Location", `${status.location.path}?${q}`);
       }
     }
-    if (o.ret !== "representation" && request.media !== "object")
-      return new Response(null, { status: plan.action === "insert" ? 201 : 204, headers });
-    return withBody(plan, row, headers, status, request.method === "HEAD");
+    if (!status.body) return new Response(null, { status: status.emptyStatus, headers });
+    return withBody(shape, row, headers, status.status);
   }
 
-  if (plan.kind === "call" && !plan.root && plan.routine.returnKind === "void")
-    return new Response(null, { status: 204, headers });
-
+  const total = row.total ?? undefined;
   if (total !== undefined && from > total)
     throw errors.invalidRange(
       `An offset of ${from} was requested, but there are only ${total} rows.`,
     );
   headers.set("Content-Range", `${range}/${total ?? "*"}`);
-  const status = total !== undefined && row.n < total ? 206 : 200;
-  return withBody(plan, row, headers, status, request.method === "HEAD");
+  return withBody(shape, row, headers, total !== undefined && row.n < total ? 206 : 200);
 }
 
-function withBody(plan: Plan, row: Row, headers: Headers, status: number, head: boolean): Response {
-  const { request } = plan;
+function withBody(shape: ResponsePlan, row: Row, headers: Headers, status: number): Response {
   let text = row.body ?? "";
-  const singleComposite =
-    plan.kind === "call" && !plan.routine.returnsSet && plan.routine.returnKind !== "scalar";
-  if (request.media === "object" || singleComposite) {
+  if (shape.unwrap) {
     const rows = JSON.parse(text) as unknown[];
     text = JSON.stringify(Array.isArray(rows) ? (rows[0] ?? null) : rows);
     headers.set(
       "Content-Type",
-      request.media === "object" ? CONTENT_TYPES.object : CONTENT_TYPES.json,
+      shape.media === "object" ? CONTENT_TYPES.object : CONTENT_TYPES.json,
     );
-  } else if (request.media === "csv") {
+  } else if (shape.media === "csv") {
     text = toCsv(JSON.parse(text));
     headers.set("Content-Type", CONTENT_TYPES.csv);
   } else headers.set("Content-Type", CONTENT_TYPES.json);
-  return new Response(head ? null : text, { status, headers });
+  return new Response(shape.head ? null : text, { status, headers });
 }
 
 function csvCell(v: unknown): string {

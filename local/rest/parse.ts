@@ -1,131 +1,60 @@
 /**
- * URL + headers -> ApiRequest: the PostgREST request language, parsed without any knowledge of the
- * database. Pure: every failure is a RestError (PGRST1xx) with PostgREST's message layout.
- * Names are resolved against the schema cache later (plan.ts).
+ * HTTP request -> ApiRequest: the PostgREST request language (query string, Prefer, Accept,
+ * Range, profiles, JSON body), read once and without any knowledge of the database. Pure apart
+ * from reading the body: every failure is a RestError (PGRST1xx, PGRST106) with PostgREST's
+ * message layout. Names are resolved against the schema cache later (plan.ts).
  */
+import type {
+  ApiRequest,
+  ArgOrFilter,
+  Condition,
+  Field,
+  Filter,
+  FilterValue,
+  JsonStep,
+  LogicTree,
+  MediaType,
+  Operator,
+  OrderTerm,
+  Preferences,
+  SelectItem,
+} from "./api-request.ts";
 import { errors, parseError, RestError } from "./errors.ts";
 
-export type JsonStep = { arrow: "->" | "->>"; key: string | number };
-export interface Field {
-  name: string;
-  json: JsonStep[];
-}
+/** The filter operators (a record, so that none of the Operator type can be left out). */
+const OPERATORS: Record<Operator, true> = {
+  eq: true,
+  neq: true,
+  gt: true,
+  gte: true,
+  lt: true,
+  lte: true,
+  like: true,
+  ilike: true,
+  match: true,
+  imatch: true,
+  in: true,
+  is: true,
+  isdistinct: true,
+  cs: true,
+  cd: true,
+  ov: true,
+  sl: true,
+  sr: true,
+  nxr: true,
+  nxl: true,
+  adj: true,
+  fts: true,
+  plfts: true,
+  phfts: true,
+  wfts: true,
+};
 
-export type SelectItem =
-  | { type: "star" }
-  | { type: "column"; field: Field; alias?: string; cast?: string }
-  | {
-      type: "embed";
-      name: string;
-      alias?: string;
-      hint?: string;
-      join: "inner" | "left";
-      spread: boolean;
-      select: SelectItem[];
-    };
+/** The ApiRequest's types are read-only; the parser builds them before handing them on. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-export const OPERATORS = [
-  "eq",
-  "neq",
-  "gt",
-  "gte",
-  "lt",
-  "lte",
-  "like",
-  "ilike",
-  "match",
-  "imatch",
-  "in",
-  "is",
-  "isdistinct",
-  "cs",
-  "cd",
-  "ov",
-  "sl",
-  "sr",
-  "nxr",
-  "nxl",
-  "adj",
-  "fts",
-  "plfts",
-  "phfts",
-  "wfts",
-] as const;
-export type Operator = (typeof OPERATORS)[number];
 const QUANTIFIABLE = new Set(["eq", "gt", "gte", "lt", "lte", "like", "ilike", "match", "imatch"]);
 const FTS = new Set(["fts", "plfts", "phfts", "wfts"]);
-
-export type FilterValue =
-  | { kind: "scalar"; value: string }
-  | { kind: "list"; values: string[] }
-  | { kind: "is"; value: "null" | "not_null" | "true" | "false" | "unknown" }
-  | { kind: "fts"; language?: string; query: string };
-
-export interface Filter {
-  type: "filter";
-  field: Field;
-  negate: boolean;
-  op: Operator;
-  quantifier?: "any" | "all";
-  value: FilterValue;
-}
-export interface LogicTree {
-  type: "logic";
-  op: "and" | "or";
-  negate: boolean;
-  children: Condition[];
-}
-export type Condition = Filter | LogicTree;
-
-export interface OrderTerm {
-  /** set when ordering by a column of an embedded to-one resource: order=author(name) */
-  relation?: string;
-  field: Field;
-  direction?: "asc" | "desc";
-  nulls?: "first" | "last";
-}
-
-/** Everything scoped to one level of the select tree; the key is the embed path joined by ".". */
-export interface Scoped {
-  conditions: Condition[];
-  order?: OrderTerm[];
-  limit?: number;
-  offset?: number;
-}
-
-export interface Preferences {
-  return?: "minimal" | "headers-only" | "representation";
-  count?: "exact" | "planned" | "estimated";
-  resolution?: "merge-duplicates" | "ignore-duplicates";
-  missing?: "default" | "null";
-  tx?: "commit" | "rollback";
-  handling?: "strict" | "lenient";
-  maxAffected?: number;
-  params?: "single-object";
-  invalid: string[];
-}
-
-export type MediaType = "json" | "object" | "csv";
-
-export interface ApiRequest {
-  method: "GET" | "HEAD" | "POST" | "PATCH" | "DELETE" | "PUT";
-  action: "read" | "insert" | "update" | "delete" | "upsert" | "call";
-  /** the table/view name, or the function name for action "call" */
-  target: string;
-  /** requested schema (Accept-Profile / Content-Profile), undefined for the default */
-  profile?: string;
-  select: SelectItem[];
-  selectGiven: boolean;
-  scopes: Map<string, Scoped>;
-  /** raw non-reserved params, for GET/HEAD on functions (arguments vs filters decided later) */
-  rawParams: [string, string][];
-  columns?: string[];
-  onConflict?: string[];
-  prefer: Preferences;
-  media: MediaType;
-  stripNulls: boolean;
-  range?: { from: number; to?: number };
-}
 
 // ---------------------------------------------------------------- cursor
 
@@ -316,7 +245,7 @@ function readOperation(c: Cursor, field: Field, inLogic: boolean): Filter {
   const negate = c.eat("not.");
   const m = /^[a-z]+/.exec(c.input.slice(c.pos));
   const op = m?.[0] as Operator | undefined;
-  if (!op || !(OPERATORS as readonly string[]).includes(op))
+  if (!op || !Object.hasOwn(OPERATORS, op))
     c.fail(negate ? "operator (eq, gt, ...)" : '"not" or operator (eq, gt, ...)');
   c.pos += op.length;
   let quantifier: "any" | "all" | undefined;
@@ -448,7 +377,7 @@ export function parseOrder(value: string): OrderTerm[] {
       c.pos = start;
       field = readField(c);
     }
-    const term: OrderTerm = { relation, field };
+    const term: Mutable<OrderTerm> = { relation, field };
     while (c.eat(".")) {
       if (c.eat("asc")) term.direction = "asc";
       else if (c.eat("desc")) term.direction = "desc";
@@ -488,7 +417,7 @@ function parseNonNegative(key: string, value: string): number {
 // ---------------------------------------------------------------- headers
 
 export function parsePreferences(header: string | null): Preferences {
-  const prefer: Preferences = { invalid: [] };
+  const prefer: Mutable<Preferences> & { invalid: string[] } = { invalid: [] };
   if (!header) return prefer;
   for (const part of header.split(",")) {
     const p = part.trim();
@@ -549,6 +478,35 @@ function parseRange(header: string | null): ApiRequest["range"] {
   return { from, to };
 }
 
+// ---------------------------------------------------------------- the body
+
+/** The JSON payload as PostgREST takes it: objects (an array of them for bulk inserts). */
+function parsePayload(text: string, action: ApiRequest["action"]): unknown {
+  if (text.trim() === "") {
+    if (action === "call") return {};
+    if (action === "update") return {};
+    throw errors.invalidBody("Empty or invalid json");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw errors.invalidBody("Empty or invalid json");
+  }
+  if (body === null || typeof body !== "object") throw errors.invalidBody("Empty or invalid json");
+  if (action === "update" && Array.isArray(body)) throw errors.invalidBody("Empty or invalid json");
+  return body;
+}
+
+function parseCookies(header: string | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? "").split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0) out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- the request
 
 const RESERVED = new Set(["select", "columns", "on_conflict"]);
@@ -560,9 +518,24 @@ export interface RawRequest {
   path: string;
   params: [string, string][];
   headers: Headers;
+  /** the body's text; when absent (a caller that has none to give) no payload is read */
+  body?: string;
 }
 
-function scope(scopes: Map<string, Scoped>, path: string[]): Scoped {
+export interface ParseConfig {
+  /** the exposed schemas (config.toml [api] schemas), the first one the default; when absent the
+   * profile is not checked and the default is "public" */
+  schemas?: readonly string[];
+}
+
+interface ScopeBuilder {
+  conditions: Condition[];
+  order?: OrderTerm[];
+  limit?: number;
+  offset?: number;
+}
+
+function scope(scopes: Map<string, ScopeBuilder>, path: string[]): ScopeBuilder {
   const key = path.join(".");
   let s = scopes.get(key);
   if (!s) {
@@ -582,17 +555,27 @@ function splitKey(key: string): { path: string[]; last: string } {
   return { path: parts, last };
 }
 
-export function parseFilterParams(pairs: [string, string][], scopes: Map<string, Scoped>) {
-  for (const [key, value] of pairs) {
-    const { path, last } = splitKey(key);
-    const c = new Cursor(last, "tree path");
-    const field = readField(c);
-    if (!c.done) c.fail("end of input");
-    scope(scopes, path).conditions.push(parseFilter(field, value));
+/** `a.b.col->x=op.value`: a filter on column `col` of the resource embedded at path a.b. */
+function parseParamFilter(key: string, value: string): { path: string[]; condition: Filter } {
+  const { path, last } = splitKey(key);
+  const c = new Cursor(last, "tree path");
+  const field = readField(c);
+  if (!c.done) c.fail("end of input");
+  return { path, condition: parseFilter(field, value) };
+}
+
+/** Reads a GET /rpc parameter as a filter too, keeping the error for when it turns out to be one. */
+function argOrFilter(key: string, value: string): ArgOrFilter {
+  try {
+    const { path, condition } = parseParamFilter(key, value);
+    return { key, value, filter: { scope: path.join("."), condition } };
+  } catch (error) {
+    if (!(error instanceof RestError)) throw error;
+    return { key, value, filter: { error } };
   }
 }
 
-export function parseRequest(raw: RawRequest): ApiRequest {
+export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequest {
   const method = raw.method.toUpperCase();
   if (!["GET", "HEAD", "POST", "PATCH", "DELETE", "PUT"].includes(method))
     throw errors.unsupportedMethod(method);
@@ -619,7 +602,7 @@ export function parseRequest(raw: RawRequest): ApiRequest {
             ? "upsert"
             : "delete";
 
-  const scopes = new Map<string, Scoped>();
+  const scopes = new Map<string, ScopeBuilder>();
   scope(scopes, []);
   const filterPairs: [string, string][] = [];
   let select: SelectItem[] = [{ type: "star" }];
@@ -657,31 +640,82 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     filterPairs.push([key, value]);
   }
 
-  const rawParams = isCall && readLike ? filterPairs : [];
-  if (!(isCall && readLike)) parseFilterParams(filterPairs, scopes);
+  // GET /rpc/fn?a=1: arguments or filters, decided by plan.ts; everywhere else they are filters
+  const argsParams = isCall && readLike;
+  const rawParams = argsParams ? filterPairs : [];
+  const argsOrFilters = rawParams.map(([key, value]) => argOrFilter(key, value));
+  if (!argsParams)
+    for (const [key, value] of filterPairs) {
+      const { path, condition } = parseParamFilter(key, value);
+      scope(scopes, path).conditions.push(condition);
+    }
 
   const prefer = parsePreferences(raw.headers.get("prefer"));
   const { media, stripNulls } = parseAccept(raw.headers.get("accept"));
   const profileHeader = readLike
     ? raw.headers.get("accept-profile")
     : raw.headers.get("content-profile");
+  const range = readLike ? parseRange(raw.headers.get("range")) : undefined;
 
-  return {
+  const profile = profileHeader ?? undefined;
+  const schema = profile ?? (config.schemas ? (config.schemas[0] as string) : "public");
+  if (config.schemas && !config.schemas.includes(schema))
+    throw errors.invalidSchema(schema, [...config.schemas]);
+
+  const hasBody = method !== "GET" && method !== "HEAD" && method !== "DELETE";
+  const payload = hasBody && raw.body !== undefined ? parsePayload(raw.body, action) : undefined;
+
+  return deepFreeze({
     method: method as ApiRequest["method"],
     action,
     target,
-    profile: profileHeader ?? undefined,
+    profile,
+    schema,
     select,
     selectGiven,
     scopes,
     rawParams,
+    argsOrFilters,
     columns,
     onConflict,
     prefer,
     media,
     stripNulls,
-    range: readLike ? parseRange(raw.headers.get("range")) : undefined,
-  };
+    range,
+    payload,
+    cookies: parseCookies(raw.headers.get("cookie")),
+  });
+}
+
+/**
+ * Reads an HTTP request to `/rest/v1${path}` into an ApiRequest: the body's text is read only for
+ * methods that carry one, then everything is parsed at once.
+ */
+export async function readRequest(
+  request: Request,
+  path: string,
+  config: ParseConfig,
+): Promise<ApiRequest> {
+  const url = new URL(request.url);
+  const method = request.method.toUpperCase();
+  const body =
+    method === "GET" || method === "HEAD" || method === "DELETE" ? undefined : await request.text();
+  return parseRequest(
+    { method: request.method, path, params: [...url.searchParams], headers: request.headers, body },
+    config,
+  );
+}
+
+/** Freezes plain objects, arrays and the values of Maps, so no later stage can change them. */
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  if (value instanceof RestError) return value;
+  if (value instanceof Map) {
+    for (const v of value.values()) deepFreeze(v);
+    return value;
+  }
+  for (const v of Object.values(value)) deepFreeze(v);
+  return Object.freeze(value);
 }
 
 function decode(s: string) {

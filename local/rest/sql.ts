@@ -1,11 +1,12 @@
 /**
- * Plan -> SQL text + bound parameters. Pure. Every identifier goes through ident() (quoted), every
- * value from the request is a $n parameter; type names come only from the catalog or the cast
- * allow-list in parse.ts, and are quoted too where they come from the request.
+ * Plan -> Query: SQL text + bound parameters, from the plan alone. Pure. Every identifier goes
+ * through ident() (quoted), every value from the request is a $n parameter; type names come only
+ * from the catalog or the cast allow-list in parse.ts, and are quoted too where they come from
+ * the request.
  */
+import type { Condition, Field, Filter } from "./api-request.ts";
 import { RestError } from "./errors.ts";
-import type { Condition, Field, Filter } from "./parse.ts";
-import type { EmbedNode, Plan, ReadNode } from "./plan.ts";
+import type { EmbedNode, MutatePlan, Plan, ReadNode } from "./plan.ts";
 import type { Relation } from "./schema-cache.ts";
 
 export interface Sql {
@@ -37,7 +38,7 @@ class Builder {
 }
 
 /** A PostgreSQL array literal holding the given strings. */
-export function arrayLiteral(values: string[]): string {
+export function arrayLiteral(values: readonly string[]): string {
   return `{${values.map((v) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`).join(",")}}`;
 }
 
@@ -298,104 +299,59 @@ export function readSql(
   };
 }
 
-// ---------------------------------------------------------------- mutations and calls
+// ---------------------------------------------------------------- the query
 
 export interface StatementSql extends Sql {
   /** whether the statement yields body/n columns (representation) or nothing (minimal) */
   returnsBody: boolean;
 }
 
-/** Builds the SQL for any plan. `body` is the parsed JSON payload for mutations and calls. */
+/** What execute.ts runs: the statement, and for count=planned the rows to EXPLAIN. */
+export interface Query extends StatementSql {
+  countEstimate?: Sql;
+}
+
+/** The SQL for a plan, from the plan alone. */
+export function querySql(plan: Plan): Query {
+  const statement = statementSql(plan);
+  if (plan.count === "planned" && plan.kind === "read")
+    return { ...statement, countEstimate: countSourceSql(plan.root) };
+  return statement;
+}
+
+/**
+ * The statement for a variant of `plan`: its payload and the shape of its answer replaced (the
+ * rows returned or not, counted or not, nulls stripped or not). For tests that vary them.
+ */
 export function planSql(
   plan: Plan,
-  body: unknown,
-  opts: { stripNulls: boolean; count: boolean; representation: boolean },
-): StatementSql & { countSource?: string } {
+  payload: unknown,
+  shape: { stripNulls: boolean; count: boolean; representation: boolean },
+): StatementSql {
+  const count = shape.count ? "exact" : "none";
+  const response = { ...plan.response, stripNulls: shape.stripNulls };
+  if (plan.kind === "read") return statementSql({ ...plan, count, response });
+  if (plan.kind === "call") return statementSql({ ...plan, count, response, payload });
+  return statementSql({ ...plan, response, payload, returning: shape.representation });
+}
+
+function statementSql(plan: Plan): StatementSql {
   const b = new Builder();
+  const stripNulls = plan.response.stripNulls;
+  const count = plan.count === "exact";
   if (plan.kind === "read") {
     const r = plan.root.relation;
     const alias = ident(r.name);
-    const sql = readSql(plan.root, `${rel(r.schema, r.name)} AS ${alias}`, alias, { ...opts, b });
-    return { ...sql, returnsBody: true };
-  }
-  if (plan.kind === "mutate") {
-    const r = plan.relation;
-    const target = rel(r.schema, r.name);
-    const alias = ident(r.name);
-    const scope: Scope = { alias, node: { ...plan.root, embeds: [] }, embedAliases: [] };
-    const where = plan.conditions.map((c) => conditionSql(b, c, scope));
-    const whereSql = where.length ? ` WHERE ${where.join(" AND ")}` : "";
-    const cols = plan.columns.map(ident);
-    let stmt: string;
-    if (plan.action === "insert") {
-      const rows = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
-      if (plan.request.prefer.missing === "default" && cols.length > 0 && rows.length > 0) {
-        // missing keys take the column default: one VALUES row per object, DEFAULT where absent
-        const values = rows.map((row) => {
-          const p = b.p(JSON.stringify(row));
-          const cells = plan.columns.map((c) =>
-            Object.hasOwn(row, c)
-              ? `(json_populate_record(NULL::${target}, ${p}::json)).${ident(c)}`
-              : "DEFAULT",
-          );
-          return `(${cells.join(", ")})`;
-        });
-        stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) VALUES ${values.join(", ")}`;
-      } else if (cols.length === 0) {
-        const payload = b.p(JSON.stringify(rows));
-        stmt = `INSERT INTO ${target} AS ${alias} SELECT FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
-      } else {
-        const payload = b.p(JSON.stringify(rows));
-        stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
-      }
-      if (plan.onConflict && plan.request.prefer.resolution) {
-        const conflictTarget = plan.onConflict.length
-          ? ` (${plan.onConflict.map(ident).join(", ")})`
-          : "";
-        const set = plan.columns
-          .filter((c) => !plan.onConflict?.includes(c))
-          .map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
-        stmt +=
-          plan.request.prefer.resolution === "ignore-duplicates" ||
-          set.length === 0 ||
-          !conflictTarget
-            ? ` ON CONFLICT${conflictTarget} DO NOTHING`
-            : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")}`;
-      }
-    } else if (plan.action === "update" && plan.columns.length === 0) {
-      // PATCH with an empty object changes nothing (PostgREST answers with no rows)
-      stmt = `SELECT ${alias}.* FROM ${target} AS ${alias} WHERE false${where.map((w) => ` AND ${w}`).join("")}`;
-      if (!opts.representation) return { text: stmt, params: b.params, returnsBody: false };
-      const read = readSql(plan.root, `"pgrst_mut" AS ${alias}`, alias, {
-        stripNulls: opts.stripNulls,
-        count: false,
-        b,
-      });
-      return {
-        text: `WITH "pgrst_mut" AS (${stmt}) ${read.text}`,
-        params: b.params,
-        returnsBody: true,
-      };
-    } else if (plan.action === "update") {
-      const payload = b.p(JSON.stringify(body));
-      const set = plan.columns.map((c) => `${ident(c)} = pgrst_body.${ident(c)}`);
-      stmt = `UPDATE ${target} AS ${alias} SET ${set.join(", ")} FROM (SELECT * FROM json_populate_record(NULL::${target}, ${payload}::json)) AS pgrst_body${whereSql}`;
-    } else stmt = `DELETE FROM ${target} AS ${alias}${whereSql}`;
-    if (!opts.representation) return { text: stmt, params: b.params, returnsBody: false };
-    const read = readSql(plan.root, `"pgrst_rows" AS ${alias}`, alias, {
-      stripNulls: opts.stripNulls,
-      count: false,
+    const sql = readSql(plan.root, `${rel(r.schema, r.name)} AS ${alias}`, alias, {
+      stripNulls,
+      count,
       b,
-      fallbackOrder: `${alias}."pgrst_ord"`,
     });
-    return {
-      text: `WITH "pgrst_mut" AS (${stmt} RETURNING ${alias}.*), "pgrst_rows" AS (SELECT *, row_number() OVER () AS "pgrst_ord" FROM "pgrst_mut") ${read.text}`,
-      params: b.params,
-      returnsBody: true,
-    };
+    return { text: sql.text, params: sql.params, returnsBody: true };
   }
+  if (plan.kind === "mutate") return mutationSql(b, plan);
   // call
-  if (plan.queryArgs) body = plan.queryArgs;
+  const body = plan.payload;
   const fn = rel(plan.routine.schema, plan.routine.name);
   let args: string;
   let from = "";
@@ -414,12 +370,8 @@ export function planSql(
   if (plan.root) {
     const alias = ident(plan.routine.name);
     const source = from ? `${from} CROSS JOIN LATERAL ${call} AS ${alias}` : `${call} AS ${alias}`;
-    const read = readSql(plan.root, source, alias, {
-      stripNulls: opts.stripNulls,
-      count: opts.count,
-      b,
-    });
-    return { ...read, returnsBody: true };
+    const read = readSql(plan.root, source, alias, { stripNulls, count, b });
+    return { text: read.text, params: read.params, returnsBody: true };
   }
   const fromSql = from ? ` FROM ${from}` : "";
   if (plan.routine.returnKind === "void")
@@ -436,6 +388,83 @@ export function planSql(
   }
   return {
     text: `SELECT to_json(${call})::text AS body, 1 AS n${fromSql}`,
+    params: b.params,
+    returnsBody: true,
+  };
+}
+
+function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
+  const body = plan.payload;
+  const stripNulls = plan.response.stripNulls;
+  const r = plan.relation;
+  const target = rel(r.schema, r.name);
+  const alias = ident(r.name);
+  const scope: Scope = { alias, node: { ...plan.root, embeds: [] }, embedAliases: [] };
+  const where = plan.conditions.map((c) => conditionSql(b, c, scope));
+  const whereSql = where.length ? ` WHERE ${where.join(" AND ")}` : "";
+  const cols = plan.columns.map(ident);
+  let stmt: string;
+  if (plan.action === "insert") {
+    const rows = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
+    if (plan.missingDefault && cols.length > 0 && rows.length > 0) {
+      // missing keys take the column default: one VALUES row per object, DEFAULT where absent
+      const values = rows.map((row) => {
+        const p = b.p(JSON.stringify(row));
+        const cells = plan.columns.map((c) =>
+          Object.hasOwn(row, c)
+            ? `(json_populate_record(NULL::${target}, ${p}::json)).${ident(c)}`
+            : "DEFAULT",
+        );
+        return `(${cells.join(", ")})`;
+      });
+      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) VALUES ${values.join(", ")}`;
+    } else if (cols.length === 0) {
+      const payload = b.p(JSON.stringify(rows));
+      stmt = `INSERT INTO ${target} AS ${alias} SELECT FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
+    } else {
+      const payload = b.p(JSON.stringify(rows));
+      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
+    }
+    if (plan.onConflict && plan.resolution) {
+      const conflictTarget = plan.onConflict.length
+        ? ` (${plan.onConflict.map(ident).join(", ")})`
+        : "";
+      const set = plan.columns
+        .filter((c) => !plan.onConflict?.includes(c))
+        .map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
+      stmt +=
+        plan.resolution === "ignore-duplicates" || set.length === 0 || !conflictTarget
+          ? ` ON CONFLICT${conflictTarget} DO NOTHING`
+          : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")}`;
+    }
+  } else if (plan.action === "update" && plan.columns.length === 0) {
+    // PATCH with an empty object changes nothing (PostgREST answers with no rows)
+    stmt = `SELECT ${alias}.* FROM ${target} AS ${alias} WHERE false${where.map((w) => ` AND ${w}`).join("")}`;
+    if (!plan.returning) return { text: stmt, params: b.params, returnsBody: false };
+    const read = readSql(plan.root, `"pgrst_mut" AS ${alias}`, alias, {
+      stripNulls,
+      count: false,
+      b,
+    });
+    return {
+      text: `WITH "pgrst_mut" AS (${stmt}) ${read.text}`,
+      params: b.params,
+      returnsBody: true,
+    };
+  } else if (plan.action === "update") {
+    const payload = b.p(JSON.stringify(body));
+    const set = plan.columns.map((c) => `${ident(c)} = pgrst_body.${ident(c)}`);
+    stmt = `UPDATE ${target} AS ${alias} SET ${set.join(", ")} FROM (SELECT * FROM json_populate_record(NULL::${target}, ${payload}::json)) AS pgrst_body${whereSql}`;
+  } else stmt = `DELETE FROM ${target} AS ${alias}${whereSql}`;
+  if (!plan.returning) return { text: stmt, params: b.params, returnsBody: false };
+  const read = readSql(plan.root, `"pgrst_rows" AS ${alias}`, alias, {
+    stripNulls,
+    count: false,
+    b,
+    fallbackOrder: `${alias}."pgrst_ord"`,
+  });
+  return {
+    text: `WITH "pgrst_mut" AS (${stmt} RETURNING ${alias}.*), "pgrst_rows" AS (SELECT *, row_number() OVER () AS "pgrst_ord" FROM "pgrst_mut") ${read.text}`,
     params: b.params,
     returnsBody: true,
   };

@@ -1,0 +1,152 @@
+/**
+ * The ApiRequest: one HTTP request to /rest/v1, read once by parse.ts and handed to plan.ts as it
+ * is. Types only; every field is read-only (parse.ts also freezes it), so no later stage can
+ * change what was asked.
+ */
+import type { RestError } from "./errors.ts";
+
+export type JsonStep = { readonly arrow: "->" | "->>"; readonly key: string | number };
+export interface Field {
+  readonly name: string;
+  readonly json: readonly JsonStep[];
+}
+
+export type SelectItem =
+  | { readonly type: "star" }
+  | {
+      readonly type: "column";
+      readonly field: Field;
+      readonly alias?: string;
+      readonly cast?: string;
+    }
+  | {
+      readonly type: "embed";
+      readonly name: string;
+      readonly alias?: string;
+      readonly hint?: string;
+      readonly join: "inner" | "left";
+      readonly spread: boolean;
+      readonly select: readonly SelectItem[];
+    };
+
+export type Operator =
+  | "eq"
+  | "neq"
+  | "gt"
+  | "gte"
+  | "lt"
+  | "lte"
+  | "like"
+  | "ilike"
+  | "match"
+  | "imatch"
+  | "in"
+  | "is"
+  | "isdistinct"
+  | "cs"
+  | "cd"
+  | "ov"
+  | "sl"
+  | "sr"
+  | "nxr"
+  | "nxl"
+  | "adj"
+  | "fts"
+  | "plfts"
+  | "phfts"
+  | "wfts";
+
+export type FilterValue =
+  | { readonly kind: "scalar"; readonly value: string }
+  | { readonly kind: "list"; readonly values: readonly string[] }
+  | { readonly kind: "is"; readonly value: "null" | "not_null" | "true" | "false" | "unknown" }
+  | { readonly kind: "fts"; readonly language?: string; readonly query: string };
+
+export interface Filter {
+  readonly type: "filter";
+  readonly field: Field;
+  readonly negate: boolean;
+  readonly op: Operator;
+  readonly quantifier?: "any" | "all";
+  readonly value: FilterValue;
+}
+export interface LogicTree {
+  readonly type: "logic";
+  readonly op: "and" | "or";
+  readonly negate: boolean;
+  readonly children: readonly Condition[];
+}
+export type Condition = Filter | LogicTree;
+
+export interface OrderTerm {
+  /** set when ordering by a column of an embedded to-one resource: order=author(name) */
+  readonly relation?: string;
+  readonly field: Field;
+  readonly direction?: "asc" | "desc";
+  readonly nulls?: "first" | "last";
+}
+
+/** Everything scoped to one level of the select tree; the key is the embed path joined by ".". */
+export interface Scoped {
+  readonly conditions: readonly Condition[];
+  readonly order?: readonly OrderTerm[];
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+/**
+ * A query parameter of GET/HEAD /rpc/fn that is not reserved: a function argument if the function
+ * has a parameter of that name, a filter otherwise. Only the schema cache knows which, so the
+ * parser reads it both ways and planning picks one: `filter` is the parameter read as a filter on
+ * the embed path `scope`, or the PGRST100 that reading raises (thrown only if it is a filter).
+ */
+export interface ArgOrFilter {
+  readonly key: string;
+  readonly value: string;
+  readonly filter:
+    | { readonly scope: string; readonly condition: Condition }
+    | { readonly error: RestError };
+}
+
+export interface Preferences {
+  readonly return?: "minimal" | "headers-only" | "representation";
+  readonly count?: "exact" | "planned" | "estimated";
+  readonly resolution?: "merge-duplicates" | "ignore-duplicates";
+  readonly missing?: "default" | "null";
+  readonly tx?: "commit" | "rollback";
+  readonly handling?: "strict" | "lenient";
+  readonly maxAffected?: number;
+  readonly params?: "single-object";
+  readonly invalid: readonly string[];
+}
+
+/** What the Accept header asked for: a JSON array, one JSON object, or CSV. */
+export type MediaType = "json" | "object" | "csv";
+
+export interface ApiRequest {
+  readonly method: "GET" | "HEAD" | "POST" | "PATCH" | "DELETE" | "PUT";
+  readonly action: "read" | "insert" | "update" | "delete" | "upsert" | "call";
+  /** the table/view name, or the function name for action "call" */
+  readonly target: string;
+  /** requested schema (Accept-Profile / Content-Profile), undefined for the default */
+  readonly profile?: string;
+  /** the schema the request is for: the profile, or the first exposed schema */
+  readonly schema: string;
+  readonly select: readonly SelectItem[];
+  readonly selectGiven: boolean;
+  readonly scopes: ReadonlyMap<string, Scoped>;
+  /** raw non-reserved params, for GET/HEAD on functions (arguments vs filters decided later) */
+  readonly rawParams: readonly (readonly [string, string])[];
+  /** the same params, each also read as a filter (see ArgOrFilter) */
+  readonly argsOrFilters: readonly ArgOrFilter[];
+  readonly columns?: readonly string[];
+  readonly onConflict?: readonly string[];
+  readonly prefer: Preferences;
+  readonly media: MediaType;
+  readonly stripNulls: boolean;
+  readonly range?: { readonly from: number; readonly to?: number };
+  /** the JSON body (objects or an array of them); undefined for GET/HEAD/DELETE */
+  readonly payload?: unknown;
+  /** the Cookie header, name -> value */
+  readonly cookies: Readonly<Record<string, string>>;
+}

@@ -81,7 +81,7 @@ export const shareSchema = z.object({
 export const unshareSchema = z.object({ email: z.string().trim().toLowerCase().min(1).max(255) });
 
 /** A recipient removes a shared note from their list, then goes back to the page it was on. */
-export const leaveSchema = z.object({ returnTo: z.string().max(2048).optional() });
+export const leaveSchema = z.object({ returnTo: z.unknown().optional().transform(safeNext) });
 
 export const profileSchema = z.object({
   username: z

@@ -1,14 +1,20 @@
 import { defineConfig } from "vitest/config";
 
 // One test run = one local backend (tests/setup/local-backend.ts, in memory, port 54329) shared
-// by every project. Each folder under tests/ is a project with its own environment:
-//   tests/unit         pure app code and Worker-level tests inside workerd
-//   tests/local        the local backend, driven by the real supabase-js
-//   tests/integration  the whole Worker (workerd) + local backend, through HTTP with a cookie jar
+// by every project. Each folder under tests/ is a project with its own environment, and so is the
+// local backend's package:
+//   tests/unit                      pure app code and Worker-level tests inside workerd
+//   tests/database                  the app's schema (supabase/migrations) through the real clients
+//   tests/integration               the whole Worker (workerd) + local backend, through HTTP
+//   packages/supabase-local/test    the local backend itself ("local"), driven by supabase-js
 // tests/e2e (a real browser against the built app) is not part of it: `npm run test:e2e`.
 export default defineConfig({
   test: {
     globalSetup: ["tests/setup/local-backend.ts"],
-    projects: ["tests/*/vitest.config.ts", "!tests/e2e/vitest.config.ts"],
+    projects: [
+      "tests/*/vitest.config.ts",
+      "!tests/e2e/vitest.config.ts",
+      "packages/*/vitest.config.ts",
+    ],
   },
 });

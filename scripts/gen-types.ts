@@ -10,8 +10,8 @@ import { spawnSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { PGlite } from "@electric-sql/pglite";
-import { openDatabase } from "../local/database.ts";
-import { applyMigrations } from "../local/migrations.ts";
+import { openDatabase } from "../packages/supabase-local/src/database.ts";
+import { applyMigrations } from "../packages/supabase-local/src/migrations.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const TYPES_FILE = "app/lib/database.types.ts";

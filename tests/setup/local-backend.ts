@@ -1,21 +1,19 @@
 // Starts the one local backend a test run uses: in memory, on 127.0.0.1:54329, with the app's
-// migrations, seed and every tests/fixtures/*.sql applied. Stopped when the run ends.
+// migrations, seed and every tests/fixtures/*.sql and packages/*/test/fixtures/*.sql applied.
+// Stopped when the run ends.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../../local/config.ts";
-import { ROOT } from "../../local/paths.ts";
-import { createLocalBackend } from "../../local/server.ts";
+import { loadConfig } from "../../packages/supabase-local/src/config.ts";
+import { ROOT } from "../../packages/supabase-local/src/paths.ts";
+import { createLocalBackend } from "../../packages/supabase-local/src/server.ts";
 
 export const TEST_BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
 
 export default async function setup() {
-  const fixturesDir = join(process.cwd(), "tests/fixtures");
-  const fixtures = existsSync(fixturesDir)
-    ? readdirSync(fixturesDir)
-        .filter((name) => name.endsWith(".sql"))
-        .sort()
-        .map((name) => join(fixturesDir, name))
-    : [];
+  const fixtures = [
+    join(process.cwd(), "tests/fixtures"),
+    ...workspaces().map((dir) => join(dir, "test/fixtures")),
+  ].flatMap(sqlFiles);
   const started = performance.now();
   const backend = await createLocalBackend({
     port: TEST_BACKEND_PORT,
@@ -39,6 +37,24 @@ export default async function setup() {
     );
   }
   return () => backend.close();
+}
+
+/** The workspace packages (package.json "workspaces": packages/*), each may bring test fixtures. */
+function workspaces(): string[] {
+  const packages = join(process.cwd(), "packages");
+  if (!existsSync(packages)) return [];
+  return readdirSync(packages)
+    .sort()
+    .map((name) => join(packages, name));
+}
+
+/** The .sql files of a directory, in name order (none when it does not exist). */
+function sqlFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".sql"))
+    .sort()
+    .map((name) => join(dir, name));
 }
 
 /** config.toml's allow-list, plus the app under test when TEST_APP_PORT moved it off 5179. */

@@ -1,6 +1,6 @@
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
-import type { Config, DeepPartial } from "../../local/config.ts";
-import { createLocalBackend, type LocalBackend } from "../../local/server.ts";
+import type { Config, DeepPartial } from "../../packages/supabase-local/src/config.ts";
+import { createLocalBackend, type LocalBackend } from "../../packages/supabase-local/src/server.ts";
 import { PASSWORD, PUBLISHABLE_KEY, randomEmail, SECRET_KEY } from "./backend.ts";
 
 /**

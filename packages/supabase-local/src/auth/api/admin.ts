@@ -1,0 +1,355 @@
+import { requireAdmin } from "../authenticate.ts";
+import type { AuthContext } from "../context.ts";
+import { sendEmail, sendEmailChange } from "../emails/send.ts";
+import { authError } from "../errors.ts";
+import { audit } from "../models/audit.ts";
+import type { Db } from "../models/db.ts";
+import { many, one, run, UUID } from "../models/db.ts";
+import {
+  confirmEmail,
+  createUser,
+  type FactorRow,
+  factorJson,
+  findUserByEmail,
+  findUserById,
+  type UserRow,
+  updatePassword,
+  userJson,
+} from "../models/users.ts";
+import { checkPasswordStrength, hashPassword } from "../passwords.ts";
+import { redirectTarget } from "../redirect.ts";
+import { pick, readBody, readParams } from "../request.ts";
+import { validateEmail } from "../validate.ts";
+import { deleteFactor } from "./mfa.ts";
+import { upsertEmailIdentity } from "./user.ts";
+
+const USER_SHAPE = {
+  id: "string",
+  email: "string",
+  phone: "string",
+  password: "string",
+  password_hash: "string",
+  email_confirm: "boolean",
+  phone_confirm: "boolean",
+  user_metadata: "object",
+  app_metadata: "object",
+  role: "string",
+  ban_duration: "string",
+} as const;
+
+/** GET /admin/users?page=&per_page= — { users, aud } with X-Total-Count and Link headers. */
+export async function listUsers(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const url = new URL(request.url);
+  const page = positiveInt(url.searchParams.get("page"), 1);
+  const perPage = Math.min(positiveInt(url.searchParams.get("per_page"), 50), 1000);
+  const total = Number(
+    (await one<{ n: number }>(ctx.db, "select count(*)::int as n from auth.users"))?.n ?? 0,
+  );
+  const rows = await many<UserRow>(
+    ctx.db,
+    "select * from auth.users order by created_at desc, id limit $1 offset $2",
+    [perPage, (page - 1) * perPage],
+  );
+  const users = [];
+  for (const row of rows) users.push(await userJson(ctx.db, row));
+  const headers = new Headers({ "X-Total-Count": String(total) });
+  const last = Math.max(1, Math.ceil(total / perPage));
+  const link = (p: number, rel: string) => {
+    const next = new URL(url);
+    next.searchParams.set("page", String(p));
+    next.searchParams.set("per_page", String(perPage));
+    return `<${next.pathname}${next.search}>; rel="${rel}"`;
+  };
+  const links = [];
+  if (page < last) links.push(link(page + 1, "next"));
+  links.push(link(last, "last"));
+  headers.set("Link", links.join(", "));
+  return Response.json({ users, aud: "authenticated" }, { headers });
+}
+
+function positiveInt(value: string | null, fallback: number): number {
+  if (value === null || value === "") return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    throw authError("badJson", `Bad Pagination Parameters: invalid value ${value}`).withCode(
+      "validation_failed",
+    );
+  }
+  return Number(value);
+}
+
+/** POST /admin/users */
+export async function createUserAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const params = await readParams(request, USER_SHAPE);
+  if (!params.email && !params.phone) throw authError("adminNeedsEmailOrPhone");
+  if (params.phone) throw authError("unsupportedPhone");
+  const email = validateEmail(params.email);
+  if (await findUserByEmail(ctx.db, email)) throw authError("emailExists");
+  if (params.password && params.password_hash) throw authError("adminPasswordOrHash");
+  if (params.id !== undefined && !UUID.test(params.id)) throw authError("idNotUuid");
+  const bannedUntil = banUntil(params.ban_duration);
+  let encryptedPassword: string | null = null;
+  if (params.password) {
+    checkPasswordStrength(ctx.config, params.password);
+    encryptedPassword = await hashPassword(params.password);
+  } else if (params.password_hash) {
+    encryptedPassword = params.password_hash;
+  }
+  const user = await ctx.db.transaction(async (tx) => {
+    const user = await createUser(tx, {
+      id: params.id,
+      email,
+      encryptedPassword,
+      userMetadata: params.user_metadata ?? {},
+      appMetadata: params.app_metadata ?? {},
+      provider: "email",
+      role: params.role,
+      confirmed: params.email_confirm ?? false,
+    });
+    if (bannedUntil !== undefined) await setBan(tx, user.id, bannedUntil);
+    await audit(tx, request, user, "user_signedup", { provider: "email" });
+    return (await findUserById(tx, user.id)) ?? user;
+  });
+  return Response.json(await userJson(ctx.db, user));
+}
+
+async function loadUser(ctx: AuthContext, request: Request): Promise<UserRow> {
+  const id = new URL(request.url).pathname.split("/").pop() ?? "";
+  if (!UUID.test(id)) throw authError("userIdNotUuid");
+  const user = await findUserById(ctx.db, id);
+  if (!user) throw authError("userNotFound");
+  return user;
+}
+
+/** GET /admin/users/{id} */
+export async function getUserAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  return Response.json(await userJson(ctx.db, await loadUser(ctx, request)));
+}
+
+/** PUT /admin/users/{id} */
+export async function updateUserAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const user = await loadUser(ctx, request);
+  const params = await readParams(request, USER_SHAPE);
+  const email = params.email ? validateEmail(params.email) : undefined;
+  if (email && email !== user.email) {
+    const taken = await findUserByEmail(ctx.db, email);
+    if (taken && taken.id !== user.id) throw authError("emailExists");
+  }
+  const bannedUntil = banUntil(params.ban_duration);
+  let encrypted: string | undefined;
+  if (params.password !== undefined) {
+    checkPasswordStrength(ctx.config, params.password);
+    encrypted = await hashPassword(params.password);
+  }
+  const updated = await ctx.db.transaction(async (tx) => {
+    if (params.role)
+      await run(tx, "update auth.users set role = $2 where id = $1", [user.id, params.role]);
+    if (email && email !== user.email) {
+      await run(tx, "update auth.users set email = $2 where id = $1", [user.id, email]);
+      await upsertEmailIdentity(tx, user.id, email);
+    }
+    // An admin's password change signs the user out everywhere (UpdatePassword without a session).
+    if (encrypted) await updatePassword(tx, user.id, encrypted, undefined);
+    if (params.email_confirm) await confirmEmail(tx, user.id);
+    if (params.user_metadata) {
+      await run(
+        tx,
+        "update auth.users set raw_user_meta_data = jsonb_strip_nulls(coalesce(raw_user_meta_data, '{}') || $2::jsonb) where id = $1",
+        [user.id, JSON.stringify(params.user_metadata)],
+      );
+    }
+    if (params.app_metadata) {
+      await run(
+        tx,
+        "update auth.users set raw_app_meta_data = jsonb_strip_nulls(coalesce(raw_app_meta_data, '{}') || $2::jsonb) where id = $1",
+        [user.id, JSON.stringify(params.app_metadata)],
+      );
+    }
+    if (bannedUntil !== undefined) await setBan(tx, user.id, bannedUntil);
+    await run(tx, "update auth.users set updated_at = now() where id = $1", [user.id]);
+    await audit(tx, request, user, "user_modified");
+    return (await findUserById(tx, user.id)) ?? user;
+  });
+  return Response.json(await userJson(ctx.db, updated));
+}
+
+/** DELETE /admin/users/{id} ({ should_soft_delete }) */
+export async function deleteUserAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const user = await loadUser(ctx, request);
+  const text = await readBody(request);
+  let body: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      throw authError(
+        "badJson",
+        `Could not parse request body as JSON: ${(error as Error).message}`,
+      );
+    }
+  }
+  const { should_soft_delete: soft } = pick(body, { should_soft_delete: "boolean" });
+  await ctx.db.transaction(async (tx) => {
+    await audit(tx, request, user, "user_deleted");
+    if (soft) {
+      await run(
+        tx,
+        `update auth.users set deleted_at = now(), email = null, phone = null, encrypted_password = '',
+           raw_app_meta_data = '{}', raw_user_meta_data = '{}', updated_at = now() where id = $1`,
+        [user.id],
+      );
+      await run(tx, "delete from auth.identities where user_id = $1", [user.id]);
+      await run(tx, "delete from auth.mfa_factors where user_id = $1", [user.id]);
+      await run(tx, "delete from auth.sessions where user_id = $1", [user.id]);
+    } else {
+      await run(tx, "delete from auth.users where id = $1", [user.id]);
+    }
+  });
+  return Response.json({});
+}
+
+const LINK_TYPES = [
+  "signup",
+  "invite",
+  "magiclink",
+  "recovery",
+  "email_change_current",
+  "email_change_new",
+];
+
+/** POST /admin/generate_link: the action link and code without sending an email. */
+export async function generateLink(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const params = await readParams(request, {
+    type: "string",
+    email: "string",
+    new_email: "string",
+    password: "string",
+    data: "object",
+    redirect_to: "string",
+  });
+  const type = params.type ?? "";
+  const email = validateEmail(params.email);
+  if (!LINK_TYPES.includes(type)) {
+    throw authError("generateLinkBadType", `Invalid email action link type requested: ${type}`);
+  }
+  const redirectTo = redirectTarget(ctx.config, request, params.redirect_to);
+  let encrypted: string | null = null;
+  if (type === "signup") {
+    if (!params.password) throw authError("signupNeedsPassword");
+    checkPasswordStrength(ctx.config, params.password);
+    encrypted = await hashPassword(params.password);
+  }
+  const newEmail = params.new_email ? validateEmail(params.new_email) : undefined;
+  const result = await ctx.db.transaction(async (tx) => {
+    let user = await findUserByEmail(tx, email);
+    if (!user) {
+      if (type !== "signup" && type !== "invite") throw authError("userWithEmailNotFound");
+      user = await createUser(tx, {
+        email,
+        encryptedPassword: encrypted,
+        userMetadata: params.data ?? {},
+        provider: "email",
+      });
+    } else if ((type === "signup" || type === "invite") && user.email_confirmed_at) {
+      throw authError("emailExists");
+    }
+    const options = { redirectTo, pkce: false, deliver: false, checkFrequency: false };
+    if (type === "email_change_current" || type === "email_change_new") {
+      if (!newEmail) throw authError("emailRequired", "The new email address provided is invalid");
+      const taken = await findUserByEmail(tx, newEmail);
+      if (taken) throw authError("emailExists");
+      const sent = await sendEmailChange(ctx, tx, user, newEmail, options);
+      const side = type === "email_change_new" ? sent.newSide : (sent.currentSide ?? sent.newSide);
+      return { user: await refreshed(tx, user), sent: side, verificationType: type };
+    }
+    const flow =
+      type === "magiclink" && !user.email_confirmed_at
+        ? "signup"
+        : (type as "signup" | "invite" | "magiclink" | "recovery");
+    const sent = await sendEmail(ctx, tx, user, flow, options);
+    return { user: await refreshed(tx, user), sent, verificationType: type };
+  });
+  return Response.json({
+    ...(await userJson(ctx.db, result.user)),
+    action_link: result.sent.actionLink,
+    email_otp: result.sent.otp,
+    hashed_token: result.sent.hashedToken,
+    verification_type: result.verificationType,
+    redirect_to: result.sent.redirectTo,
+  });
+}
+
+async function refreshed(db: Db, user: UserRow): Promise<UserRow> {
+  return (await findUserById(db, user.id)) ?? user;
+}
+
+/** ban_duration: "none" lifts a ban; a Go duration ("24h", "1h30m") bans until now + duration. */
+function banUntil(value: string | undefined): Date | null | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (value === "none") return null;
+  const match = /^(?:\d+(?:\.\d+)?(?:h|m|s|ms))+$/.test(value);
+  if (!match)
+    throw authError(
+      "badJson",
+      `invalid format for ban duration: time: invalid duration "${value}"`,
+    ).withCode("validation_failed");
+  let ms = 0;
+  for (const [, n, unit] of value.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s)/g)) {
+    ms += Number(n) * { h: 3_600_000, m: 60_000, s: 1000, ms: 1 }[unit as "h" | "m" | "s" | "ms"];
+  }
+  return new Date(Date.now() + ms);
+}
+
+async function setBan(db: Db, userId: string, until: Date | null) {
+  await run(db, "update auth.users set banned_until = $2 where id = $1", [userId, until]);
+  if (until) await run(db, "delete from auth.sessions where user_id = $1", [userId]);
+}
+
+/** The {id} and {factor_id} of /admin/users/{id}/factors[/{factor_id}] (loadUser, loadFactor). */
+async function loadUserAndFactor(ctx: AuthContext, request: Request) {
+  const segments = new URL(request.url).pathname.split("/");
+  const at = segments.indexOf("users");
+  const userId = segments[at + 1] ?? "";
+  if (!UUID.test(userId)) throw authError("userIdNotUuid");
+  const user = await findUserById(ctx.db, userId);
+  if (!user) throw authError("userNotFound");
+  const factorId = segments[at + 3];
+  if (factorId === undefined) return { user };
+  if (!UUID.test(factorId)) throw authError("factorIdNotUuid");
+  const factor = await one<FactorRow>(
+    ctx.db,
+    "select * from auth.mfa_factors where id = $1 and user_id = $2",
+    [factorId, user.id],
+  );
+  if (!factor) throw authError("factorNotFound");
+  return { user, factor };
+}
+
+/** GET /admin/users/{id}/factors: the user's factors (a JSON array). */
+export async function listFactorsAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const { user } = await loadUserAndFactor(ctx, request);
+  const factors = await many<FactorRow>(
+    ctx.db,
+    "select * from auth.mfa_factors where user_id = $1 order by created_at",
+    [user.id],
+  );
+  return Response.json(factors.map(factorJson));
+}
+
+/** DELETE /admin/users/{id}/factors/{factor_id}: for a user who lost their authenticator. */
+export async function deleteFactorAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const { user, factor } = await loadUserAndFactor(ctx, request);
+  if (!factor) throw authError("factorNotFound");
+  await ctx.db.transaction(async (tx) => {
+    await audit(tx, request, user, "factor_deleted", { user_id: user.id, factor_id: factor.id });
+    await deleteFactor(tx, factor);
+  });
+  return Response.json(factorJson(factor));
+}

@@ -1,0 +1,33 @@
+import { requireAdmin } from "../authenticate.ts";
+import type { AuthContext } from "../context.ts";
+import { sendEmail } from "../emails/send.ts";
+import { authError } from "../errors.ts";
+import { audit } from "../models/audit.ts";
+import { createUser, findUserByEmail, findUserById, userJson } from "../models/users.ts";
+import { redirectTarget } from "../redirect.ts";
+import { readParams } from "../request.ts";
+import { validateEmail } from "../validate.ts";
+
+/** POST /invite (admin.inviteUserByEmail): creates the user and mails an invite link. */
+export async function invite(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const params = await readParams(request, { email: "string", data: "object" });
+  const email = validateEmail(params.email);
+  const redirectTo = redirectTarget(ctx.config, request);
+  const user = await ctx.db.transaction(async (tx) => {
+    let user = await findUserByEmail(tx, email);
+    if (user?.email_confirmed_at) throw authError("emailExists");
+    if (!user) {
+      user = await createUser(tx, {
+        email,
+        encryptedPassword: null,
+        userMetadata: params.data ?? {},
+        provider: "email",
+      });
+    }
+    await audit(tx, request, user, "user_invited", { user_email: email });
+    await sendEmail(ctx, tx, user, "invite", { redirectTo, pkce: false });
+    return (await findUserById(tx, user.id)) ?? user;
+  });
+  return Response.json(await userJson(ctx.db, user));
+}

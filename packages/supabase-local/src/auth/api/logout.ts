@@ -1,0 +1,20 @@
+import { requireUser } from "../authenticate.ts";
+import type { AuthContext } from "../context.ts";
+import { authError } from "../errors.ts";
+import { audit } from "../models/audit.ts";
+import { logoutSessions } from "../models/sessions.ts";
+
+/** POST /logout?scope=global|local|others: 204; the access token stays valid until it expires. */
+export async function logout(ctx: AuthContext, request: Request): Promise<Response> {
+  const caller = await requireUser(ctx, request);
+  const raw = new URL(request.url).searchParams.get("scope") ?? "global";
+  if (!["global", "local", "others"].includes(raw)) {
+    throw authError("missingEmailOrPhone", `Unsupported logout scope "${raw}"`);
+  }
+  const scope = raw as "global" | "local" | "others";
+  await ctx.db.transaction(async (tx) => {
+    await audit(tx, request, caller.user, "logout");
+    await logoutSessions(tx, caller.user.id, caller.session?.id, scope);
+  });
+  return new Response(null, { status: 204 });
+}

@@ -1,0 +1,301 @@
+import { randomUUID } from "node:crypto";
+import { Secret, TOTP } from "otpauth";
+import QRCode from "qrcode";
+import { type Caller, requireUser } from "../authenticate.ts";
+import type { AuthContext } from "../context.ts";
+import { authError } from "../errors.ts";
+import { audit } from "../models/audit.ts";
+import { type Db, many, one, run, UUID } from "../models/db.ts";
+import { upgradeSession } from "../models/sessions.ts";
+import { type FactorRow, findUserById } from "../models/users.ts";
+import { clientIp, readParams } from "../request.ts";
+
+/** Unverified factors and challenges live 300 s (GOTRUE_MFA_FACTOR_EXPIRY_DURATION and
+ * GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION defaults). */
+const FACTOR_EXPIRY_SECONDS = 300;
+const CHALLENGE_EXPIRY_SECONDS = 300;
+/** GOTRUE_MFA_MAX_VERIFIED_FACTORS default. */
+const MAX_VERIFIED_FACTORS = 10;
+/** The real service's TOTP parameters (pquerna/otp ValidateCustom): 30 s, 6 digits, SHA1, ±1 step. */
+const PERIOD = 30;
+const DIGITS = 6;
+const SKEW = 1;
+
+interface FactorWithSecret extends FactorRow {
+  secret: string | null;
+}
+
+/** requireAuthentication + requireNotAnonymous, the middleware of every /factors route. */
+async function requireFactorCaller(ctx: AuthContext, request: Request): Promise<Caller> {
+  const caller = await requireUser(ctx, request);
+  if (caller.claims.is_anonymous === true) throw authError("anonymousNotAllowed");
+  return caller;
+}
+
+/** loadFactor: the {factor_id} of the path, owned by the caller (404 otherwise). */
+async function loadFactor(ctx: AuthContext, request: Request, caller: Caller) {
+  const segments = new URL(request.url).pathname.split("/");
+  const id = segments[segments.indexOf("factors") + 1] ?? "";
+  if (!UUID.test(id)) throw authError("factorIdNotUuid");
+  const factor = await one<FactorWithSecret>(
+    ctx.db,
+    "select * from auth.mfa_factors where id = $1 and user_id = $2",
+    [id, caller.user.id],
+  );
+  if (!factor) throw authError("factorNotFound");
+  return factor;
+}
+
+/** POST /factors: enroll a TOTP factor (phone and WebAuthn are not offered locally). */
+export async function enrollFactor(ctx: AuthContext, request: Request): Promise<Response> {
+  const caller = await requireFactorCaller(ctx, request);
+  const params = await readParams(request, {
+    friendly_name: "string",
+    factor_type: "string",
+    issuer: "string",
+    phone: "string",
+  });
+  const { totp } = ctx.config.auth.mfa;
+  switch (params.factor_type) {
+    case "totp":
+      if (!totp.enrollEnabled) throw authError("totpEnrollDisabled");
+      break;
+    case "phone":
+      throw authError("phoneEnrollDisabled");
+    case "webauthn":
+      throw authError("webauthnEnrollDisabled");
+    default:
+      throw authError("factorTypeInvalid");
+  }
+  const { user, session } = caller;
+  const friendlyName = params.friendly_name ?? "";
+  const issuer = params.issuer || new URL(ctx.config.auth.siteUrl).host;
+
+  const secret = new Secret({ size: 20 });
+  const key = new TOTP({
+    issuer,
+    label: user.email ?? "",
+    algorithm: "SHA1",
+    digits: DIGITS,
+    period: PERIOD,
+    secret,
+  });
+  const uri = key.toString();
+  const qrCode = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "H" });
+
+  const factorId = randomUUID();
+  await ctx.db.transaction(async (tx) => {
+    await validateFactors(ctx, tx, user.id, friendlyName, session?.aal);
+    await run(
+      tx,
+      `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
+       values ($1, $2, $3, 'totp', 'unverified', now(), now(), $4)`,
+      [factorId, user.id, friendlyName, secret.base32],
+    );
+    await audit(tx, request, user, "factor_in_progress", { factor_id: factorId });
+  });
+  return Response.json({
+    id: factorId,
+    type: "totp",
+    friendly_name: friendlyName,
+    totp: { qr_code: qrCode, secret: secret.base32, uri },
+  });
+}
+
+/** validateFactors: expired unverified factors go; names are unique per user; the limits hold;
+ * a user with a verified factor needs an aal2 session to add another. */
+async function validateFactors(
+  ctx: AuthContext,
+  db: Db,
+  userId: string,
+  name: string,
+  aal: string | undefined,
+) {
+  await run(
+    db,
+    `delete from auth.mfa_factors where user_id = $1 and status = 'unverified'
+       and created_at + make_interval(secs => $2) < now()`,
+    [userId, FACTOR_EXPIRY_SECONDS],
+  );
+  const factors = await many<FactorRow>(db, "select * from auth.mfa_factors where user_id = $1", [
+    userId,
+  ]);
+  if (factors.some((f) => (f.friendly_name ?? "") === name)) {
+    throw authError(
+      "factorNameConflict",
+      `A factor with the friendly name ${JSON.stringify(name)} for this user already exists`,
+    );
+  }
+  const verified = factors.filter((f) => f.status === "verified").length;
+  if (factors.length >= ctx.config.auth.mfa.maxEnrolledFactors) throw authError("tooManyFactors");
+  if (verified >= MAX_VERIFIED_FACTORS) throw authError("tooManyFactors");
+  if (verified > 0 && aal !== "aal2") throw authError("enrollNeedsAal2");
+}
+
+/** POST /factors/{id}/challenge */
+export async function challengeFactor(ctx: AuthContext, request: Request): Promise<Response> {
+  const caller = await requireFactorCaller(ctx, request);
+  const factor = await loadFactor(ctx, request, caller);
+  // The route's limiter runs after loadFactor, as the real router's (an unknown factor is a 404).
+  ctx.rateLimits.check("mfa_challenge", request);
+  if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
+  const challengeId = randomUUID();
+  const created = await ctx.db.transaction(async (tx) => {
+    const row = await one<{ created_at: Date }>(
+      tx,
+      `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address)
+       values ($1, $2, now(), $3) returning created_at`,
+      [challengeId, factor.id, clientIp(request)],
+    );
+    // WriteChallengeToDatabase: the factor remembers its last challenge (a unique column).
+    await run(
+      tx,
+      `update auth.mfa_factors set last_challenged_at = $2
+       where id = $1 and not exists (select 1 from auth.mfa_factors where last_challenged_at = $2)`,
+      [factor.id, row?.created_at ?? new Date()],
+    );
+    await audit(tx, request, caller.user, "challenge_created", {
+      factor_id: factor.id,
+      factor_status: factor.status,
+    });
+    return row?.created_at ?? new Date();
+  });
+  return Response.json({
+    id: challengeId,
+    type: factor.factor_type,
+    expires_at: Math.floor(new Date(created).getTime() / 1000) + CHALLENGE_EXPIRY_SECONDS,
+  });
+}
+
+/** POST /factors/{id}/verify: a TOTP code for a challenge of this factor; the session becomes aal2. */
+export async function verifyFactor(ctx: AuthContext, request: Request): Promise<Response> {
+  const caller = await requireFactorCaller(ctx, request);
+  const factor = await loadFactor(ctx, request, caller);
+  // Before the code is looked at: a spent limit refuses even the right code.
+  ctx.rateLimits.check("mfa_verify", request);
+  const params = await readParams(request, { challenge_id: "string", code: "string" });
+  const challengeId = params.challenge_id ?? "";
+  if (challengeId !== "" && !UUID.test(challengeId)) {
+    throw authError(
+      "badJson",
+      `Could not parse request body as JSON: uuid: incorrect UUID length ${challengeId.length} in string ${JSON.stringify(challengeId)}`,
+    );
+  }
+  const code = params.code ?? "";
+  if (code === "") throw authError("codeRequired");
+  if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
+  const session = caller.session;
+  if (!session) throw authError("sessionFromJwtMissing");
+
+  const challenge = await one<{
+    id: string;
+    verified_at: Date | null;
+    ip_address: string;
+    expired: boolean;
+  }>(
+    ctx.db,
+    `select id, verified_at, host(ip_address) as ip_address,
+       created_at + make_interval(secs => $3) < now() as expired
+     from auth.mfa_challenges where id = $1 and factor_id = $2`,
+    [challengeId || "00000000-0000-0000-0000-000000000000", factor.id, CHALLENGE_EXPIRY_SECONDS],
+  );
+  if (!challenge) throw authError("challengeNotFound");
+  if (challenge.verified_at || challenge.ip_address !== clientIp(request)) {
+    throw authError("challengeIpMismatch");
+  }
+  if (challenge.expired) {
+    await run(ctx.db, "delete from auth.mfa_challenges where id = $1", [challenge.id]);
+    throw authError(
+      "challengeExpired",
+      `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
+    );
+  }
+  const totp = new TOTP({
+    algorithm: "SHA1",
+    digits: DIGITS,
+    period: PERIOD,
+    secret: Secret.fromBase32(factor.secret ?? ""),
+  });
+  const valid = /^\d{6}$/.test(code) && totp.validate({ token: code, window: SKEW }) !== null;
+  // A code that already verified a challenge of this factor is refused while it could still be
+  // valid (stricter than the hosted service, which only refuses a verified challenge).
+  const reused =
+    valid &&
+    (await one(
+      ctx.db,
+      `select 1 from auth.mfa_challenges where factor_id = $1 and otp_code = $2
+         and verified_at > now() - make_interval(secs => $3)`,
+      [factor.id, code, PERIOD * (2 * SKEW + 1)],
+    ));
+  if (!valid || reused) throw authError("totpInvalid");
+
+  const body = await ctx.db.transaction(async (tx) => {
+    await audit(tx, request, caller.user, "verification_attempted", {
+      factor_id: factor.id,
+      challenge_id: challenge.id,
+      factor_type: factor.factor_type,
+    });
+    const marked = await run(
+      tx,
+      "update auth.mfa_challenges set verified_at = now(), otp_code = $2 where id = $1 and verified_at is null",
+      [challenge.id, code],
+    );
+    // Two verifies of one challenge at once: the second finds it verified.
+    if (marked === 0) throw authError("challengeIpMismatch");
+    if (factor.status !== "verified") {
+      await run(
+        tx,
+        "update auth.mfa_factors set status = 'verified', updated_at = now() where id = $1",
+        [factor.id],
+      );
+    }
+    const user = (await findUserById(tx, caller.user.id)) ?? caller.user;
+    const result = await upgradeSession(ctx, tx, user, session.id, "totp", factor.id);
+    // InvalidateSessionsWithAALLessThan(aal2), DeleteUnverifiedFactors(totp)
+    await run(tx, "delete from auth.sessions where user_id = $1 and aal < 'aal2'", [user.id]);
+    await run(
+      tx,
+      "delete from auth.mfa_factors where user_id = $1 and status = 'unverified' and factor_type = 'totp'",
+      [user.id],
+    );
+    return result;
+  });
+  return Response.json(body);
+}
+
+/** DELETE /factors/{id}: a verified factor needs an aal2 session; its sessions drop to aal1. */
+export async function unenrollFactor(ctx: AuthContext, request: Request): Promise<Response> {
+  const caller = await requireFactorCaller(ctx, request);
+  const factor = await loadFactor(ctx, request, caller);
+  const session = caller.session;
+  if (!session) throw authError("sessionFromJwtMissing");
+  if (factor.status === "verified" && session.aal !== "aal2") {
+    throw authError("unenrollNeedsAal2");
+  }
+  await ctx.db.transaction(async (tx) => {
+    await audit(tx, request, caller.user, "factor_unenrolled", {
+      factor_id: factor.id,
+      factor_status: factor.status,
+      session_id: session.id,
+    });
+    await deleteFactor(tx, factor);
+  });
+  return Response.json({ id: factor.id });
+}
+
+/** Deletes a factor; the sessions it raised lose its AMR entry and drop to aal1
+ * (DowngradeSessionsToAAL1). */
+export async function deleteFactor(tx: Db, factor: { id: string; user_id: string }) {
+  await run(tx, "delete from auth.mfa_factors where id = $1", [factor.id]);
+  await run(
+    tx,
+    `delete from auth.mfa_amr_claims where authentication_method = 'totp'
+       and session_id in (select id from auth.sessions where factor_id = $1)`,
+    [factor.id],
+  );
+  await run(
+    tx,
+    "update auth.sessions set aal = 'aal1', factor_id = null, updated_at = now() where user_id = $1 and factor_id = $2",
+    [factor.user_id, factor.id],
+  );
+}

@@ -1,0 +1,30 @@
+import type { AuthContext } from "../context.ts";
+import { sendEmail } from "../emails/send.ts";
+import { authError } from "../errors.ts";
+import { audit } from "../models/audit.ts";
+import { createFlowState, pkceRequested } from "../models/flow-state.ts";
+import { findUserByEmail } from "../models/users.ts";
+import { redirectTarget } from "../redirect.ts";
+import { readParams } from "../request.ts";
+import { validateEmail } from "../validate.ts";
+
+/** POST /recover: a password-recovery email. Unknown addresses get the same 200 (no enumeration). */
+export async function recover(ctx: AuthContext, request: Request): Promise<Response> {
+  const params = await readParams(request, {
+    email: "string",
+    code_challenge: "string",
+    code_challenge_method: "string",
+  });
+  if (!params.email) throw authError("recoverNeedsEmail");
+  const email = validateEmail(params.email);
+  const pkce = pkceRequested(params);
+  const redirectTo = redirectTarget(ctx.config, request);
+  await ctx.db.transaction(async (tx) => {
+    const user = await findUserByEmail(tx, email);
+    if (!user) return;
+    if (pkce) await createFlowState(tx, params, "recovery", user.id);
+    await audit(tx, request, user, "user_recovery_requested");
+    await sendEmail(ctx, tx, user, "recovery", { redirectTo, pkce });
+  });
+  return Response.json({});
+}

@@ -1,0 +1,49 @@
+import type { AuthContext } from "../context.ts";
+import { sendEmail, sendEmailChange } from "../emails/send.ts";
+import { authError } from "../errors.ts";
+import { createFlowState, pkceRequested } from "../models/flow-state.ts";
+import { findUserByEmail } from "../models/users.ts";
+import { redirectTarget } from "../redirect.ts";
+import { readParams } from "../request.ts";
+import { validateEmail } from "../validate.ts";
+
+/** POST /resend: the signup confirmation or the email-change email again (same 200 for unknown). */
+export async function resend(ctx: AuthContext, request: Request): Promise<Response> {
+  const params = await readParams(request, {
+    type: "string",
+    email: "string",
+    phone: "string",
+    code_challenge: "string",
+    code_challenge_method: "string",
+  });
+  const type = params.type ?? "";
+  if (!["signup", "email_change", "sms", "phone_change"].includes(type))
+    throw authError("resendBadType");
+  const emailType = type === "signup" || type === "email_change";
+  if (emailType && !params.email) throw authError("resendNeedsEmail");
+  if (!emailType && !params.phone) throw authError("resendNeedsPhone");
+  if (params.email && params.phone)
+    throw authError("otpEmailOrPhone", "Only an email address or phone number should be provided.");
+  if (!emailType) throw authError("phoneProviderDisabled", "Phone logins are disabled");
+  const email = validateEmail(params.email);
+  const redirectTo = redirectTarget(ctx.config, request);
+  // As the real service: a code_challenge starts a new PKCE flow for the resent link.
+  const challenged = pkceRequested(params);
+  await ctx.db.transaction(async (tx) => {
+    const user = await findUserByEmail(tx, email);
+    if (!user) return;
+    const pkce =
+      challenged ||
+      user.confirmation_token.startsWith("pkce_") ||
+      user.email_change_token_new.startsWith("pkce_");
+    if (type === "signup") {
+      if (user.email_confirmed_at) return;
+      if (challenged) await createFlowState(tx, params, "email/signup", user.id);
+      await sendEmail(ctx, tx, user, "signup", { redirectTo, pkce });
+    } else if (user.email_change) {
+      if (challenged) await createFlowState(tx, params, "email_change", user.id);
+      await sendEmailChange(ctx, tx, user, user.email_change, { redirectTo, pkce });
+    }
+  });
+  return Response.json({});
+}

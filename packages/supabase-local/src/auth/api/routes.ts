@@ -1,0 +1,59 @@
+import type { Handler } from "../index.ts";
+import { limited } from "../rate-limits.ts";
+import {
+  createUserAdmin,
+  deleteFactorAdmin,
+  deleteUserAdmin,
+  generateLink,
+  getUserAdmin,
+  listFactorsAdmin,
+  listUsers,
+  updateUserAdmin,
+} from "./admin.ts";
+import { authorize, callback } from "./external.ts";
+import { deleteIdentity, linkIdentity } from "./identities.ts";
+import { invite } from "./invite.ts";
+import { logout } from "./logout.ts";
+import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
+import { otp } from "./otp.ts";
+import { reauthenticate } from "./reauthenticate.ts";
+import { recover } from "./recover.ts";
+import { resend } from "./resend.ts";
+import { signup } from "./signup.ts";
+import { token } from "./token.ts";
+import { getUser, updateUser } from "./user.ts";
+import { verify } from "./verify.ts";
+
+/** The endpoint table: method, path (relative to /auth/v1), handler — as the real router. */
+export const routes: Array<[string, string, Handler]> = [
+  ["POST", "/signup", signup],
+  ["POST", "/token", token],
+  ["POST", "/otp", limited("sign_in_sign_ups", otp)],
+  ["POST", "/magiclink", limited("sign_in_sign_ups", otp)],
+  ["GET", "/verify", limited("token_verifications", verify)],
+  ["POST", "/verify", limited("token_verifications", verify)],
+  ["POST", "/recover", limited("sign_in_sign_ups", recover)],
+  ["POST", "/resend", limited("sign_in_sign_ups", resend)],
+  ["GET", "/user", getUser],
+  ["PUT", "/user", limited("sign_in_sign_ups", updateUser)],
+  ["GET", "/user/identities/authorize", linkIdentity],
+  ["DELETE", "/user/identities/:id", deleteIdentity],
+  ["GET", "/reauthenticate", reauthenticate],
+  ["POST", "/logout", logout],
+  ["GET", "/admin/users", listUsers],
+  ["POST", "/admin/users", createUserAdmin],
+  ["GET", "/admin/users/:id", getUserAdmin],
+  ["PUT", "/admin/users/:id", updateUserAdmin],
+  ["DELETE", "/admin/users/:id", deleteUserAdmin],
+  ["GET", "/admin/users/:id/factors", listFactorsAdmin],
+  ["DELETE", "/admin/users/:id/factors/:factor_id", deleteFactorAdmin],
+  ["POST", "/admin/generate_link", generateLink],
+  ["POST", "/invite", invite],
+  ["GET", "/authorize", authorize],
+  ["GET", "/callback", callback],
+  ["POST", "/callback", callback],
+  ["POST", "/factors", enrollFactor],
+  ["POST", "/factors/:id/challenge", challengeFactor],
+  ["POST", "/factors/:id/verify", verifyFactor],
+  ["DELETE", "/factors/:id", unenrollFactor],
+];

@@ -1,0 +1,19 @@
+import type { PGlite } from "@electric-sql/pglite";
+import type { Config } from "../config.ts";
+import type { Keys, SigningKey } from "../keys.ts";
+import type { Inbox } from "../mail/inbox.ts";
+import type { RateLimits } from "./rate-limits.ts";
+
+/** Everything an Auth handler needs, built once by the server. */
+export interface AuthContext {
+  db: PGlite;
+  config: Config;
+  keys: Keys;
+  signingKey: SigningKey;
+  inbox: Inbox;
+  /** [auth.rate_limit] counters (in memory, like the real service's limiters). */
+  rateLimits: RateLimits;
+  /** The public URL of the Auth API, e.g. http://127.0.0.1:54321/auth/v1 (also the JWT issuer). */
+  externalUrl: () => string;
+  now: () => Date;
+}

@@ -1,0 +1,188 @@
+import type { AuthContext } from "../context.ts";
+import { rateLimited } from "../errors.ts";
+import type { Db } from "../models/db.ts";
+import { one, run } from "../models/db.ts";
+import { generateOtp, storeToken, type TokenType } from "../models/one-time-tokens.ts";
+import type { UserRow } from "../models/users.ts";
+import { type MailType, sendMail, verifyUrl } from "./templates.ts";
+
+/** What a sent (or, for generate_link, only generated) email carries. */
+export interface Sent {
+  otp: string;
+  hashedToken: string;
+  actionLink: string;
+  verifyType: string;
+  redirectTo: string;
+}
+
+interface Flow {
+  mail: MailType;
+  token: TokenType;
+  /** auth.users column stamped with the send time. */
+  sentAt:
+    | "confirmation_sent_at"
+    | "recovery_sent_at"
+    | "email_change_sent_at"
+    | "reauthentication_sent_at";
+  verifyType: string;
+}
+
+const FLOWS = {
+  signup: {
+    mail: "confirmation",
+    token: "confirmation_token",
+    sentAt: "confirmation_sent_at",
+    verifyType: "signup",
+  },
+  invite: {
+    mail: "invite",
+    token: "confirmation_token",
+    sentAt: "confirmation_sent_at",
+    verifyType: "invite",
+  },
+  magiclink: {
+    mail: "magic_link",
+    token: "recovery_token",
+    sentAt: "recovery_sent_at",
+    verifyType: "magiclink",
+  },
+  recovery: {
+    mail: "recovery",
+    token: "recovery_token",
+    sentAt: "recovery_sent_at",
+    verifyType: "recovery",
+  },
+  reauthentication: {
+    mail: "reauthentication",
+    token: "reauthentication_token",
+    sentAt: "reauthentication_sent_at",
+    verifyType: "reauthentication",
+  },
+} as const satisfies Record<string, Flow>;
+
+export type EmailFlow = keyof typeof FLOWS;
+
+/** max_frequency: the same kind of email to the same user at most once per period (429). */
+export async function assertCanSend(
+  ctx: AuthContext,
+  db: Db,
+  userId: string,
+  column: Flow["sentAt"],
+): Promise<void> {
+  const row = await one<{ left: number | null }>(
+    db,
+    `select extract(epoch from (${column} + make_interval(secs => $2) - now()))::float8 as left
+     from auth.users where id = $1`,
+    [userId, ctx.config.auth.email.maxFrequencySeconds],
+  );
+  if (row?.left != null && row.left > 0) {
+    throw rateLimited(
+      "over_email_send_rate_limit",
+      `For security purposes, you can only request this after ${Math.floor(row.left)} seconds.`,
+    );
+  }
+}
+
+/** email_sent per hour, counted only when confirmations are on (the real `!Mailer.Autoconfirm`). */
+function checkEmailRate(ctx: AuthContext): void {
+  if (ctx.config.auth.email.enableConfirmations) ctx.rateLimits.checkEmail();
+}
+
+/**
+ * Creates the one-time token for a flow, stamps the send time and delivers the email to the inbox
+ * (unless `deliver` is false: admin generate_link). Checks max_frequency first.
+ */
+export async function sendEmail(
+  ctx: AuthContext,
+  db: Db,
+  user: UserRow,
+  flow: EmailFlow,
+  options: { redirectTo: string; pkce: boolean; deliver?: boolean; checkFrequency?: boolean },
+): Promise<Sent> {
+  const spec: Flow = FLOWS[flow];
+  const email = user.email ?? "";
+  if (options.checkFrequency !== false) await assertCanSend(ctx, db, user.id, spec.sentAt);
+  if (options.deliver !== false) checkEmailRate(ctx);
+  const otp = generateOtp(ctx.config.auth.email.otpLength);
+  const hashedToken = await storeToken(db, user.id, spec.token, email, otp, options.pkce);
+  await run(db, `update auth.users set ${spec.sentAt} = now() where id = $1`, [user.id]);
+  if (flow === "invite")
+    await run(db, "update auth.users set invited_at = now() where id = $1", [user.id]);
+  const actionLink = verifyUrl(ctx, hashedToken, spec.verifyType, options.redirectTo);
+  if (options.deliver !== false) {
+    sendMail(ctx, {
+      type: spec.mail,
+      to: email,
+      token: otp,
+      tokenHash: hashedToken,
+      verifyType: spec.verifyType,
+      redirectTo: options.redirectTo,
+      data: user.raw_user_meta_data,
+    });
+  }
+  return {
+    otp,
+    hashedToken,
+    actionLink,
+    verifyType: spec.verifyType,
+    redirectTo: options.redirectTo,
+  };
+}
+
+/**
+ * Email change: a token for the new address, and with double_confirm_changes one for the current
+ * address too (each gets its own email with its own code).
+ */
+export async function sendEmailChange(
+  ctx: AuthContext,
+  db: Db,
+  user: UserRow,
+  newEmail: string,
+  options: { redirectTo: string; pkce: boolean; deliver?: boolean; checkFrequency?: boolean },
+): Promise<{ newSide: Sent; currentSide?: Sent }> {
+  if (options.checkFrequency !== false)
+    await assertCanSend(ctx, db, user.id, "email_change_sent_at");
+  if (options.deliver !== false) checkEmailRate(ctx);
+  const double = ctx.config.auth.email.doubleConfirmChanges && !!user.email;
+  const make = async (to: string, type: TokenType): Promise<Sent> => {
+    const otp = generateOtp(ctx.config.auth.email.otpLength);
+    const hashedToken = await storeToken(db, user.id, type, to, otp, options.pkce);
+    const actionLink = verifyUrl(ctx, hashedToken, "email_change", options.redirectTo);
+    if (options.deliver !== false) {
+      sendMail(ctx, {
+        type: "email_change",
+        to,
+        token: otp,
+        tokenHash: hashedToken,
+        verifyType: "email_change",
+        redirectTo: options.redirectTo,
+        email: user.email ?? "",
+        newEmail,
+        data: user.raw_user_meta_data,
+      });
+    }
+    return {
+      otp,
+      hashedToken,
+      actionLink,
+      verifyType: "email_change",
+      redirectTo: options.redirectTo,
+    };
+  };
+  await run(
+    db,
+    `update auth.users set email_change = $2, email_change_sent_at = now(), email_change_confirm_status = 0,
+       email_change_token_current = '', updated_at = now() where id = $1`,
+    [user.id, newEmail],
+  );
+  await run(
+    db,
+    "delete from auth.one_time_tokens where user_id = $1 and token_type = 'email_change_token_current'",
+    [user.id],
+  );
+  const newSide = await make(newEmail, "email_change_token_new");
+  const currentSide = double
+    ? await make(user.email ?? "", "email_change_token_current")
+    : undefined;
+  return { newSide, currentSide };
+}

@@ -1,0 +1,47 @@
+import { randomBytes } from "node:crypto";
+import { SignJWT } from "jose";
+import type { AuthContext } from "./context.ts";
+import type { UserRow } from "./models/users.ts";
+
+export interface AmrEntry {
+  method: string;
+  timestamp: number;
+}
+
+/** Signs a user access token (ES256, kid of the JWKS key) with the real service's claims. */
+export async function signAccessToken(
+  ctx: AuthContext,
+  user: UserRow,
+  session: { id: string; aal: string; amr: AmrEntry[] },
+): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
+  const iat = Math.floor(Date.now() / 1000);
+  const expiresIn = ctx.config.auth.jwtExpiry;
+  const claims = {
+    iss: ctx.externalUrl(),
+    sub: user.id,
+    aud: user.aud,
+    exp: iat + expiresIn,
+    iat,
+    email: user.email ?? "",
+    phone: user.phone ?? "",
+    app_metadata: user.raw_app_meta_data ?? {},
+    user_metadata: user.raw_user_meta_data ?? {},
+    role: user.role,
+    aal: session.aal,
+    amr: session.amr,
+    session_id: session.id,
+    is_anonymous: user.is_anonymous,
+  };
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: "ES256", kid: ctx.signingKey.kid, typ: "JWT" })
+    .sign(ctx.signingKey.privateKey);
+  return { token, expiresAt: iat + expiresIn, expiresIn };
+}
+
+const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A refresh token in the real service's v1 format: 12 lowercase alphanumerics. */
+export function newRefreshToken(): string {
+  const bytes = randomBytes(12);
+  return Array.from(bytes, (b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join("");
+}

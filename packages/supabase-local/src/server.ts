@@ -1,0 +1,175 @@
+import type { AddressInfo } from "node:net";
+import type { PGlite } from "@electric-sql/pglite";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { routes as authEndpoints } from "./auth/api/routes.ts";
+import { authRoutes } from "./auth/index.ts";
+import { RateLimits } from "./auth/rate-limits.ts";
+import { type Config, type DeepPartial, loadConfig } from "./config.ts";
+import { openDatabase } from "./database.ts";
+import { createAuthenticate, gateway } from "./gateway.ts";
+import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
+import { Inbox, inboxRoutes } from "./mail/inbox.ts";
+import { applyMigrations } from "./migrations.ts";
+import { ROOT } from "./paths.ts";
+import { providerPageRoutes } from "./provider/page.ts";
+import { createRestHandler } from "./rest/index.ts";
+
+export interface LocalBackendOptions {
+  /** Where PGlite and the signing key live; undefined = in memory (tests). */
+  dataDir?: string;
+  /** Port to listen on (default: config.toml [api] port, 54321); 0 = any free port. */
+  port?: number;
+  /** Hosts to listen on (default 127.0.0.1 and ::1); `false` = no socket, use `fetch` directly. */
+  host?: string | string[] | false;
+  /** supabase/config.toml by default. */
+  configPath?: string;
+  /** Deep-merged over config.toml (tests that need another setting). */
+  config?: DeepPartial<Config>;
+  /** Extra SQL files applied after migrations and seed (test fixtures). */
+  fixtures?: string[];
+  /** supabase/migrations and supabase/seed.sql by default. */
+  migrationsDir?: string;
+  seedFile?: string;
+}
+
+export interface LocalBackend {
+  /** e.g. http://127.0.0.1:54321 (what SUPABASE_URL should be). */
+  url: string;
+  /** The whole backend as a fetch handler (no socket needed). */
+  fetch: (request: Request) => Promise<Response>;
+  keys: Keys;
+  db: PGlite;
+  config: Config;
+  inbox: Inbox;
+  close: () => Promise<void>;
+}
+
+/** Starts the local stand-in for a Supabase project: /auth/v1, /rest/v1 and the mail inbox. */
+export async function createLocalBackend(options: LocalBackendOptions = {}): Promise<LocalBackend> {
+  const config = loadConfig(options.configPath ?? `${ROOT}supabase/config.toml`, options.config);
+  // Take the port first: a second instance must fail before it opens the same data directory.
+  const port = options.port ?? config.api.port;
+  let handler: ((request: Request) => Promise<Response>) | undefined;
+  let markReady = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const early = async (request: Request) => {
+    await ready;
+    return (handler as (request: Request) => Promise<Response>)(request);
+  };
+  const servers: ReturnType<typeof serve>[] = [];
+  const hosts = options.host === false ? [] : [options.host ?? ["127.0.0.1", "::1"]].flat();
+  let actualPort = port;
+  for (const [i, hostname] of hosts.entries()) {
+    try {
+      const server = await listen(early, hostname, i === 0 ? port : actualPort);
+      actualPort = (server.address() as AddressInfo).port;
+      servers.push(server);
+    } catch (error) {
+      // ::1 is optional (machines without IPv6); the first host is not.
+      if (i === 0) throw error;
+    }
+  }
+  const url = `http://127.0.0.1:${actualPort}`;
+
+  let db: PGlite | undefined;
+  let signingKey: SigningKey;
+  try {
+    [db, signingKey] = await Promise.all([
+      openDatabase(options.dataDir),
+      loadSigningKey(options.dataDir),
+    ]);
+    await applyMigrations(db, {
+      migrationsDir: options.migrationsDir ?? `${ROOT}supabase/migrations`,
+      seedFile: options.seedFile ?? `${ROOT}supabase/seed.sql`,
+      fixtures: options.fixtures,
+    });
+  } catch (error) {
+    await Promise.all(servers.map(closeServer));
+    await db?.close();
+    throw error;
+  }
+
+  const inbox = new Inbox();
+  const ctx = {
+    db,
+    config,
+    keys: KEYS,
+    signingKey,
+    inbox,
+    rateLimits: new RateLimits(config.auth.rateLimit),
+    externalUrl: () => `${url}/auth/v1`,
+    now: () => new Date(),
+  };
+
+  const app = new Hono();
+  app.use(
+    "*",
+    cors({
+      origin: (origin) => origin,
+      credentials: true,
+      exposeHeaders: [
+        "X-Supabase-Api-Version",
+        "x-sb-error-code",
+        "Content-Range",
+        "Content-Profile",
+        "Preference-Applied",
+      ],
+    }),
+  );
+  // The gateway's own answer (an unknown sb_ key) comes before Auth and the data API see the request.
+  const apiGateway = async (c: { req: { raw: Request } }, next: () => Promise<void>) => {
+    const result = gateway(c.req.raw, KEYS);
+    if ("reject" in result) return result.reject;
+    await next();
+  };
+  app.use("/auth/v1/*", apiGateway);
+  app.use("/rest/v1/*", apiGateway);
+  app.route("/auth/v1", authRoutes(ctx, authEndpoints));
+  const rest = createRestHandler({
+    db,
+    schemas: config.api.schemas,
+    maxRows: config.api.maxRows,
+    authenticate: createAuthenticate(KEYS, signingKey),
+  });
+  app.all("/rest/v1/*", (c) => rest(c.req.raw));
+  app.route("/inbox", inboxRoutes(inbox));
+  app.route("/provider", providerPageRoutes(ctx));
+  app.get("/", (c) => c.redirect("/inbox"));
+
+  const fetch = async (request: Request) => app.fetch(request);
+  handler = fetch;
+  markReady();
+
+  return {
+    get url() {
+      return url;
+    },
+    fetch,
+    keys: KEYS,
+    db,
+    config,
+    inbox,
+    close: async () => {
+      await Promise.all(servers.map(closeServer));
+      await db.close();
+    },
+  };
+}
+
+function listen(fetch: (r: Request) => Promise<Response>, hostname: string, port: number) {
+  return new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const server = serve({ fetch, hostname, port }, () => resolve(server));
+    server.once("error", reject);
+  });
+}
+
+function closeServer(server: ReturnType<typeof serve>): Promise<void> {
+  return new Promise((resolve) => {
+    if ("closeAllConnections" in server) server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}

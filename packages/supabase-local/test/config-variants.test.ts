@@ -1,0 +1,247 @@
+// Settings the shared test backend does not use (config.toml turns confirmations on, etc.): a
+// second backend in this worker, in memory and without a socket, driven through its fetch handler
+// by the same supabase-js.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PASSWORD, PUBLISHABLE_KEY, randomEmail } from "../../../tests/support/backend.ts";
+import { createLocalBackend, type LocalBackend } from "../src/server.ts";
+
+let backend: LocalBackend;
+const templateDir = mkdtempSync(join(tmpdir(), "local-templates-"));
+
+beforeAll(async () => {
+  const template = join(templateDir, "magic-link.html");
+  writeFileSync(
+    template,
+    `<h2>Sign in to Edge Notes, {{ .Email }}</h2>
+<p><a href="{{ .SiteURL }}/auth/confirm?token_hash={{ .TokenHash }}&type=email&next=/notes">Sign in</a></p>
+<p>Or enter {{ .Token }}</p>`,
+  );
+  backend = await createLocalBackend({
+    host: false,
+    config: {
+      auth: {
+        refreshTokenReuseInterval: 0,
+        email: {
+          enableConfirmations: false,
+          securePasswordChange: true,
+          templates: { magic_link: { subject: "Your sign-in link", contentPath: template } },
+        },
+      },
+    },
+  });
+}, 60_000);
+
+afterAll(() => backend?.close());
+
+function client(): SupabaseClient {
+  return createClient(backend.url, PUBLISHABLE_KEY, {
+    auth: { persistSession: false, autoRefreshToken: false },
+    global: { fetch: (input, init) => backend.fetch(new Request(input, init)) },
+  });
+}
+
+async function rawRefresh(token: string) {
+  const response = await backend.fetch(
+    new Request(`${backend.url}/auth/v1/token?grant_type=refresh_token`, {
+      method: "POST",
+      headers: {
+        apikey: PUBLISHABLE_KEY,
+        "Content-Type": "application/json",
+        "X-Supabase-Api-Version": "2024-01-01",
+      },
+      body: JSON.stringify({ refresh_token: token }),
+    }),
+  );
+  return { status: response.status, body: (await response.json()) as Record<string, string> };
+}
+
+describe("enable_confirmations = false", () => {
+  it("signs up straight into a session; a repeat sign-up is user_already_exists", async () => {
+    const email = randomEmail();
+    const { data, error } = await client().auth.signUp({ email, password: PASSWORD });
+    expect(error).toBeNull();
+    expect(data.session?.access_token).toBeTruthy();
+    expect(data.user?.email_confirmed_at).toBeTruthy();
+    expect(backend.inbox.list(email)).toHaveLength(0);
+    const again = await client().auth.signUp({ email, password: PASSWORD });
+    expect(again.error).toMatchObject({
+      status: 422,
+      code: "user_already_exists",
+      message: "User already registered",
+    });
+    const settings = await (
+      await backend.fetch(new Request(`${backend.url}/auth/v1/settings`))
+    ).json();
+    expect(settings.mailer_autoconfirm).toBe(true);
+  });
+});
+
+describe("enable_signup = false, enable_anonymous_sign_ins = false", () => {
+  it("refuses sign-ups (signup_disabled) and anonymous sign-ins (anonymous_provider_disabled)", async () => {
+    const { auth } = backend.config;
+    const before = { signup: auth.enableSignup, anonymous: auth.enableAnonymousSignIns };
+    auth.enableSignup = false;
+    auth.enableAnonymousSignIns = false;
+    try {
+      const email = randomEmail();
+      const signUp = await client().auth.signUp({ email, password: PASSWORD });
+      expect(signUp.error).toMatchObject({
+        status: 422,
+        code: "signup_disabled",
+        message: "Signups not allowed for this instance",
+      });
+      const anonymous = await client().auth.signInAnonymously();
+      expect(anonymous.error).toMatchObject({
+        status: 422,
+        code: "anonymous_provider_disabled",
+        message: "Anonymous sign-ins are disabled",
+      });
+      const otp = await client().auth.signInWithOtp({ email });
+      expect(otp.error).toMatchObject({ status: 422, code: "otp_disabled" });
+      expect(backend.inbox.list(email)).toHaveLength(0);
+    } finally {
+      auth.enableSignup = before.signup;
+      auth.enableAnonymousSignIns = before.anonymous;
+    }
+  });
+});
+
+describe("refresh_token_reuse_interval = 0", () => {
+  it("reusing an old refresh token revokes the whole family (refresh_token_already_used)", async () => {
+    const { data } = await client().auth.signUp({ email: randomEmail(), password: PASSWORD });
+    const t0 = data.session?.refresh_token ?? "";
+    const t1 = (await rawRefresh(t0)).body.refresh_token ?? "";
+    const t2 = (await rawRefresh(t1)).body.refresh_token ?? "";
+    expect(new Set([t0, t1, t2]).size).toBe(3);
+
+    // t1 is the parent of the active token: a client that lost the answer gets t2 back.
+    expect((await rawRefresh(t1)).body.refresh_token).toBe(t2);
+    // t0 is older: abuse; the family dies.
+    expect(await rawRefresh(t0)).toEqual({
+      status: 400,
+      body: { code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used" },
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await rawRefresh(t2)).body.code).toBe("refresh_token_already_used");
+  });
+});
+
+describe("secure_password_change = true", () => {
+  it("a session older than 24 h needs the emailed nonce to change the password", async () => {
+    const email = randomEmail();
+    const c = client();
+    const { data } = await c.auth.signUp({ email, password: PASSWORD });
+    await c.auth.setSession({
+      access_token: data.session?.access_token ?? "",
+      refresh_token: data.session?.refresh_token ?? "",
+    });
+    await backend.db.query(
+      "update auth.sessions set created_at = now() - interval '25 hours' where user_id = $1",
+      [data.user?.id],
+    );
+
+    const denied = await c.auth.updateUser({ password: "brand-new-password" });
+    expect(denied.error).toMatchObject({
+      status: 400,
+      code: "reauthentication_needed",
+      message: "Password update requires reauthentication",
+    });
+
+    expect((await c.auth.reauthenticate()).error).toBeNull();
+    const nonce = backend.inbox.list(email).find((m) => m.type === "reauthentication")?.token ?? "";
+    expect(nonce).toMatch(/^\d{6}$/);
+    const wrong = await c.auth.updateUser({
+      password: "brand-new-password",
+      nonce: nonce === "000000" ? "111111" : "000000",
+    });
+    expect(wrong.error).toMatchObject({
+      status: 422,
+      code: "reauthentication_not_valid",
+      message: "Nonce has expired or is invalid",
+    });
+    expect((await c.auth.updateUser({ password: "brand-new-password", nonce })).error).toBeNull();
+    expect(
+      (await client().auth.signInWithPassword({ email, password: "brand-new-password" })).error,
+    ).toBeNull();
+  });
+});
+
+describe("auth.audit_log_entries", () => {
+  it("records sign-up, login, token refresh and logout with the real payload shape", async () => {
+    const email = randomEmail();
+    const c = client();
+    const { data } = await c.auth.signUp({ email, password: PASSWORD });
+    const userId = data.user?.id;
+    await c.auth.setSession({
+      access_token: data.session?.access_token ?? "",
+      refresh_token: data.session?.refresh_token ?? "",
+    });
+    await c.auth.refreshSession();
+    await c.auth.signOut();
+    const { rows } = await backend.db.query<{ payload: Record<string, unknown> }>(
+      "select payload from auth.audit_log_entries where payload->>'actor_id' = $1 order by created_at",
+      [userId],
+    );
+    expect(rows.map((r) => r.payload.action)).toEqual([
+      "user_signedup",
+      "login",
+      "token_refreshed",
+      "logout",
+    ]);
+    expect(rows[0]?.payload).toMatchObject({
+      actor_username: email,
+      log_type: "team",
+      traits: { provider: "email" },
+    });
+    expect(rows[3]?.payload).toMatchObject({ log_type: "account" });
+  });
+});
+
+describe("[auth.email.template.magic_link] from config", () => {
+  it("renders the configured subject and template with {{ .TokenHash }} for an /auth/confirm link", async () => {
+    const email = randomEmail();
+    await client().auth.signUp({ email, password: PASSWORD });
+    expect((await client().auth.signInWithOtp({ email })).error).toBeNull();
+    const [mail] = backend.inbox.list(email);
+    expect(mail?.subject).toBe("Your sign-in link");
+    expect(mail?.html).toContain(`Sign in to Edge Notes, ${email}`);
+    const link = new URL(mail?.links[0] ?? "");
+    expect(link.origin + link.pathname).toBe("http://localhost:5173/auth/confirm");
+    expect(link.searchParams.get("next")).toBe("/notes");
+    const tokenHash = link.searchParams.get("token_hash") ?? "";
+    expect(tokenHash).toBe(mail?.tokenHash);
+    const { data, error } = await client().auth.verifyOtp({ token_hash: tokenHash, type: "email" });
+    expect(error).toBeNull();
+    expect(data.user?.email).toBe(email);
+  });
+});
+
+describe("enable_manual_linking = false", () => {
+  it("linkIdentity and unlinkIdentity answer 404 manual_linking_disabled", async () => {
+    backend.config.auth.enableManualLinking = false;
+    try {
+      const email = randomEmail();
+      const c = client();
+      await c.auth.signUp({ email, password: PASSWORD });
+      const linked = await c.auth.linkIdentity({
+        provider: "github",
+        options: { skipBrowserRedirect: true },
+      });
+      expect(linked.error).toMatchObject({
+        status: 404,
+        code: "manual_linking_disabled",
+        message: "Manual linking is disabled",
+      });
+      const identities = (await c.auth.getUserIdentities()).data?.identities ?? [];
+      expect(identities).toHaveLength(1);
+      const unlinked = await c.auth.unlinkIdentity(identities[0] as (typeof identities)[number]);
+      expect(unlinked.error).toMatchObject({ status: 404, code: "manual_linking_disabled" });
+    } finally {
+      backend.config.auth.enableManualLinking = true;
+    }
+  });
+});

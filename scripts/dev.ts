@@ -1,0 +1,43 @@
+// `npm run dev`: the local backend (unless one already answers on 54321), then the app
+// (`npm run dev:app`). One Ctrl-C stops both.
+import { spawn } from "node:child_process";
+import { DATA_DIR } from "../packages/supabase-local/src/paths.ts";
+import { createLocalBackend, type LocalBackend } from "../packages/supabase-local/src/server.ts";
+
+const URL_54321 = "http://127.0.0.1:54321";
+
+async function alreadyRunning(): Promise<boolean> {
+  try {
+    const response = await fetch(`${URL_54321}/auth/v1/health`, {
+      signal: AbortSignal.timeout(1000),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+let backend: LocalBackend | undefined;
+if (await alreadyRunning()) {
+  console.log(`Using the backend already running on ${URL_54321}.`);
+} else {
+  const started = performance.now();
+  backend = await createLocalBackend({ dataDir: DATA_DIR });
+  console.log(
+    `Local backend on ${backend.url} in ${Math.round(performance.now() - started)} ms` +
+      ` (inbox: ${backend.url}/inbox, keys: npm run local prints them).`,
+  );
+}
+
+const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit" });
+let stopping = false;
+async function stop(code: number) {
+  if (stopping) return;
+  stopping = true;
+  if (app.exitCode === null) app.kill("SIGTERM");
+  await backend?.close();
+  process.exit(code);
+}
+app.on("exit", (code) => void stop(code ?? 0));
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));

@@ -3,7 +3,6 @@ import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import { routes as authEndpoints } from "./auth/api/routes.ts";
 import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
@@ -128,7 +127,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   };
   app.use("/auth/v1/*", apiGateway);
   app.use("/rest/v1/*", apiGateway);
-  app.route("/auth/v1", authRoutes(ctx, authEndpoints));
+  app.route("/auth/v1", authRoutes(ctx));
   const rest = createRestHandler({
     db,
     schemas: config.api.schemas,

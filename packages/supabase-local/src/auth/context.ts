@@ -17,3 +17,6 @@ export interface AuthContext {
   externalUrl: () => string;
   now: () => Date;
 }
+
+/** An Auth endpoint: a plain function of the context and the request (the route table's unit). */
+export type Handler = (ctx: AuthContext, request: Request) => Response | Promise<Response>;

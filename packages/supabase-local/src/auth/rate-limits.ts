@@ -1,7 +1,5 @@
 import type { Config } from "../config.ts";
-import type { AuthContext } from "./context.ts";
 import { authError } from "./errors.ts";
-import type { Handler } from "./index.ts";
 import { clientIp } from "./request.ts";
 
 /**
@@ -176,12 +174,4 @@ export class RateLimits {
         return this.config.mfaChallengeAndVerify;
     }
   }
-}
-
-/** The route table's middleware: the handler runs only within the bucket's limit. */
-export function limited(bucket: Bucket, handler: Handler): Handler {
-  return (ctx: AuthContext, request: Request) => {
-    ctx.rateLimits.check(bucket, request);
-    return handler(ctx, request);
-  };
 }

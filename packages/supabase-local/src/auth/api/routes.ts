@@ -1,5 +1,5 @@
-import type { Handler } from "../index.ts";
-import { limited } from "../rate-limits.ts";
+import type { AuthContext, Handler } from "../context.ts";
+import type { Bucket } from "../rate-limits.ts";
 import {
   createUserAdmin,
   deleteFactorAdmin,
@@ -11,21 +11,27 @@ import {
   updateUserAdmin,
 } from "./admin.ts";
 import { authorize, callback } from "./external.ts";
+import { health } from "./health.ts";
 import { deleteIdentity, linkIdentity } from "./identities.ts";
 import { invite } from "./invite.ts";
+import { jwks } from "./jwks.ts";
 import { logout } from "./logout.ts";
 import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
 import { otp } from "./otp.ts";
 import { reauthenticate } from "./reauthenticate.ts";
 import { recover } from "./recover.ts";
 import { resend } from "./resend.ts";
+import { settings } from "./settings.ts";
 import { signup } from "./signup.ts";
 import { token } from "./token.ts";
 import { getUser, updateUser } from "./user.ts";
 import { verify } from "./verify.ts";
 
 /** The endpoint table: method, path (relative to /auth/v1), handler — as the real router. */
-export const routes: Array<[string, string, Handler]> = [
+export const routes: Array<[method: string, path: string, handler: Handler]> = [
+  ["GET", "/health", health],
+  ["GET", "/settings", settings],
+  ["GET", "/.well-known/jwks.json", jwks],
   ["POST", "/signup", signup],
   ["POST", "/token", token],
   ["POST", "/otp", limited("sign_in_sign_ups", otp)],
@@ -57,3 +63,11 @@ export const routes: Array<[string, string, Handler]> = [
   ["POST", "/factors/:id/verify", verifyFactor],
   ["DELETE", "/factors/:id", unenrollFactor],
 ];
+
+/** The route table's middleware: the handler runs only within the bucket's limit. */
+function limited(bucket: Bucket, handler: Handler): Handler {
+  return (ctx: AuthContext, request: Request) => {
+    ctx.rateLimits.check(bucket, request);
+    return handler(ctx, request);
+  };
+}

@@ -1,3 +1,4 @@
+import { BodyTooLarge, readLimitedBody } from "../request-body.ts";
 import { AuthError, authError } from "./errors.ts";
 
 /** The largest request body accepted (bytes), as the real service's body limit. */
@@ -5,23 +6,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Reads at most MAX_BODY_BYTES of the body as text (413 beyond that, whatever Content-Length says). */
 export async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw authError("tooLarge");
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel();
-      throw authError("tooLarge");
-    }
-    chunks.push(value);
+  try {
+    return await readLimitedBody(request, MAX_BODY_BYTES);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw authError("tooLarge");
+    throw error;
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 type Kind = "string" | "boolean" | "number" | "object";

@@ -1,9 +1,12 @@
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
-import { hashState, KNOWN_PROVIDERS, signProviderCode } from "../auth/api/external.ts";
-import type { AuthContext } from "../auth/context.ts";
-import { many } from "../auth/models/db.ts";
-import { readBody } from "../auth/request.ts";
+import { readLimitedBody } from "../request-body.ts";
+import { hashState, signProviderCode } from "./code.ts";
+import type { ProviderContext } from "./context.ts";
+import { KNOWN_PROVIDERS } from "./providers.ts";
+
+/** The largest form accepted (bytes): the Auth API's body limit. */
+const MAX_FORM_BYTES = 1024 * 1024;
 
 /**
  * The local stand-in for an OAuth provider's sign-in page (GitHub, Google, ...), mounted at
@@ -12,7 +15,7 @@ import { readBody } from "../auth/request.ts";
  * id); the page answers /callback with a signed code, as the provider would. Plain HTML forms: it
  * works with JavaScript off and a test drives it with fetch.
  */
-export function providerPageRoutes(ctx: AuthContext): Hono {
+export function providerPageRoutes(ctx: ProviderContext): Hono {
   const app = new Hono();
   app.get("/:provider/authorize", async (c) => {
     const provider = c.req.param("provider");
@@ -26,7 +29,7 @@ export function providerPageRoutes(ctx: AuthContext): Hono {
     if (!isEnabled(ctx, provider)) return unknownProvider(provider);
     let form: URLSearchParams;
     try {
-      form = new URLSearchParams(await readBody(c.req.raw));
+      form = new URLSearchParams(await readLimitedBody(c.req.raw, MAX_FORM_BYTES));
     } catch {
       return page(413, shell(provider, "<p>That form was too large.</p>"));
     }
@@ -69,16 +72,6 @@ export function providerPageRoutes(ctx: AuthContext): Hono {
   return app;
 }
 
-/** Where /authorize sends the browser for `provider`. */
-export function providerPageUrl(
-  ctx: AuthContext,
-  provider: string,
-  query: Record<string, string>,
-): string {
-  const base = ctx.externalUrl().replace(/\/auth\/v1$/, "");
-  return `${base}/provider/${provider}/authorize?${new URLSearchParams(query)}`;
-}
-
 const LABELS: Record<string, string> = {
   github: "GitHub",
   google: "Google",
@@ -90,7 +83,7 @@ const LABELS: Record<string, string> = {
 const label = (provider: string) =>
   LABELS[provider] ?? provider.charAt(0).toUpperCase() + provider.slice(1);
 
-function isEnabled(ctx: AuthContext, provider: string): boolean {
+function isEnabled(ctx: ProviderContext, provider: string): boolean {
   return KNOWN_PROVIDERS.includes(provider) && ctx.config.auth.external[provider]?.enabled === true;
 }
 
@@ -128,9 +121,11 @@ interface KnownAccount {
 }
 
 /** Accounts of this provider that signed in locally before, newest first. */
-async function knownAccounts(ctx: AuthContext, provider: string): Promise<KnownAccount[]> {
-  const rows = await many<{ provider_id: string; identity_data: Record<string, unknown> }>(
-    ctx.db,
+async function knownAccounts(ctx: ProviderContext, provider: string): Promise<KnownAccount[]> {
+  const { rows } = await ctx.db.query<{
+    provider_id: string;
+    identity_data: Record<string, unknown>;
+  }>(
     `select provider_id, identity_data from auth.identities where provider = $1
      order by last_sign_in_at desc nulls last limit 10`,
     [provider],
@@ -143,7 +138,7 @@ async function knownAccounts(ctx: AuthContext, provider: string): Promise<KnownA
 }
 
 async function render(
-  ctx: AuthContext,
+  ctx: ProviderContext,
   provider: string,
   state: string,
   { values, errors = {} }: { values?: FormValues; errors?: FormErrors },

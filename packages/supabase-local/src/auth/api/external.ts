@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { jwtVerify, SignJWT } from "jose";
-import { providerPageUrl } from "../../provider/page.ts";
+import { type ProviderAccount, providerPageUrl, readProviderCode } from "../../provider/code.ts";
+import { KNOWN_PROVIDERS } from "../../provider/providers.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { AuthError, authError } from "../errors.ts";
@@ -18,35 +19,6 @@ import {
 } from "../models/users.ts";
 import { redirectTarget } from "../redirect.ts";
 import { readBody } from "../request.ts";
-
-/** The providers the real service knows (api/provider_constants.go + Provider()). */
-export const KNOWN_PROVIDERS = [
-  "apple",
-  "azure",
-  "bitbucket",
-  "discord",
-  "facebook",
-  "figma",
-  "fly",
-  "github",
-  "gitlab",
-  "google",
-  "kakao",
-  "keycloak",
-  "linkedin",
-  "linkedin_oidc",
-  "notion",
-  "slack",
-  "slack_oidc",
-  "snapchat",
-  "spotify",
-  "twitch",
-  "twitter",
-  "vercel_marketplace",
-  "workos",
-  "x",
-  "zoom",
-];
 
 /** The `iss` the provider's identity data carries, as the real provider adapters set it. */
 const ISSUERS: Record<string, string> = {
@@ -67,24 +39,8 @@ interface StateClaims {
   linking_target_id?: string;
 }
 
-/** The account the local provider page hands back, as a provider's user info would. */
-export interface ProviderAccount {
-  provider: string;
-  sub: string;
-  name: string;
-  email: string;
-  email_verified: boolean;
-  state_hash: string;
-}
-
 /** The state is signed with the JWT secret, as the real service signed it. */
 const secretOf = (ctx: AuthContext) => new TextEncoder().encode(ctx.keys.jwtSecret);
-/** The stand-in provider's codes get a key of their own, so they can never pass for an API JWT. */
-const providerKeyOf = (ctx: AuthContext) =>
-  createHash("sha256").update(`local-oauth-provider:${ctx.keys.jwtSecret}`).digest();
-
-export const hashState = (state: string) => createHash("sha256").update(state).digest("base64url");
-
 /** GET /authorize?provider=…: 302 to the provider's sign-in (here: the local provider page). */
 export async function authorize(ctx: AuthContext, request: Request): Promise<Response> {
   return redirect(await providerRedirectUrl(ctx, request), 302);
@@ -140,19 +96,6 @@ export async function providerRedirectUrl(
     scope: query.get("scopes") ?? "",
     state,
   });
-}
-
-/** The stand-in provider's authorization code: the chosen account, signed, bound to the state. */
-export async function signProviderCode(
-  ctx: AuthContext,
-  account: ProviderAccount,
-): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ ...account, typ: "local_provider_code" })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setIssuedAt(now)
-    .setExpirationTime(now + 600)
-    .sign(providerKeyOf(ctx));
 }
 
 /** GET|POST /callback: the provider's answer (code or error) -> a user, then back to redirect_to. */
@@ -272,28 +215,15 @@ async function exchangeCode(
   state: string,
   provider: string,
 ): Promise<ProviderAccount> {
-  const failed = () =>
-    new AuthError(
+  const account = await readProviderCode(ctx, code, state, provider);
+  if (!account) {
+    throw new AuthError(
       500,
       "unexpected_failure",
       `Unable to exchange external code: ${code.slice(0, 4)}`,
     );
-  let payload: Record<string, unknown>;
-  try {
-    payload = (await jwtVerify(code, providerKeyOf(ctx), { algorithms: ["HS256"] })).payload;
-  } catch {
-    throw failed();
   }
-  if (
-    payload.typ !== "local_provider_code" ||
-    payload.provider !== provider ||
-    payload.state_hash !== hashState(state) ||
-    typeof payload.sub !== "string" ||
-    payload.sub === ""
-  ) {
-    throw failed();
-  }
-  return payload as unknown as ProviderAccount;
+  return account;
 }
 
 /** The identity data the real provider adapters store (structs.Map of provider.Claims). */

@@ -1,9 +1,9 @@
 import { gateway, verifyJwt } from "../gateway.ts";
 import type { AuthContext } from "./context.ts";
 import { authError } from "./errors.ts";
-import { UUID } from "./models/db.ts";
 import { findSession, type SessionRow } from "./models/sessions.ts";
 import { findUserById, type UserRow } from "./models/users.ts";
+import { UUID } from "./validate.ts";
 
 export type Claims = Record<string, unknown> & { role: string };
 

@@ -1,12 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { SignJWT } from "jose";
 import type { AuthContext } from "./context.ts";
+import type { AmrEntry } from "./models/sessions.ts";
 import type { UserRow } from "./models/users.ts";
-
-export interface AmrEntry {
-  method: string;
-  timestamp: number;
-}
 
 /** Signs a user access token (ES256, kid of the JWKS key) with the real service's claims. */
 export async function signAccessToken(
@@ -36,12 +31,4 @@ export async function signAccessToken(
     .setProtectedHeader({ alg: "ES256", kid: ctx.signingKey.kid, typ: "JWT" })
     .sign(ctx.signingKey.privateKey);
   return { token, expiresAt: iat + expiresIn, expiresIn };
-}
-
-const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyz0123456789";
-
-/** A refresh token in the real service's v1 format: 12 lowercase alphanumerics. */
-export function newRefreshToken(): string {
-  const bytes = randomBytes(12);
-  return Array.from(bytes, (b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join("");
 }

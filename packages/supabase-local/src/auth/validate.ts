@@ -12,3 +12,6 @@ export function validateEmail(email: string | undefined): string {
     throw authError("emailRequired", "Unable to validate email address: invalid format");
   return email.toLowerCase();
 }
+
+/** A UUID as the real service's path and body parameters accept it (any version, any case). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

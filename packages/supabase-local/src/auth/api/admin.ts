@@ -4,24 +4,31 @@ import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
-import { many, one, run, UUID } from "../models/db.ts";
+import { deleteFactor, factorJson, factorsOf, findFactor } from "../models/factors.ts";
+import { upsertEmailIdentity } from "../models/identities.ts";
 import {
   confirmEmail,
+  countUsers,
   createUser,
-  type FactorRow,
-  factorJson,
+  deleteUser,
   findUserByEmail,
   findUserById,
+  listUsers as listUserRows,
+  setBan,
+  setEmail,
+  setRole,
+  softDeleteUser,
+  touchUpdatedAt,
   type UserRow,
+  updateAppMetadata,
   updatePassword,
+  updateUserMetadata,
   userJson,
 } from "../models/users.ts";
 import { checkPasswordStrength, hashPassword } from "../passwords.ts";
 import { redirectTarget } from "../redirect.ts";
-import { pick, readBody, readParams } from "../request.ts";
-import { validateEmail } from "../validate.ts";
-import { deleteFactor } from "./mfa.ts";
-import { upsertEmailIdentity } from "./user.ts";
+import { clientIp, pick, readBody, readParams } from "../request.ts";
+import { UUID, validateEmail } from "../validate.ts";
 
 const USER_SHAPE = {
   id: "string",
@@ -43,14 +50,8 @@ export async function listUsers(ctx: AuthContext, request: Request): Promise<Res
   const url = new URL(request.url);
   const page = positiveInt(url.searchParams.get("page"), 1);
   const perPage = Math.min(positiveInt(url.searchParams.get("per_page"), 50), 1000);
-  const total = Number(
-    (await one<{ n: number }>(ctx.db, "select count(*)::int as n from auth.users"))?.n ?? 0,
-  );
-  const rows = await many<UserRow>(
-    ctx.db,
-    "select * from auth.users order by created_at desc, id limit $1 offset $2",
-    [perPage, (page - 1) * perPage],
-  );
+  const total = await countUsers(ctx.db);
+  const rows = await listUserRows(ctx.db, perPage, (page - 1) * perPage);
   const users = [];
   for (const row of rows) users.push(await userJson(ctx.db, row));
   const headers = new Headers({ "X-Total-Count": String(total) });
@@ -108,7 +109,7 @@ export async function createUserAdmin(ctx: AuthContext, request: Request): Promi
       confirmed: params.email_confirm ?? false,
     });
     if (bannedUntil !== undefined) await setBan(tx, user.id, bannedUntil);
-    await audit(tx, request, user, "user_signedup", { provider: "email" });
+    await audit(tx, clientIp(request), user, "user_signedup", { provider: "email" });
     return (await findUserById(tx, user.id)) ?? user;
   });
   return Response.json(await userJson(ctx.db, user));
@@ -145,32 +146,19 @@ export async function updateUserAdmin(ctx: AuthContext, request: Request): Promi
     encrypted = await hashPassword(params.password);
   }
   const updated = await ctx.db.transaction(async (tx) => {
-    if (params.role)
-      await run(tx, "update auth.users set role = $2 where id = $1", [user.id, params.role]);
+    if (params.role) await setRole(tx, user.id, params.role);
     if (email && email !== user.email) {
-      await run(tx, "update auth.users set email = $2 where id = $1", [user.id, email]);
+      await setEmail(tx, user.id, email);
       await upsertEmailIdentity(tx, user.id, email);
     }
     // An admin's password change signs the user out everywhere (UpdatePassword without a session).
     if (encrypted) await updatePassword(tx, user.id, encrypted, undefined);
     if (params.email_confirm) await confirmEmail(tx, user.id);
-    if (params.user_metadata) {
-      await run(
-        tx,
-        "update auth.users set raw_user_meta_data = jsonb_strip_nulls(coalesce(raw_user_meta_data, '{}') || $2::jsonb) where id = $1",
-        [user.id, JSON.stringify(params.user_metadata)],
-      );
-    }
-    if (params.app_metadata) {
-      await run(
-        tx,
-        "update auth.users set raw_app_meta_data = jsonb_strip_nulls(coalesce(raw_app_meta_data, '{}') || $2::jsonb) where id = $1",
-        [user.id, JSON.stringify(params.app_metadata)],
-      );
-    }
+    if (params.user_metadata) await updateUserMetadata(tx, user.id, params.user_metadata);
+    if (params.app_metadata) await updateAppMetadata(tx, user.id, params.app_metadata);
     if (bannedUntil !== undefined) await setBan(tx, user.id, bannedUntil);
-    await run(tx, "update auth.users set updated_at = now() where id = $1", [user.id]);
-    await audit(tx, request, user, "user_modified");
+    await touchUpdatedAt(tx, user.id);
+    await audit(tx, clientIp(request), user, "user_modified");
     return (await findUserById(tx, user.id)) ?? user;
   });
   return Response.json(await userJson(ctx.db, updated));
@@ -194,20 +182,9 @@ export async function deleteUserAdmin(ctx: AuthContext, request: Request): Promi
   }
   const { should_soft_delete: soft } = pick(body, { should_soft_delete: "boolean" });
   await ctx.db.transaction(async (tx) => {
-    await audit(tx, request, user, "user_deleted");
-    if (soft) {
-      await run(
-        tx,
-        `update auth.users set deleted_at = now(), email = null, phone = null, encrypted_password = '',
-           raw_app_meta_data = '{}', raw_user_meta_data = '{}', updated_at = now() where id = $1`,
-        [user.id],
-      );
-      await run(tx, "delete from auth.identities where user_id = $1", [user.id]);
-      await run(tx, "delete from auth.mfa_factors where user_id = $1", [user.id]);
-      await run(tx, "delete from auth.sessions where user_id = $1", [user.id]);
-    } else {
-      await run(tx, "delete from auth.users where id = $1", [user.id]);
-    }
+    await audit(tx, clientIp(request), user, "user_deleted");
+    if (soft) await softDeleteUser(tx, user.id);
+    else await deleteUser(tx, user.id);
   });
   return Response.json({});
 }
@@ -305,11 +282,6 @@ function banUntil(value: string | undefined): Date | null | undefined {
   return new Date(Date.now() + ms);
 }
 
-async function setBan(db: Db, userId: string, until: Date | null) {
-  await run(db, "update auth.users set banned_until = $2 where id = $1", [userId, until]);
-  if (until) await run(db, "delete from auth.sessions where user_id = $1", [userId]);
-}
-
 /** The {id} and {factor_id} of /admin/users/{id}/factors[/{factor_id}] (loadUser, loadFactor). */
 async function loadUserAndFactor(ctx: AuthContext, request: Request) {
   const segments = new URL(request.url).pathname.split("/");
@@ -321,11 +293,7 @@ async function loadUserAndFactor(ctx: AuthContext, request: Request) {
   const factorId = segments[at + 3];
   if (factorId === undefined) return { user };
   if (!UUID.test(factorId)) throw authError("factorIdNotUuid");
-  const factor = await one<FactorRow>(
-    ctx.db,
-    "select * from auth.mfa_factors where id = $1 and user_id = $2",
-    [factorId, user.id],
-  );
+  const factor = await findFactor(ctx.db, factorId, user.id);
   if (!factor) throw authError("factorNotFound");
   return { user, factor };
 }
@@ -334,11 +302,7 @@ async function loadUserAndFactor(ctx: AuthContext, request: Request) {
 export async function listFactorsAdmin(ctx: AuthContext, request: Request): Promise<Response> {
   await requireAdmin(ctx, request);
   const { user } = await loadUserAndFactor(ctx, request);
-  const factors = await many<FactorRow>(
-    ctx.db,
-    "select * from auth.mfa_factors where user_id = $1 order by created_at",
-    [user.id],
-  );
+  const factors = await factorsOf(ctx.db, user.id);
   return Response.json(factors.map(factorJson));
 }
 
@@ -348,7 +312,10 @@ export async function deleteFactorAdmin(ctx: AuthContext, request: Request): Pro
   const { user, factor } = await loadUserAndFactor(ctx, request);
   if (!factor) throw authError("factorNotFound");
   await ctx.db.transaction(async (tx) => {
-    await audit(tx, request, user, "factor_deleted", { user_id: user.id, factor_id: factor.id });
+    await audit(tx, clientIp(request), user, "factor_deleted", {
+      user_id: user.id,
+      factor_id: factor.id,
+    });
     await deleteFactor(tx, factor);
   });
   return Response.json(factorJson(factor));

@@ -1,24 +1,33 @@
 import { randomBytes } from "node:crypto";
-import { jwtVerify, SignJWT } from "jose";
-import { type ProviderAccount, providerPageUrl, readProviderCode } from "../../provider/code.ts";
-import { KNOWN_PROVIDERS } from "../../provider/providers.ts";
+import { type ProviderAccount, readProviderCode } from "../../provider/code.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { AuthError, authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
-import { type Db, many, one, run } from "../models/db.ts";
-import { insertFlowState, pkceRequested } from "../models/flow-state.ts";
-import { issueSession } from "../models/sessions.ts";
+import type { Db } from "../models/db.ts";
+import { completeOAuthFlow, findFlowStateById } from "../models/flow-state.ts";
+import {
+  createIdentity,
+  findIdentityByProvider,
+  linkingCandidates,
+  refreshIdentity,
+  updateProviders,
+} from "../models/identities.ts";
 import {
   confirmEmail,
-  createIdentity,
   createUser,
+  emailTaken,
   findUserById,
   isBanned,
+  markPermanent,
+  mergeIdentityMetadata,
+  removeUnconfirmedIdentities,
+  setEmail,
   type UserRow,
 } from "../models/users.ts";
-import { redirectTarget } from "../redirect.ts";
-import { readBody } from "../request.ts";
+import { loadState, providerRedirectUrl, type StateClaims } from "../oauth.ts";
+import { clientIp, readBody } from "../request.ts";
+import { issueSession } from "../token-response.ts";
 
 /** The `iss` the provider's identity data carries, as the real provider adapters set it. */
 const ISSUERS: Record<string, string> = {
@@ -28,74 +37,9 @@ const ISSUERS: Record<string, string> = {
   discord: "https://discord.com/api",
 };
 
-/** OAuth state lives as long as the real service's signed state did (5 minutes). */
-const STATE_TTL_SECONDS = 300;
-
-/** The claims of `state`: what the callback needs to finish the flow (ExternalProviderClaims). */
-interface StateClaims {
-  provider: string;
-  referrer: string;
-  flow_state_id?: string;
-  linking_target_id?: string;
-}
-
-/** The state is signed with the JWT secret, as the real service signed it. */
-const secretOf = (ctx: AuthContext) => new TextEncoder().encode(ctx.keys.jwtSecret);
 /** GET /authorize?provider=…: 302 to the provider's sign-in (here: the local provider page). */
 export async function authorize(ctx: AuthContext, request: Request): Promise<Response> {
   return redirect(await providerRedirectUrl(ctx, request), 302);
-}
-
-/**
- * GetExternalProviderRedirectURL: checks the provider and PKCE parameters, keeps a flow state for
- * PKCE, and signs the state the provider will hand back to /callback.
- */
-export async function providerRedirectUrl(
-  ctx: AuthContext,
-  request: Request,
-  linkingTarget?: UserRow,
-): Promise<string> {
-  const query = new URL(request.url).searchParams;
-  const provider = (query.get("provider") ?? "").toLowerCase();
-  if (!KNOWN_PROVIDERS.includes(provider)) {
-    throw authError(
-      "unsupportedProvider",
-      `Unsupported provider: Provider ${provider} could not be found`,
-    );
-  }
-  if (!ctx.config.auth.external[provider]?.enabled) {
-    throw authError("unsupportedProvider", "Unsupported provider: provider is not enabled");
-  }
-  const referrer = redirectTarget(ctx.config, request);
-  const pkceParams = {
-    code_challenge: query.get("code_challenge") ?? undefined,
-    code_challenge_method: query.get("code_challenge_method") ?? undefined,
-  };
-  const pkce = pkceRequested(pkceParams);
-  const claims: StateClaims = { provider, referrer };
-  if (pkce) {
-    const flow = await insertFlowState(ctx.db, pkceParams, "oauth", null, provider);
-    claims.flow_state_id = flow.id;
-    await run(
-      ctx.db,
-      "update auth.flow_state set referrer = $2, linking_target_id = $3 where id = $1",
-      [flow.id, referrer, linkingTarget?.id ?? null],
-    );
-  }
-  if (linkingTarget) claims.linking_target_id = linkingTarget.id;
-  const now = Math.floor(Date.now() / 1000);
-  const state = await new SignJWT({ ...claims })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setIssuedAt(now)
-    .setExpirationTime(now + STATE_TTL_SECONDS)
-    .sign(secretOf(ctx));
-  return providerPageUrl(ctx, provider, {
-    client_id: "local",
-    redirect_uri: `${ctx.externalUrl()}/callback`,
-    response_type: "code",
-    scope: query.get("scopes") ?? "",
-    state,
-  });
 }
 
 /** GET|POST /callback: the provider's answer (code or error) -> a user, then back to redirect_to. */
@@ -123,20 +67,6 @@ async function callbackParams(request: Request): Promise<URLSearchParams> {
   return new URLSearchParams(await readBody(request));
 }
 
-async function loadState(ctx: AuthContext, state: string): Promise<StateClaims> {
-  if (state === "") throw authError("oauthStateMissing");
-  let payload: Record<string, unknown>;
-  try {
-    payload = (await jwtVerify(state, secretOf(ctx), { algorithms: ["HS256"] })).payload;
-  } catch {
-    throw authError("oauthStateInvalid");
-  }
-  if (typeof payload.provider !== "string" || payload.provider === "") {
-    throw authError("oauthStateInvalid", "OAuth callback with invalid state (missing provider)");
-  }
-  return payload as unknown as StateClaims;
-}
-
 async function finishCallback(
   ctx: AuthContext,
   request: Request,
@@ -155,9 +85,7 @@ async function finishCallback(
   const result = await ctx.db.transaction(async (tx) => {
     let flow: { id: string; auth_code: string; user_id: string | null } | undefined;
     if (claims.flow_state_id) {
-      flow = await one(tx, "select id, auth_code, user_id from auth.flow_state where id = $1", [
-        claims.flow_state_id,
-      ]);
+      flow = await findFlowStateById(tx, claims.flow_state_id);
       if (!flow) throw authError("flowStateNotFound", "Flow state not found");
       if (flow.user_id) throw authError("oauthStateUsed");
     }
@@ -176,12 +104,7 @@ async function finishCallback(
     }
     const providerToken = `local_${randomBytes(16).toString("hex")}`;
     if (flow) {
-      await run(
-        tx,
-        `update auth.flow_state set user_id = $2, auth_code_issued_at = now(), updated_at = now(),
-           provider_access_token = $3 where id = $1`,
-        [flow.id, user.id, providerToken],
-      );
+      await completeOAuthFlow(tx, flow.id, user.id, providerToken);
       return { code: flow.auth_code };
     }
     const session = await issueSession(ctx, tx, user, "oauth", request);
@@ -258,21 +181,13 @@ async function accountFromExternalIdentity(
   const autoconfirm = !ctx.config.auth.email.enableConfirmations;
   const verified = account.email_verified || autoconfirm;
 
-  const existing = await one<{ id: string; user_id: string }>(
-    tx,
-    "select id, user_id from auth.identities where provider_id = $1 and provider = $2",
-    [account.sub, provider],
-  );
+  const existing = await findIdentityByProvider(tx, account.sub, provider);
   let user: UserRow | undefined;
   let identityId: string;
   let linked = false;
   if (existing) {
     // AccountExists: fresh identity data, metadata and providers.
-    await run(
-      tx,
-      "update auth.identities set identity_data = $2, last_sign_in_at = now(), updated_at = now() where id = $1",
-      [existing.id, JSON.stringify(data)],
-    );
+    await refreshIdentity(tx, existing.id, data);
     identityId = existing.id;
     user = await findUserById(tx, existing.user_id);
     if (!user) throw authError("userNotFound");
@@ -289,27 +204,26 @@ async function accountFromExternalIdentity(
       // LinkAccount: the provider vouches for an address an existing user has.
       user = await findUserById(tx, owners[0] as string);
       if (!user) throw authError("userNotFound");
-      identityId = (await createIdentity(tx, user, provider, data)).id;
+      identityId = (await createIdentity(tx, user.id, provider, data)).id;
       linked = true;
-      await audit(tx, request, user, "identity_linked", {
+      await audit(tx, clientIp(request), user, "identity_linked", {
         identity_id: identityId,
         provider,
         provider_id: account.sub,
       });
     } else {
       if (!ctx.config.auth.enableSignup) throw authError("signupDisabled");
-      const taken = await one(tx, "select 1 from auth.users where lower(email) = $1", [email]);
-      if (taken) {
+      if (await emailTaken(tx, email)) {
         throw authError(
           "providerEmailNeedsVerification",
           `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
         );
       }
       user = await createUser(tx, { email, provider, userMetadata: data });
-      identityId = (await createIdentity(tx, user, provider, data)).id;
+      identityId = (await createIdentity(tx, user.id, provider, data)).id;
     }
   }
-  await mergeMetadata(tx, user.id, data);
+  await mergeIdentityMetadata(tx, user.id, data);
   await updateProviders(tx, user.id);
   user = (await findUserById(tx, user.id)) ?? user;
   if (isBanned(user, ctx.now())) throw authError("userBanned");
@@ -317,19 +231,11 @@ async function accountFromExternalIdentity(
   if (!user.email_confirmed_at) {
     // RemoveUnconfirmedIdentities: an unconfirmed account is taken over by the verified identity.
     if (linked) {
-      await run(tx, "update auth.users set encrypted_password = null where id = $1", [user.id]);
-      await run(tx, "update auth.users set raw_user_meta_data = $2 where id = $1", [
-        user.id,
-        JSON.stringify(data),
-      ]);
-      await run(tx, "delete from auth.identities where user_id = $1 and id <> $2", [
-        user.id,
-        identityId,
-      ]);
+      await removeUnconfirmedIdentities(tx, user.id, identityId, data);
       await updateProviders(tx, user.id);
     }
     if (verified) {
-      await audit(tx, request, user, "user_signedup", { provider });
+      await audit(tx, clientIp(request), user, "user_signedup", { provider });
       await confirmEmail(tx, user.id);
     } else {
       await sendEmail(ctx, tx, user, "signup", {
@@ -345,25 +251,9 @@ async function accountFromExternalIdentity(
       );
     }
   } else {
-    await audit(tx, request, user, "login", { provider });
+    await audit(tx, clientIp(request), user, "login", { provider });
   }
   return (await findUserById(tx, user.id)) ?? user;
-}
-
-/** Users whose own address or an identity's address is `email` (the default linking domain). */
-async function linkingCandidates(tx: Db, email: string): Promise<string[]> {
-  const identities = await many<{ user_id: string }>(
-    tx,
-    "select distinct user_id from auth.identities where email = $1",
-    [email],
-  );
-  if (identities.length > 0) return identities.map((i) => i.user_id);
-  const users = await many<{ id: string }>(
-    tx,
-    "select id from auth.users where lower(email) = $1 and is_sso_user = false",
-    [email],
-  );
-  return users.map((u) => u.id);
 }
 
 /** linkIdentityToUser: the manual-linking end of the callback. */
@@ -374,19 +264,15 @@ async function linkIdentityToUser(
   target: UserRow,
   account: ProviderAccount,
 ): Promise<UserRow> {
-  const existing = await one<{ user_id: string }>(
-    tx,
-    "select user_id from auth.identities where provider_id = $1 and provider = $2",
-    [account.sub, account.provider],
-  );
+  const existing = await findIdentityByProvider(tx, account.sub, account.provider);
   if (existing) {
     throw authError(
       existing.user_id === target.id ? "identityAlreadyLinked" : "identityLinkedToAnother",
     );
   }
   const data = identityData(account);
-  const identity = await createIdentity(tx, target, account.provider, data);
-  await audit(tx, request, target, "identity_linked", {
+  const identity = await createIdentity(tx, target.id, account.provider, data);
+  await audit(tx, clientIp(request), target, "identity_linked", {
     identity_id: identity.id,
     provider: account.provider,
     provider_id: account.sub,
@@ -394,12 +280,8 @@ async function linkIdentityToUser(
   if (!target.email) {
     // An anonymous (or phone) user gains the identity's address.
     const email = account.email.toLowerCase();
-    const taken = await one(tx, "select 1 from auth.users where lower(email) = $1", [email]);
-    if (taken) throw authError("emailExists");
-    await run(tx, "update auth.users set email = $2, updated_at = now() where id = $1", [
-      target.id,
-      email,
-    ]);
+    if (await emailTaken(tx, email)) throw authError("emailExists");
+    await setEmail(tx, target.id, email);
     if (!account.email_verified && ctx.config.auth.email.enableConfirmations) {
       const fresh = (await findUserById(tx, target.id)) ?? target;
       await sendEmail(ctx, tx, fresh, "signup", {
@@ -415,38 +297,10 @@ async function linkIdentityToUser(
       );
     }
     await confirmEmail(tx, target.id);
-    await run(tx, "update auth.users set is_anonymous = false where id = $1", [target.id]);
+    await markPermanent(tx, target.id);
   }
   await updateProviders(tx, target.id);
   return (await findUserById(tx, target.id)) ?? target;
-}
-
-/** UpdateUserMetaData: the identity's data merged into user_metadata. */
-async function mergeMetadata(tx: Db, userId: string, data: Record<string, unknown>) {
-  await run(
-    tx,
-    `update auth.users set raw_user_meta_data = coalesce(raw_user_meta_data, '{}') || $2::jsonb,
-       updated_at = now() where id = $1`,
-    [userId, JSON.stringify(data)],
-  );
-}
-
-/** UpdateAppMetaDataProviders: providers of the identities, oldest first; provider = the first. */
-export async function updateProviders(tx: Db, userId: string): Promise<void> {
-  const rows = await many<{ provider: string }>(
-    tx,
-    "select provider from auth.identities where user_id = $1 order by created_at, provider",
-    [userId],
-  );
-  const providers = [...new Set(rows.map((r) => r.provider))];
-  const payload: Record<string, unknown> = { providers };
-  if (providers.length > 0) payload.provider = providers[0];
-  await run(
-    tx,
-    `update auth.users set raw_app_meta_data = coalesce(raw_app_meta_data, '{}') || $2::jsonb,
-       updated_at = now() where id = $1`,
-    [userId, JSON.stringify(payload)],
-  );
 }
 
 /** An error whose transaction still commits (the real storage.NewCommitWithError). */

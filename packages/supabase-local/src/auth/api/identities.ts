@@ -2,9 +2,11 @@ import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
-import { type Db, many, one, run, UUID } from "../models/db.ts";
-import type { IdentityRow, UserRow } from "../models/users.ts";
-import { providerRedirectUrl, updateProviders } from "./external.ts";
+import { deleteIdentityRow, listIdentities, updateProviders } from "../models/identities.ts";
+import { updateEmailFromIdentities } from "../models/users.ts";
+import { providerRedirectUrl } from "../oauth.ts";
+import { clientIp } from "../request.ts";
+import { UUID } from "../validate.ts";
 
 /** requireAuthentication, then requireManualLinkingEnabled (the /user/identities routes). */
 async function requireLinkingCaller(ctx: AuthContext, request: Request): Promise<Caller> {
@@ -32,60 +34,19 @@ export async function deleteIdentity(ctx: AuthContext, request: Request): Promis
   const { user } = await requireLinkingCaller(ctx, request);
   const id = new URL(request.url).pathname.split("/").pop() ?? "";
   if (!UUID.test(id)) throw authError("identityIdNotUuid");
-  const identities = await many<IdentityRow>(
-    ctx.db,
-    "select * from auth.identities where user_id = $1",
-    [user.id],
-  );
+  const identities = await listIdentities(ctx.db, user.id);
   if (identities.length <= 1) throw authError("singleIdentity");
   const identity = identities.find((i) => i.id === id);
   if (!identity) throw authError("identityNotFound");
   await ctx.db.transaction(async (tx) => {
-    await audit(tx, request, user, "identity_unlinked", {
+    await audit(tx, clientIp(request), user, "identity_unlinked", {
       identity_id: identity.id,
       provider: identity.provider,
       provider_id: identity.provider_id,
     });
-    await run(tx, "delete from auth.identities where id = $1", [identity.id]);
-    await emailFromIdentities(ctx, tx, user);
+    await deleteIdentityRow(tx, identity.id);
+    await updateEmailFromIdentities(tx, user, !ctx.config.auth.email.enableConfirmations);
     await updateProviders(tx, user.id);
   });
   return Response.json({});
-}
-
-/** UpdateUserEmailFromIdentities: when no identity has the user's address any more, the user takes
- * the best remaining one (verified first, then unverified, oldest first) that nobody else has. */
-async function emailFromIdentities(ctx: AuthContext, tx: Db, user: UserRow): Promise<void> {
-  const rest = await many<IdentityRow>(
-    tx,
-    "select * from auth.identities where user_id = $1 order by created_at, id",
-    [user.id],
-  );
-  const current = (user.email ?? "").toLowerCase();
-  if (rest.some((i) => (i.email ?? "") === current)) return;
-  const rank = (i: IdentityRow) => (!i.email ? 2 : i.identity_data.email_verified ? 0 : 1);
-  const ordered = [...rest].sort((a, b) => rank(a) - rank(b));
-  for (const candidate of ordered) {
-    const email = candidate.email ?? "";
-    const taken =
-      email !== "" &&
-      (await one(tx, "select 1 from auth.users where lower(email) = $1 and id <> $2", [
-        email,
-        user.id,
-      ]));
-    if (taken) continue;
-    const confirmed =
-      email !== "" &&
-      (candidate.identity_data.email_verified === true ||
-        !ctx.config.auth.email.enableConfirmations);
-    await run(
-      tx,
-      `update auth.users set email = nullif($2, ''),
-         email_confirmed_at = case when $3::boolean then coalesce(email_confirmed_at, now()) else null end,
-         updated_at = now() where id = $1`,
-      [user.id, email, confirmed],
-    );
-    return;
-  }
-  throw authError("emailConflictIdentity");
 }

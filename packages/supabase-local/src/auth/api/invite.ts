@@ -5,7 +5,7 @@ import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import { createUser, findUserByEmail, findUserById, userJson } from "../models/users.ts";
 import { redirectTarget } from "../redirect.ts";
-import { readParams } from "../request.ts";
+import { clientIp, readParams } from "../request.ts";
 import { validateEmail } from "../validate.ts";
 
 /** POST /invite (admin.inviteUserByEmail): creates the user and mails an invite link. */
@@ -25,7 +25,7 @@ export async function invite(ctx: AuthContext, request: Request): Promise<Respon
         provider: "email",
       });
     }
-    await audit(tx, request, user, "user_invited", { user_email: email });
+    await audit(tx, clientIp(request), user, "user_invited", { user_email: email });
     await sendEmail(ctx, tx, user, "invite", { redirectTo, pkce: false });
     return (await findUserById(tx, user.id)) ?? user;
   });

@@ -3,6 +3,7 @@ import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import { logoutSessions } from "../models/sessions.ts";
+import { clientIp } from "../request.ts";
 
 /** POST /logout?scope=global|local|others: 204; the access token stays valid until it expires. */
 export async function logout(ctx: AuthContext, request: Request): Promise<Response> {
@@ -13,7 +14,7 @@ export async function logout(ctx: AuthContext, request: Request): Promise<Respon
   }
   const scope = raw as "global" | "local" | "others";
   await ctx.db.transaction(async (tx) => {
-    await audit(tx, request, caller.user, "logout");
+    await audit(tx, clientIp(request), caller.user, "logout");
     await logoutSessions(tx, caller.user.id, caller.session?.id, scope);
   });
   return new Response(null, { status: 204 });

@@ -5,10 +5,26 @@ import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
-import { type Db, many, one, run, UUID } from "../models/db.ts";
-import { upgradeSession } from "../models/sessions.ts";
-import { type FactorRow, findUserById } from "../models/users.ts";
+import type { Db } from "../models/db.ts";
+import {
+  codeRecentlyVerified,
+  createChallenge,
+  deleteChallenge,
+  deleteExpiredUnverifiedFactors,
+  deleteFactor,
+  deleteUnverifiedTotpFactors,
+  factorsOf,
+  findChallenge,
+  findFactor,
+  insertTotpFactor,
+  markChallengeVerified,
+  markFactorVerified,
+} from "../models/factors.ts";
+import { deleteSessionsBelowAal2 } from "../models/sessions.ts";
+import { findUserById } from "../models/users.ts";
 import { clientIp, readParams } from "../request.ts";
+import { upgradeSession } from "../token-response.ts";
+import { UUID } from "../validate.ts";
 
 /** Unverified factors and challenges live 300 s (GOTRUE_MFA_FACTOR_EXPIRY_DURATION and
  * GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION defaults). */
@@ -20,10 +36,6 @@ const MAX_VERIFIED_FACTORS = 10;
 const PERIOD = 30;
 const DIGITS = 6;
 const SKEW = 1;
-
-interface FactorWithSecret extends FactorRow {
-  secret: string | null;
-}
 
 /** requireAuthentication + requireNotAnonymous, the middleware of every /factors route. */
 async function requireFactorCaller(ctx: AuthContext, request: Request): Promise<Caller> {
@@ -37,11 +49,7 @@ async function loadFactor(ctx: AuthContext, request: Request, caller: Caller) {
   const segments = new URL(request.url).pathname.split("/");
   const id = segments[segments.indexOf("factors") + 1] ?? "";
   if (!UUID.test(id)) throw authError("factorIdNotUuid");
-  const factor = await one<FactorWithSecret>(
-    ctx.db,
-    "select * from auth.mfa_factors where id = $1 and user_id = $2",
-    [id, caller.user.id],
-  );
+  const factor = await findFactor(ctx.db, id, caller.user.id);
   if (!factor) throw authError("factorNotFound");
   return factor;
 }
@@ -86,13 +94,13 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
   const factorId = randomUUID();
   await ctx.db.transaction(async (tx) => {
     await validateFactors(ctx, tx, user.id, friendlyName, session?.aal);
-    await run(
-      tx,
-      `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
-       values ($1, $2, $3, 'totp', 'unverified', now(), now(), $4)`,
-      [factorId, user.id, friendlyName, secret.base32],
-    );
-    await audit(tx, request, user, "factor_in_progress", { factor_id: factorId });
+    await insertTotpFactor(tx, {
+      id: factorId,
+      userId: user.id,
+      friendlyName,
+      secret: secret.base32,
+    });
+    await audit(tx, clientIp(request), user, "factor_in_progress", { factor_id: factorId });
   });
   return Response.json({
     id: factorId,
@@ -111,15 +119,8 @@ async function validateFactors(
   name: string,
   aal: string | undefined,
 ) {
-  await run(
-    db,
-    `delete from auth.mfa_factors where user_id = $1 and status = 'unverified'
-       and created_at + make_interval(secs => $2) < now()`,
-    [userId, FACTOR_EXPIRY_SECONDS],
-  );
-  const factors = await many<FactorRow>(db, "select * from auth.mfa_factors where user_id = $1", [
-    userId,
-  ]);
+  await deleteExpiredUnverifiedFactors(db, userId, FACTOR_EXPIRY_SECONDS);
+  const factors = await factorsOf(db, userId);
   if (factors.some((f) => (f.friendly_name ?? "") === name)) {
     throw authError(
       "factorNameConflict",
@@ -141,24 +142,12 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
   if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
   const challengeId = randomUUID();
   const created = await ctx.db.transaction(async (tx) => {
-    const row = await one<{ created_at: Date }>(
-      tx,
-      `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address)
-       values ($1, $2, now(), $3) returning created_at`,
-      [challengeId, factor.id, clientIp(request)],
-    );
-    // WriteChallengeToDatabase: the factor remembers its last challenge (a unique column).
-    await run(
-      tx,
-      `update auth.mfa_factors set last_challenged_at = $2
-       where id = $1 and not exists (select 1 from auth.mfa_factors where last_challenged_at = $2)`,
-      [factor.id, row?.created_at ?? new Date()],
-    );
-    await audit(tx, request, caller.user, "challenge_created", {
+    const createdAt = await createChallenge(tx, challengeId, factor.id, clientIp(request));
+    await audit(tx, clientIp(request), caller.user, "challenge_created", {
       factor_id: factor.id,
       factor_status: factor.status,
     });
-    return row?.created_at ?? new Date();
+    return createdAt;
   });
   return Response.json({
     id: challengeId,
@@ -187,24 +176,18 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
   const session = caller.session;
   if (!session) throw authError("sessionFromJwtMissing");
 
-  const challenge = await one<{
-    id: string;
-    verified_at: Date | null;
-    ip_address: string;
-    expired: boolean;
-  }>(
+  const challenge = await findChallenge(
     ctx.db,
-    `select id, verified_at, host(ip_address) as ip_address,
-       created_at + make_interval(secs => $3) < now() as expired
-     from auth.mfa_challenges where id = $1 and factor_id = $2`,
-    [challengeId || "00000000-0000-0000-0000-000000000000", factor.id, CHALLENGE_EXPIRY_SECONDS],
+    challengeId || "00000000-0000-0000-0000-000000000000",
+    factor.id,
+    CHALLENGE_EXPIRY_SECONDS,
   );
   if (!challenge) throw authError("challengeNotFound");
   if (challenge.verified_at || challenge.ip_address !== clientIp(request)) {
     throw authError("challengeIpMismatch");
   }
   if (challenge.expired) {
-    await run(ctx.db, "delete from auth.mfa_challenges where id = $1", [challenge.id]);
+    await deleteChallenge(ctx.db, challenge.id);
     throw authError(
       "challengeExpired",
       `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
@@ -220,44 +203,25 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
   // A code that already verified a challenge of this factor is refused while it could still be
   // valid (stricter than the hosted service, which only refuses a verified challenge).
   const reused =
-    valid &&
-    (await one(
-      ctx.db,
-      `select 1 from auth.mfa_challenges where factor_id = $1 and otp_code = $2
-         and verified_at > now() - make_interval(secs => $3)`,
-      [factor.id, code, PERIOD * (2 * SKEW + 1)],
-    ));
+    valid && (await codeRecentlyVerified(ctx.db, factor.id, code, PERIOD * (2 * SKEW + 1)));
   if (!valid || reused) throw authError("totpInvalid");
 
   const body = await ctx.db.transaction(async (tx) => {
-    await audit(tx, request, caller.user, "verification_attempted", {
+    await audit(tx, clientIp(request), caller.user, "verification_attempted", {
       factor_id: factor.id,
       challenge_id: challenge.id,
       factor_type: factor.factor_type,
     });
-    const marked = await run(
-      tx,
-      "update auth.mfa_challenges set verified_at = now(), otp_code = $2 where id = $1 and verified_at is null",
-      [challenge.id, code],
-    );
     // Two verifies of one challenge at once: the second finds it verified.
-    if (marked === 0) throw authError("challengeIpMismatch");
-    if (factor.status !== "verified") {
-      await run(
-        tx,
-        "update auth.mfa_factors set status = 'verified', updated_at = now() where id = $1",
-        [factor.id],
-      );
+    if (!(await markChallengeVerified(tx, challenge.id, code))) {
+      throw authError("challengeIpMismatch");
     }
+    if (factor.status !== "verified") await markFactorVerified(tx, factor.id);
     const user = (await findUserById(tx, caller.user.id)) ?? caller.user;
     const result = await upgradeSession(ctx, tx, user, session.id, "totp", factor.id);
     // InvalidateSessionsWithAALLessThan(aal2), DeleteUnverifiedFactors(totp)
-    await run(tx, "delete from auth.sessions where user_id = $1 and aal < 'aal2'", [user.id]);
-    await run(
-      tx,
-      "delete from auth.mfa_factors where user_id = $1 and status = 'unverified' and factor_type = 'totp'",
-      [user.id],
-    );
+    await deleteSessionsBelowAal2(tx, user.id);
+    await deleteUnverifiedTotpFactors(tx, user.id);
     return result;
   });
   return Response.json(body);
@@ -273,7 +237,7 @@ export async function unenrollFactor(ctx: AuthContext, request: Request): Promis
     throw authError("unenrollNeedsAal2");
   }
   await ctx.db.transaction(async (tx) => {
-    await audit(tx, request, caller.user, "factor_unenrolled", {
+    await audit(tx, clientIp(request), caller.user, "factor_unenrolled", {
       factor_id: factor.id,
       factor_status: factor.status,
       session_id: session.id,
@@ -281,21 +245,4 @@ export async function unenrollFactor(ctx: AuthContext, request: Request): Promis
     await deleteFactor(tx, factor);
   });
   return Response.json({ id: factor.id });
-}
-
-/** Deletes a factor; the sessions it raised lose its AMR entry and drop to aal1
- * (DowngradeSessionsToAAL1). */
-export async function deleteFactor(tx: Db, factor: { id: string; user_id: string }) {
-  await run(tx, "delete from auth.mfa_factors where id = $1", [factor.id]);
-  await run(
-    tx,
-    `delete from auth.mfa_amr_claims where authentication_method = 'totp'
-       and session_id in (select id from auth.sessions where factor_id = $1)`,
-    [factor.id],
-  );
-  await run(
-    tx,
-    "update auth.sessions set aal = 'aal1', factor_id = null, updated_at = now() where user_id = $1 and factor_id = $2",
-    [factor.user_id, factor.id],
-  );
 }

@@ -2,10 +2,11 @@ import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
-import { createFlowState, pkceRequested } from "../models/flow-state.ts";
+import { createFlowState } from "../models/flow-state.ts";
 import { createUser, findUserByEmail } from "../models/users.ts";
+import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
-import { readParams } from "../request.ts";
+import { clientIp, readParams } from "../request.ts";
 import { validateEmail } from "../validate.ts";
 
 /**
@@ -41,7 +42,9 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
         userMetadata: params.data ?? {},
         provider: "email",
       });
-      await audit(tx, request, user, "user_confirmation_requested", { provider: "email" });
+      await audit(tx, clientIp(request), user, "user_confirmation_requested", {
+        provider: "email",
+      });
     }
     if (!user.email_confirmed_at && !ctx.config.auth.email.enableConfirmations) {
       // autoconfirm: the magic link itself confirms the address
@@ -49,7 +52,7 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
     const flow = user.email_confirmed_at ? "magiclink" : "signup";
     if (pkce)
       await createFlowState(tx, params, flow === "signup" ? "email/signup" : "magiclink", user.id);
-    await audit(tx, request, user, "user_recovery_requested");
+    await audit(tx, clientIp(request), user, "user_recovery_requested");
     await sendEmail(ctx, tx, user, flow, { redirectTo, pkce });
   });
   return Response.json({});

@@ -2,10 +2,11 @@ import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
-import { createFlowState, pkceRequested } from "../models/flow-state.ts";
+import { createFlowState } from "../models/flow-state.ts";
 import { findUserByEmail } from "../models/users.ts";
+import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
-import { readParams } from "../request.ts";
+import { clientIp, readParams } from "../request.ts";
 import { validateEmail } from "../validate.ts";
 
 /** POST /recover: a password-recovery email. Unknown addresses get the same 200 (no enumeration). */
@@ -23,7 +24,7 @@ export async function recover(ctx: AuthContext, request: Request): Promise<Respo
     const user = await findUserByEmail(tx, email);
     if (!user) return;
     if (pkce) await createFlowState(tx, params, "recovery", user.id);
-    await audit(tx, request, user, "user_recovery_requested");
+    await audit(tx, clientIp(request), user, "user_recovery_requested");
     await sendEmail(ctx, tx, user, "recovery", { redirectTo, pkce });
   });
   return Response.json({});

@@ -1,8 +1,9 @@
 import type { AuthContext } from "../context.ts";
 import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
-import { createFlowState, pkceRequested } from "../models/flow-state.ts";
+import { createFlowState } from "../models/flow-state.ts";
 import { findUserByEmail } from "../models/users.ts";
+import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
 import { readParams } from "../request.ts";
 import { validateEmail } from "../validate.ts";

@@ -3,8 +3,7 @@ import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
-import { createFlowState, pkceRequested } from "../models/flow-state.ts";
-import { issueSession } from "../models/sessions.ts";
+import { createFlowState } from "../models/flow-state.ts";
 import {
   confirmEmail,
   createUser,
@@ -13,8 +12,10 @@ import {
   userJson,
 } from "../models/users.ts";
 import { checkPasswordStrength, hashPassword } from "../passwords.ts";
+import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
-import { readParams } from "../request.ts";
+import { clientIp, readParams } from "../request.ts";
+import { issueSession } from "../token-response.ts";
 import { validateEmail } from "../validate.ts";
 
 const SHAPE = {
@@ -52,7 +53,7 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
 
   const existing = await findUserByEmail(db, email);
   if (existing?.email_confirmed_at) {
-    await audit(db, request, existing, "user_repeated_signup", { provider: "email" });
+    await audit(db, clientIp(request), existing, "user_repeated_signup", { provider: "email" });
     if (autoconfirm) throw authError("userAlreadyExists");
     return Response.json(obfuscatedUser(email, data));
   }
@@ -68,10 +69,12 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
       current ??
       (await createUser(tx, { email, encryptedPassword, userMetadata: data, provider: "email" }));
     if (autoconfirm) {
-      await audit(tx, request, user, "user_signedup", { provider: "email" });
+      await audit(tx, clientIp(request), user, "user_signedup", { provider: "email" });
       await confirmEmail(tx, user.id);
     } else {
-      await audit(tx, request, user, "user_confirmation_requested", { provider: "email" });
+      await audit(tx, clientIp(request), user, "user_confirmation_requested", {
+        provider: "email",
+      });
       if (pkce) await createFlowState(tx, params, "email/signup", user.id);
       await sendEmail(ctx, tx, user, "signup", { redirectTo, pkce });
     }
@@ -84,7 +87,7 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
 
   if (user.email_confirmed_at) {
     const body = await db.transaction(async (tx) => {
-      await audit(tx, request, user, "login", { provider: "email" });
+      await audit(tx, clientIp(request), user, "login", { provider: "email" });
       return issueSession(ctx, tx, user, "password", request);
     });
     return Response.json(body);

@@ -2,10 +2,12 @@ import type { AuthContext } from "../context.ts";
 import { authError, oauthError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import { consumeFlowState } from "../models/flow-state.ts";
-import { type AuthMethod, issueSession, refreshSession } from "../models/sessions.ts";
+import { revokeFamilyOf } from "../models/refresh-tokens.ts";
+import type { AuthMethod } from "../models/sessions.ts";
 import { findUserByEmail, findUserById, isBanned } from "../models/users.ts";
 import { comparePasswordForSignIn } from "../passwords.ts";
-import { readParams } from "../request.ts";
+import { clientIp, readParams } from "../request.ts";
+import { issueSession, refreshSession } from "../token-response.ts";
 
 /** POST /token?grant_type=password|refresh_token|pkce */
 export async function token(ctx: AuthContext, request: Request): Promise<Response> {
@@ -48,7 +50,7 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
   }
   if (!user.email_confirmed_at) throw authError("emailNotConfirmed");
   const body = await ctx.db.transaction(async (tx) => {
-    await audit(tx, request, user, "login", { provider: "email" });
+    await audit(tx, clientIp(request), user, "login", { provider: "email" });
     return issueSession(ctx, tx, user, "password", request);
   });
   return Response.json(body);
@@ -61,11 +63,11 @@ async function refreshTokenGrant(ctx: AuthContext, request: Request): Promise<Re
   if (!/^[a-z0-9]{12}$/.test(value)) throw authError("refreshTokenInvalid");
   const body = await ctx.db
     .transaction(async (tx) => {
-      const result = await refreshSession(ctx, tx, value, request);
+      const result = await refreshSession(ctx, tx, value);
       const user = result.user as { id: string; email: string; phone: string };
       await audit(
         tx,
-        request,
+        clientIp(request),
         { id: user.id, email: user.email, phone: user.phone, raw_user_meta_data: {} },
         "token_refreshed",
       );
@@ -74,12 +76,7 @@ async function refreshTokenGrant(ctx: AuthContext, request: Request): Promise<Re
     .catch(async (error) => {
       // Revoking the family must stick even though the request fails (storage.NewCommitWithError).
       if ((error as { code?: string }).code === "refresh_token_already_used") {
-        await ctx.db.query(
-          `update auth.refresh_tokens set revoked = true, updated_at = now()
-         where revoked = false and session_id = (select session_id from auth.refresh_tokens where token = $1)
-           and $2::boolean`,
-          [value, ctx.config.auth.enableRefreshTokenRotation],
-        );
+        await revokeFamilyOf(ctx.db, value, ctx.config.auth.enableRefreshTokenRotation);
       }
       throw error;
     });
@@ -98,7 +95,7 @@ async function pkceGrant(ctx: AuthContext, request: Request): Promise<Response> 
     const user = await findUserById(tx, flow.userId);
     if (!user) throw authError("flowStateNotFound");
     if (isBanned(user, ctx.now())) throw authError("userBanned");
-    await audit(tx, request, user, "login", { provider_type: flow.providerType });
+    await audit(tx, clientIp(request), user, "login", { provider_type: flow.providerType });
     const session = await issueSession(
       ctx,
       tx,

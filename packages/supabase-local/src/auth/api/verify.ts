@@ -2,20 +2,24 @@ import type { AuthContext } from "../context.ts";
 import { AuthError, authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
-import { one, run } from "../models/db.ts";
 import { issueAuthCode } from "../models/flow-state.ts";
+import { upsertEmailIdentity } from "../models/identities.ts";
 import { clearToken, PKCE_PREFIX, stripPkce, tokenHash } from "../models/one-time-tokens.ts";
-import { issueSession } from "../models/sessions.ts";
 import {
+  applyEmailChange,
   confirmEmail,
   findUserByEmail,
+  findUserByEmailOrNewEmail,
   findUserById,
+  findUserByTokenHash,
   isBanned,
+  markEmailChangeHalfConfirmed,
+  sentTooLongAgo,
   type UserRow,
 } from "../models/users.ts";
 import { redirectTarget } from "../redirect.ts";
-import { readParams } from "../request.ts";
-import { upsertEmailIdentity } from "./user.ts";
+import { clientIp, readParams } from "../request.ts";
+import { issueSession } from "../token-response.ts";
 
 const EMAIL_TYPES = ["signup", "invite", "magiclink", "recovery", "email_change", "email"] as const;
 type VerifyType = (typeof EMAIL_TYPES)[number];
@@ -188,9 +192,7 @@ async function userByTokenHash(
   type: VerifyType,
   hash: string,
 ): Promise<UserRow> {
-  const columns = COLUMNS[type];
-  const where = columns.map((c) => `${c} = $1`).join(" or ");
-  const user = await one<UserRow>(db, `select * from auth.users where ${where}`, [hash]);
+  const user = await findUserByTokenHash(db, COLUMNS[type], hash);
   if (!user) throw authError(type === "email_change" ? "otpExpired" : "linkExpired");
   if (isBanned(user, ctx.now())) throw authError("userBanned").withStatus(403);
   await assertNotExpired(ctx, db, user, type, hash);
@@ -207,11 +209,7 @@ async function userByCode(
 ): Promise<UserRow> {
   const user =
     type === "email_change"
-      ? await one<UserRow>(
-          db,
-          "select * from auth.users where lower(email_change) = $1 or lower(email) = $1 limit 1",
-          [email],
-        )
+      ? await findUserByEmailOrNewEmail(db, email)
       : await findUserByEmail(db, email);
   if (!user) throw authError("otpExpired");
   if (isBanned(user, ctx.now())) throw authError("userBanned").withStatus(403);
@@ -238,12 +236,9 @@ async function assertNotExpired(
       : hash === user.recovery_token
         ? "recovery_sent_at"
         : "email_change_sent_at";
-  const row = await one<{ expired: boolean }>(
-    db,
-    `select coalesce(${sentColumn} + make_interval(secs => $2) < now(), true) as expired from auth.users where id = $1`,
-    [user.id, ctx.config.auth.email.otpExpiry],
-  );
-  if (row?.expired) throw authError(type === "email_change" ? "otpExpired" : "linkExpired");
+  if (await sentTooLongAgo(db, user.id, sentColumn, ctx.config.auth.email.otpExpiry)) {
+    throw authError(type === "email_change" ? "otpExpired" : "linkExpired");
+  }
 }
 
 /**
@@ -271,15 +266,21 @@ async function applyVerification(
         await confirmEmail(db, user.id);
         break;
       }
-      await audit(db, request, user, type === "invite" ? "invite_accepted" : "user_signedup", {
-        provider: "email",
-      });
+      await audit(
+        db,
+        clientIp(request),
+        user,
+        type === "invite" ? "invite_accepted" : "user_signedup",
+        {
+          provider: "email",
+        },
+      );
       await clearToken(db, user.id, "confirmation_token");
       await confirmEmail(db, user.id);
       break;
     case "magiclink":
     case "recovery":
-      await audit(db, request, user, "login", { provider: "email" });
+      await audit(db, clientIp(request), user, "login", { provider: "email" });
       await clearToken(db, user.id, "recovery_token");
       await confirmEmail(db, user.id);
       break;
@@ -291,25 +292,12 @@ async function applyVerification(
       await clearToken(db, user.id, side);
       const double = ctx.config.auth.email.doubleConfirmChanges && !!user.email;
       if (double && user.email_change_confirm_status === 0) {
-        await run(db, "update auth.users set email_change_confirm_status = 1 where id = $1", [
-          user.id,
-        ]);
+        await markEmailChangeHalfConfirmed(db, user.id);
         return null;
       }
-      await run(
-        db,
-        `update auth.users set email = email_change, email_change = '', email_change_sent_at = null,
-           email_change_token_new = '', email_change_token_current = '', email_change_confirm_status = 0,
-           email_confirmed_at = coalesce(email_confirmed_at, now()), updated_at = now() where id = $1`,
-        [user.id],
-      );
-      await run(
-        db,
-        "delete from auth.one_time_tokens where user_id = $1 and token_type::text like 'email_change%'",
-        [user.id],
-      );
+      await applyEmailChange(db, user.id);
       await upsertEmailIdentity(db, user.id, user.email_change);
-      await audit(db, request, user, "user_modified");
+      await audit(db, clientIp(request), user, "user_modified");
       break;
     }
   }

@@ -1,9 +1,15 @@
 import type { AuthContext } from "../context.ts";
 import { rateLimited } from "../errors.ts";
 import type { Db } from "../models/db.ts";
-import { one, run } from "../models/db.ts";
 import { generateOtp, storeToken, type TokenType } from "../models/one-time-tokens.ts";
-import type { UserRow } from "../models/users.ts";
+import {
+  markInvited,
+  type SentAtColumn,
+  secondsUntilCanSend,
+  stampSent,
+  startEmailChange,
+  type UserRow,
+} from "../models/users.ts";
 import { type MailType, sendMail, verifyUrl } from "./templates.ts";
 
 /** What a sent (or, for generate_link, only generated) email carries. */
@@ -19,11 +25,7 @@ interface Flow {
   mail: MailType;
   token: TokenType;
   /** auth.users column stamped with the send time. */
-  sentAt:
-    | "confirmation_sent_at"
-    | "recovery_sent_at"
-    | "email_change_sent_at"
-    | "reauthentication_sent_at";
+  sentAt: SentAtColumn;
   verifyType: string;
 }
 
@@ -69,16 +71,16 @@ export async function assertCanSend(
   userId: string,
   column: Flow["sentAt"],
 ): Promise<void> {
-  const row = await one<{ left: number | null }>(
+  const left = await secondsUntilCanSend(
     db,
-    `select extract(epoch from (${column} + make_interval(secs => $2) - now()))::float8 as left
-     from auth.users where id = $1`,
-    [userId, ctx.config.auth.email.maxFrequencySeconds],
+    userId,
+    column,
+    ctx.config.auth.email.maxFrequencySeconds,
   );
-  if (row?.left != null && row.left > 0) {
+  if (left != null && left > 0) {
     throw rateLimited(
       "over_email_send_rate_limit",
-      `For security purposes, you can only request this after ${Math.floor(row.left)} seconds.`,
+      `For security purposes, you can only request this after ${Math.floor(left)} seconds.`,
     );
   }
 }
@@ -105,9 +107,8 @@ export async function sendEmail(
   if (options.deliver !== false) checkEmailRate(ctx);
   const otp = generateOtp(ctx.config.auth.email.otpLength);
   const hashedToken = await storeToken(db, user.id, spec.token, email, otp, options.pkce);
-  await run(db, `update auth.users set ${spec.sentAt} = now() where id = $1`, [user.id]);
-  if (flow === "invite")
-    await run(db, "update auth.users set invited_at = now() where id = $1", [user.id]);
+  await stampSent(db, user.id, spec.sentAt);
+  if (flow === "invite") await markInvited(db, user.id);
   const actionLink = verifyUrl(ctx, hashedToken, spec.verifyType, options.redirectTo);
   if (options.deliver !== false) {
     sendMail(ctx, {
@@ -169,17 +170,7 @@ export async function sendEmailChange(
       redirectTo: options.redirectTo,
     };
   };
-  await run(
-    db,
-    `update auth.users set email_change = $2, email_change_sent_at = now(), email_change_confirm_status = 0,
-       email_change_token_current = '', updated_at = now() where id = $1`,
-    [user.id, newEmail],
-  );
-  await run(
-    db,
-    "delete from auth.one_time_tokens where user_id = $1 and token_type = 'email_change_token_current'",
-    [user.id],
-  );
+  await startEmailChange(db, user.id, newEmail);
   const newSide = await make(newEmail, "email_change_token_new");
   const currentSide = double
     ? await make(user.email ?? "", "email_change_token_current")

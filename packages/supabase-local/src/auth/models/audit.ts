@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { clientIp } from "../request.ts";
-import type { Db } from "./db.ts";
-import { run } from "./db.ts";
+import { type Db, run } from "./db.ts";
 import type { UserRow } from "./users.ts";
 
-/** Writes an auth.audit_log_entries row with the payload shape of the real service. */
+/** Writes an auth.audit_log_entries row with the payload shape of the real service; `ip` is the
+ * client's address. */
 export async function audit(
   db: Db,
-  request: Request,
+  ip: string,
   actor: Pick<UserRow, "id" | "email" | "phone" | "raw_user_meta_data"> | null,
   action: string,
   traits: Record<string, unknown> = {},
@@ -20,7 +19,6 @@ export async function audit(
     log_type: logType(action),
     ...(Object.keys(traits).length ? { traits } : {}),
   };
-  const ip = clientIp(request);
   await run(
     db,
     `insert into auth.audit_log_entries (instance_id, id, payload, created_at, ip_address)

@@ -1,3 +1,5 @@
+// The models' access to Postgres: every query of the Auth server goes through one of these, in a
+// module of models/. Handlers (api/) never write SQL.
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 
 /** Either the database or an open transaction. */
@@ -15,4 +17,5 @@ export async function run(db: Db, sql: string, params: unknown[] = []): Promise<
   return (await db.query(sql, params)).affectedRows ?? 0;
 }
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A timestamp as the real service's JSON writes it (omitted when null). */
+export const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : undefined);

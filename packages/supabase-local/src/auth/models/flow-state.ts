@@ -1,34 +1,14 @@
 import { createHash, randomUUID } from "node:crypto";
 import { authError } from "../errors.ts";
-import type { Db } from "./db.ts";
-import { one, run } from "./db.ts";
+import { type Db, one, run } from "./db.ts";
 
 /** Flow states live 5 minutes, as the real service's FlowStateExpiryDuration. */
 const FLOW_STATE_TTL_SECONDS = 300;
 
+/** The PKCE parameters a request carries (both or neither; see pkceRequested). */
 export interface PkceParams {
   code_challenge?: string;
   code_challenge_method?: string;
-}
-
-/** validatePKCEParams: both or neither; 43–128 unreserved characters; s256 or plain. */
-export function pkceRequested(params: PkceParams): boolean {
-  const { code_challenge: challenge, code_challenge_method: method } = params;
-  if (!challenge && !method) return false;
-  if (!challenge || !method) throw authError("pkceParamsInvalid");
-  if (challenge.length < 43 || challenge.length > 128) {
-    throw authError("pkceParamsInvalid", "code challenge has to be between 43 and 128 characters");
-  }
-  if (!/^[A-Za-z0-9\-._~]+$/.test(challenge)) {
-    throw authError(
-      "pkceParamsInvalid",
-      "code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes",
-    );
-  }
-  if (!["s256", "plain"].includes(method.toLowerCase())) {
-    throw authError("pkceParamsInvalid", "code challenge method not supported");
-  }
-  return true;
 }
 
 export async function createFlowState(
@@ -134,4 +114,40 @@ export async function consumeFlowState(
     providerAccessToken: row.provider_access_token,
     providerRefreshToken: row.provider_refresh_token,
   };
+}
+
+/** An OAuth flow's state remembers where to go back to and, for linking, whose identity it adds. */
+export async function setOAuthFlowDetails(
+  db: Db,
+  id: string,
+  referrer: string,
+  linkingTargetId: string | null,
+): Promise<void> {
+  await run(db, "update auth.flow_state set referrer = $2, linking_target_id = $3 where id = $1", [
+    id,
+    referrer,
+    linkingTargetId,
+  ]);
+}
+
+export async function findFlowStateById(
+  db: Db,
+  id: string,
+): Promise<{ id: string; auth_code: string; user_id: string | null } | undefined> {
+  return one(db, "select id, auth_code, user_id from auth.flow_state where id = $1", [id]);
+}
+
+/** The provider answered: the flow state belongs to the user now and its code is issued. */
+export async function completeOAuthFlow(
+  db: Db,
+  id: string,
+  userId: string,
+  providerAccessToken: string,
+): Promise<void> {
+  await run(
+    db,
+    `update auth.flow_state set user_id = $2, auth_code_issued_at = now(), updated_at = now(),
+       provider_access_token = $3 where id = $1`,
+    [id, userId, providerAccessToken],
+  );
 }

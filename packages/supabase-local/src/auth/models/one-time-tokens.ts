@@ -1,6 +1,7 @@
 import { createHash, randomInt, randomUUID } from "node:crypto";
-import type { Db } from "./db.ts";
-import { run } from "./db.ts";
+import { authError } from "../errors.ts";
+import { type Db, run } from "./db.ts";
+import { sentTooLongAgo, type UserRow } from "./users.ts";
 
 /** The columns of auth.users that hold a hashed token, by one_time_token_type. */
 export const TOKEN_COLUMNS = {
@@ -68,4 +69,24 @@ export async function clearToken(db: Db, userId: string, type: TokenType): Promi
 
 export function stripPkce(hash: string): string {
   return hash.startsWith(PKCE_PREFIX) ? hash.slice(PKCE_PREFIX.length) : hash;
+}
+
+/**
+ * verifyReauthentication: the nonce must match the last one sent to the user and be younger than
+ * `otpExpirySeconds`; it is used up then.
+ */
+export async function consumeReauthenticationNonce(
+  db: Db,
+  user: UserRow,
+  nonce: string,
+  otpExpirySeconds: number,
+): Promise<void> {
+  const stored = user.reauthentication_token;
+  if (!stored || !user.email || stripPkce(stored) !== tokenHash(user.email, nonce)) {
+    throw authError("reauthenticationNotValid");
+  }
+  if (await sentTooLongAgo(db, user.id, "reauthentication_sent_at", otpExpirySeconds)) {
+    throw authError("otpExpired");
+  }
+  await clearToken(db, user.id, "reauthentication_token");
 }

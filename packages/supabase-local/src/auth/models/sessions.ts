@@ -1,11 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { AuthContext } from "../context.ts";
-import { authError } from "../errors.ts";
-import { type AmrEntry, newRefreshToken, signAccessToken } from "../jwt.ts";
-import type { Db } from "./db.ts";
-import { many, one, run } from "./db.ts";
-import { findUserById, isBanned, touchLastSignIn, type UserRow, userJson } from "./users.ts";
+import { type Db, many, one, run } from "./db.ts";
 
+/** A row of auth.sessions. */
 export interface SessionRow {
   id: string;
   user_id: string;
@@ -13,17 +9,6 @@ export interface SessionRow {
   factor_id: string | null;
   created_at: Date;
   not_after: Date | null;
-}
-
-interface RefreshTokenRow {
-  id: number;
-  token: string;
-  user_id: string;
-  revoked: boolean;
-  parent: string | null;
-  session_id: string | null;
-  updated_at: Date;
-  reuse_expired: boolean;
 }
 
 /** How the session was authenticated: the AMR method names of the real service. */
@@ -39,34 +24,30 @@ export type AuthMethod =
   | "oauth"
   | "totp";
 
-/** Starts a session (aal1) for the user and answers with the token response (IssueRefreshToken). */
-export async function issueSession(
-  ctx: AuthContext,
+/** One `amr` entry of an access token: a method and when it was last used in the session. */
+export interface AmrEntry {
+  method: string;
+  timestamp: number;
+}
+
+/** A new aal1 session of the user. */
+export async function createSession(
   db: Db,
-  user: UserRow,
-  method: AuthMethod,
-  request: Request,
-): Promise<Record<string, unknown>> {
-  const sessionId = randomUUID();
+  session: { id: string; userId: string; userAgent: string },
+): Promise<void> {
   await run(
     db,
     `insert into auth.sessions (id, user_id, created_at, updated_at, aal, user_agent, ip)
      values ($1, $2, now(), now(), 'aal1', $3, '127.0.0.1')`,
-    [sessionId, user.id, request.headers.get("user-agent") ?? ""],
+    [session.id, session.userId, session.userAgent],
   );
-  await addAmrClaim(db, sessionId, method);
-  await touchLastSignIn(db, user.id);
-  const token = newRefreshToken();
-  await run(
-    db,
-    `insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
-     values ('00000000-0000-0000-0000-000000000000', $1, $2, false, now(), now(), $3)`,
-    [token, user.id, sessionId],
-  );
-  const fresh = (await findUserById(db, user.id)) ?? user;
-  return tokenResponse(ctx, db, fresh, sessionId, token);
 }
 
+export async function findSession(db: Db, id: string): Promise<SessionRow | undefined> {
+  return one<SessionRow>(db, "select * from auth.sessions where id = $1", [id]);
+}
+
+/** The session was authenticated (again) with `method`. */
 export async function addAmrClaim(db: Db, sessionId: string, method: string): Promise<void> {
   await run(
     db,
@@ -77,10 +58,12 @@ export async function addAmrClaim(db: Db, sessionId: string, method: string): Pr
   );
 }
 
-async function sessionClaims(db: Db, sessionId: string) {
-  const session = await one<SessionRow>(db, "select * from auth.sessions where id = $1", [
-    sessionId,
-  ]);
+/** What an access token says of its session: id, aal and amr (most recent method first). */
+export async function sessionAuthClaims(
+  db: Db,
+  sessionId: string,
+): Promise<{ id: string; aal: string; amr: AmrEntry[] }> {
+  const session = await findSession(db, sessionId);
   const claims = await many<{ authentication_method: string; updated_at: Date }>(
     db,
     "select authentication_method, updated_at from auth.mfa_amr_claims where session_id = $1 order by updated_at desc",
@@ -93,95 +76,25 @@ async function sessionClaims(db: Db, sessionId: string) {
   return { id: sessionId, aal: session?.aal ?? "aal1", amr };
 }
 
-async function tokenResponse(
-  ctx: AuthContext,
-  db: Db,
-  user: UserRow,
-  sessionId: string,
-  refreshToken: string,
-): Promise<Record<string, unknown>> {
-  const access = await signAccessToken(ctx, user, await sessionClaims(db, sessionId));
-  return {
-    access_token: access.token,
-    token_type: "bearer",
-    expires_in: access.expiresIn,
-    expires_at: access.expiresAt,
-    refresh_token: refreshToken,
-    user: await userJson(db, user),
-  };
-}
-
-/**
- * The refresh_token grant with the real rotation rules: a revoked token that is the parent of the
- * active one returns the active one; any other revoked token works only inside
- * refresh_token_reuse_interval, after that the whole session's family is revoked
- * (refresh_token_already_used).
- */
-export async function refreshSession(
-  ctx: AuthContext,
-  db: Db,
-  token: string,
-  request: Request,
-): Promise<Record<string, unknown>> {
-  const { refreshTokenReuseInterval, enableRefreshTokenRotation } = ctx.config.auth;
-  const row = await one<RefreshTokenRow>(
-    db,
-    `select *, now() > updated_at + make_interval(secs => $2) as reuse_expired
-     from auth.refresh_tokens where token = $1`,
-    [token, refreshTokenReuseInterval],
-  );
-  if (!row) throw authError("refreshTokenNotFound");
-  const user = await findUserById(db, row.user_id);
-  if (!user) throw authError("refreshTokenNotFound");
-  if (isBanned(user, ctx.now()))
-    throw authError("userBanned", "Invalid Refresh Token: User Banned");
-  const session = row.session_id
-    ? await one<SessionRow>(db, "select * from auth.sessions where id = $1", [row.session_id])
-    : undefined;
-  if (!session) throw authError("refreshNoSession");
-
-  let issued: string | undefined;
-  if (row.revoked) {
-    const active = await one<RefreshTokenRow>(
-      db,
-      "select * from auth.refresh_tokens where session_id = $1 and revoked = false order by id desc limit 1",
-      [session.id],
-    );
-    if (active && active.parent === row.token) {
-      issued = active.token;
-    } else if (row.reuse_expired) {
-      if (enableRefreshTokenRotation) {
-        await run(
-          db,
-          "update auth.refresh_tokens set revoked = true, updated_at = now() where session_id = $1 and revoked = false",
-          [session.id],
-        );
-      }
-      throw authError("refreshTokenAlreadyUsed");
-    }
-  }
-  if (!issued) {
-    issued = newRefreshToken();
-    await run(
-      db,
-      "update auth.refresh_tokens set revoked = true, updated_at = now() where id = $1",
-      [row.id],
-    );
-    await run(
-      db,
-      `insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, parent, session_id)
-       values ('00000000-0000-0000-0000-000000000000', $1, $2, false, now(), now(), $3, $4)`,
-      [issued, user.id, row.token, session.id],
-    );
-  }
+/** A refresh token of the session was swapped. */
+export async function touchRefreshed(db: Db, sessionId: string): Promise<void> {
   await run(db, "update auth.sessions set refreshed_at = now(), updated_at = now() where id = $1", [
-    session.id,
+    sessionId,
   ]);
-  return tokenResponse(ctx, db, user, session.id, issued);
 }
 
-export async function findSession(db: Db, id: string): Promise<SessionRow | undefined> {
-  return one<SessionRow>(db, "select * from auth.sessions where id = $1", [id]);
+/** The session passed the factor's challenge: aal2. */
+export async function setAal2(db: Db, sessionId: string, factorId: string): Promise<void> {
+  await run(
+    db,
+    "update auth.sessions set aal = 'aal2', factor_id = $2, updated_at = now() where id = $1",
+    [sessionId, factorId],
+  );
+}
+
+/** InvalidateSessionsWithAALLessThan(aal2): the user's aal1 sessions end. */
+export async function deleteSessionsBelowAal2(db: Db, userId: string): Promise<void> {
+  await run(db, "delete from auth.sessions where user_id = $1 and aal < 'aal2'", [userId]);
 }
 
 /** Deletes sessions (and with them their refresh tokens and AMR claims). */
@@ -201,36 +114,4 @@ export async function logoutSessions(
   await run(db, "delete from auth.refresh_tokens where user_id = $1 and session_id is null", [
     userId,
   ]);
-}
-
-/**
- * updateMFASessionAndClaims: the current session gains the factor's AMR method and aal2, its
- * refresh tokens are replaced by a new one (the aal1 ones can no longer refresh), and the answer
- * is a fresh token response for the same session.
- */
-export async function upgradeSession(
-  ctx: AuthContext,
-  db: Db,
-  user: UserRow,
-  sessionId: string,
-  method: AuthMethod,
-  factorId: string,
-): Promise<Record<string, unknown>> {
-  await addAmrClaim(db, sessionId, method);
-  await run(
-    db,
-    "update auth.sessions set aal = 'aal2', factor_id = $2, updated_at = now() where id = $1",
-    [sessionId, factorId],
-  );
-  // The session's refresh tokens so far were issued at aal1: they stop working (the real service
-  // skips the counter of v2 tokens for the same reason), so only the answer's token carries on.
-  await run(db, "delete from auth.refresh_tokens where session_id = $1", [sessionId]);
-  const token = newRefreshToken();
-  await run(
-    db,
-    `insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
-     values ('00000000-0000-0000-0000-000000000000', $1, $2, false, now(), now(), $3)`,
-    [token, user.id, sessionId],
-  );
-  return tokenResponse(ctx, db, user, sessionId, token);
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Db } from "./db.ts";
-import { many, one, run } from "./db.ts";
+import { authError } from "../errors.ts";
+import { type Db, iso, many, one, run } from "./db.ts";
+import { factorJson, factorsOf } from "./factors.ts";
+import { createIdentity, type IdentityRow, identitiesOf, identityJson } from "./identities.ts";
 
 /** A row of auth.users (the columns the local backend uses). */
 export interface UserRow {
@@ -36,30 +38,6 @@ export interface UserRow {
   is_sso_user: boolean;
 }
 
-export interface IdentityRow {
-  id: string;
-  provider_id: string;
-  user_id: string;
-  identity_data: Record<string, unknown>;
-  provider: string;
-  last_sign_in_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  email: string | null;
-}
-
-export interface FactorRow {
-  id: string;
-  user_id: string;
-  friendly_name: string | null;
-  factor_type: string;
-  status: string;
-  created_at: Date;
-  updated_at: Date;
-  phone: string | null;
-  last_challenged_at: Date | null;
-}
-
 export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
   return one<UserRow>(db, "select * from auth.users where id = $1", [id]);
 }
@@ -74,16 +52,6 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
 
 export function isBanned(user: UserRow, now: Date): boolean {
   return user.banned_until !== null && user.banned_until > now;
-}
-
-/** User.HasMFAEnabled: the user has a verified factor. */
-export async function hasVerifiedFactor(db: Db, userId: string): Promise<boolean> {
-  const row = await one(
-    db,
-    "select 1 from auth.mfa_factors where user_id = $1 and status = 'verified' limit 1",
-    [userId],
-  );
-  return row !== undefined;
 }
 
 /**
@@ -163,7 +131,7 @@ export async function createUser(db: Db, input: NewUser): Promise<UserRow> {
   );
   if (!user) throw new Error("insert returned no row");
   if (input.email && !input.isAnonymous && input.provider === "email") {
-    await createIdentity(db, user, "email", {
+    await createIdentity(db, user.id, "email", {
       ...(input.userMetadata ?? {}),
       sub: id,
       email: input.email,
@@ -172,23 +140,6 @@ export async function createUser(db: Db, input: NewUser): Promise<UserRow> {
     });
   }
   return user;
-}
-
-export async function createIdentity(
-  db: Db,
-  user: UserRow,
-  provider: string,
-  data: Record<string, unknown>,
-): Promise<IdentityRow> {
-  const providerId = String(data.sub ?? user.id);
-  const row = await one<IdentityRow>(
-    db,
-    `insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
-     values ($1, $2, $3, $4, now(), now(), now()) returning *`,
-    [providerId, user.id, JSON.stringify(data), provider],
-  );
-  if (!row) throw new Error("insert returned no row");
-  return row;
 }
 
 /** Marks the email confirmed (user and email identity), as User.Confirm does. */
@@ -213,17 +164,11 @@ export async function touchLastSignIn(db: Db, userId: string): Promise<void> {
   ]);
 }
 
-const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : undefined);
-
 /** The user object as the real service serializes it (models.User JSON). */
 export async function userJson(db: Db, user: UserRow): Promise<Record<string, unknown>> {
   const [identities, factors] = await Promise.all([
-    many<IdentityRow>(db, "select * from auth.identities where user_id = $1 order by created_at", [
-      user.id,
-    ]),
-    many<FactorRow>(db, "select * from auth.mfa_factors where user_id = $1 order by created_at", [
-      user.id,
-    ]),
+    identitiesOf(db, user.id),
+    factorsOf(db, user.id),
   ]);
   return {
     id: user.id,
@@ -253,28 +198,286 @@ export async function userJson(db: Db, user: UserRow): Promise<Record<string, un
   };
 }
 
-export function identityJson(identity: IdentityRow): Record<string, unknown> {
-  return {
-    identity_id: identity.id,
-    id: identity.provider_id,
-    user_id: identity.user_id,
-    identity_data: identity.identity_data,
-    provider: identity.provider,
-    last_sign_in_at: iso(identity.last_sign_in_at),
-    created_at: iso(identity.created_at),
-    updated_at: iso(identity.updated_at),
-    email: identity.email ?? undefined,
-  };
+/** The auth.users columns stamped when an email of a kind is sent (max_frequency, expiry). */
+export type SentAtColumn =
+  | "confirmation_sent_at"
+  | "recovery_sent_at"
+  | "email_change_sent_at"
+  | "reauthentication_sent_at";
+
+/** The user whose stored token in one of `columns` is `hash`. */
+export async function findUserByTokenHash(
+  db: Db,
+  columns: ReadonlyArray<keyof UserRow>,
+  hash: string,
+): Promise<UserRow | undefined> {
+  const where = columns.map((c) => `${c} = $1`).join(" or ");
+  return one<UserRow>(db, `select * from auth.users where ${where}`, [hash]);
 }
 
-export function factorJson(factor: FactorRow): Record<string, unknown> {
-  return {
-    id: factor.id,
-    friendly_name: factor.friendly_name ?? undefined,
-    factor_type: factor.factor_type,
-    status: factor.status,
-    created_at: iso(factor.created_at),
-    updated_at: iso(factor.updated_at),
-    last_challenged_at: iso(factor.last_challenged_at),
-  };
+/** The user with `email` as their address or as the one they are changing to. */
+export async function findUserByEmailOrNewEmail(
+  db: Db,
+  email: string,
+): Promise<UserRow | undefined> {
+  return one<UserRow>(
+    db,
+    "select * from auth.users where lower(email_change) = $1 or lower(email) = $1 limit 1",
+    [email],
+  );
+}
+
+/** Whether any user has `email` (lower-cased) as their address. */
+export async function emailTaken(db: Db, email: string): Promise<boolean> {
+  return (await one(db, "select 1 from auth.users where lower(email) = $1", [email])) !== undefined;
+}
+
+export async function countUsers(db: Db): Promise<number> {
+  return Number(
+    (await one<{ n: number }>(db, "select count(*)::int as n from auth.users"))?.n ?? 0,
+  );
+}
+
+/** A page of users, newest first. */
+export async function listUsers(db: Db, limit: number, offset: number): Promise<UserRow[]> {
+  return many<UserRow>(
+    db,
+    "select * from auth.users order by created_at desc, id limit $1 offset $2",
+    [limit, offset],
+  );
+}
+
+/** Whether the email stamped in `column` was sent more than `seconds` ago (or never). */
+export async function sentTooLongAgo(
+  db: Db,
+  userId: string,
+  column: SentAtColumn,
+  seconds: number,
+): Promise<boolean> {
+  const row = await one<{ expired: boolean }>(
+    db,
+    `select coalesce(${column} + make_interval(secs => $2) < now(), true) as expired from auth.users where id = $1`,
+    [userId, seconds],
+  );
+  return row?.expired === true;
+}
+
+/** Seconds left before another email of the kind stamped in `column` may go (≤ 0 or null: now). */
+export async function secondsUntilCanSend(
+  db: Db,
+  userId: string,
+  column: SentAtColumn,
+  periodSeconds: number,
+): Promise<number | null | undefined> {
+  const row = await one<{ left: number | null }>(
+    db,
+    `select extract(epoch from (${column} + make_interval(secs => $2) - now()))::float8 as left
+     from auth.users where id = $1`,
+    [userId, periodSeconds],
+  );
+  return row?.left;
+}
+
+/** An email of the kind stamped in `column` went out now. */
+export async function stampSent(db: Db, userId: string, column: SentAtColumn): Promise<void> {
+  await run(db, `update auth.users set ${column} = now() where id = $1`, [userId]);
+}
+
+export async function markInvited(db: Db, userId: string): Promise<void> {
+  await run(db, "update auth.users set invited_at = now() where id = $1", [userId]);
+}
+
+/** An email change to `newEmail` begins: nothing confirmed yet, no token for the current side. */
+export async function startEmailChange(db: Db, userId: string, newEmail: string): Promise<void> {
+  await run(
+    db,
+    `update auth.users set email_change = $2, email_change_sent_at = now(), email_change_confirm_status = 0,
+       email_change_token_current = '', updated_at = now() where id = $1`,
+    [userId, newEmail],
+  );
+  await run(
+    db,
+    "delete from auth.one_time_tokens where user_id = $1 and token_type = 'email_change_token_current'",
+    [userId],
+  );
+}
+
+/** One of the two addresses of a double-confirmed email change has confirmed. */
+export async function markEmailChangeHalfConfirmed(db: Db, userId: string): Promise<void> {
+  await run(db, "update auth.users set email_change_confirm_status = 1 where id = $1", [userId]);
+}
+
+/** The pending email change takes effect: the new address is the user's, confirmed. */
+export async function applyEmailChange(db: Db, userId: string): Promise<void> {
+  await run(
+    db,
+    `update auth.users set email = email_change, email_change = '', email_change_sent_at = null,
+       email_change_token_new = '', email_change_token_current = '', email_change_confirm_status = 0,
+       email_confirmed_at = coalesce(email_confirmed_at, now()), updated_at = now() where id = $1`,
+    [userId],
+  );
+  await run(
+    db,
+    "delete from auth.one_time_tokens where user_id = $1 and token_type::text like 'email_change%'",
+    [userId],
+  );
+}
+
+/** The address changes at once, confirmed (no confirmation emails: autoconfirm). */
+export async function changeEmailConfirmed(db: Db, userId: string, email: string): Promise<void> {
+  await run(
+    db,
+    `update auth.users set email = $2, email_change = '', email_confirmed_at = coalesce(email_confirmed_at, now()),
+       updated_at = now() where id = $1`,
+    [userId, email],
+  );
+}
+
+/** The user's address becomes `email` (nothing else changes). */
+export async function setEmail(db: Db, userId: string, email: string): Promise<void> {
+  await run(db, "update auth.users set email = $2, updated_at = now() where id = $1", [
+    userId,
+    email,
+  ]);
+}
+
+/**
+ * UpdateUserEmailFromIdentities: when no identity has the user's address any more, the user takes
+ * the best remaining one (verified first, then unverified, oldest first) that nobody else has.
+ * With confirmations off (`autoconfirm`) any remaining address counts as confirmed.
+ */
+export async function updateEmailFromIdentities(
+  db: Db,
+  user: UserRow,
+  autoconfirm: boolean,
+): Promise<void> {
+  const rest = await many<IdentityRow>(
+    db,
+    "select * from auth.identities where user_id = $1 order by created_at, id",
+    [user.id],
+  );
+  const current = (user.email ?? "").toLowerCase();
+  if (rest.some((i) => (i.email ?? "") === current)) return;
+  const rank = (i: IdentityRow) => (!i.email ? 2 : i.identity_data.email_verified ? 0 : 1);
+  const ordered = [...rest].sort((a, b) => rank(a) - rank(b));
+  for (const candidate of ordered) {
+    const email = candidate.email ?? "";
+    const taken =
+      email !== "" &&
+      (await one(db, "select 1 from auth.users where lower(email) = $1 and id <> $2", [
+        email,
+        user.id,
+      ]));
+    if (taken) continue;
+    const confirmed =
+      email !== "" && (candidate.identity_data.email_verified === true || autoconfirm);
+    await run(
+      db,
+      `update auth.users set email = nullif($2, ''),
+         email_confirmed_at = case when $3::boolean then coalesce(email_confirmed_at, now()) else null end,
+         updated_at = now() where id = $1`,
+      [user.id, email, confirmed],
+    );
+    return;
+  }
+  throw authError("emailConflictIdentity");
+}
+
+/** UpdateUserMetaData: keys merged into user_metadata; a null value removes the key. */
+export async function updateUserMetadata(
+  db: Db,
+  userId: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await run(
+    db,
+    `update auth.users set raw_user_meta_data = jsonb_strip_nulls(coalesce(raw_user_meta_data, '{}') || $2::jsonb),
+       updated_at = now() where id = $1`,
+    [userId, JSON.stringify(data)],
+  );
+}
+
+/** An identity's data merged into user_metadata as it is (a sign-in through a provider). */
+export async function mergeIdentityMetadata(
+  db: Db,
+  userId: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await run(
+    db,
+    `update auth.users set raw_user_meta_data = coalesce(raw_user_meta_data, '{}') || $2::jsonb,
+       updated_at = now() where id = $1`,
+    [userId, JSON.stringify(data)],
+  );
+}
+
+/** Keys merged into app_metadata (admin only); a null value removes the key. */
+export async function updateAppMetadata(
+  db: Db,
+  userId: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await run(
+    db,
+    "update auth.users set raw_app_meta_data = jsonb_strip_nulls(coalesce(raw_app_meta_data, '{}') || $2::jsonb) where id = $1",
+    [userId, JSON.stringify(data)],
+  );
+}
+
+export async function setRole(db: Db, userId: string, role: string): Promise<void> {
+  await run(db, "update auth.users set role = $2 where id = $1", [userId, role]);
+}
+
+export async function touchUpdatedAt(db: Db, userId: string): Promise<void> {
+  await run(db, "update auth.users set updated_at = now() where id = $1", [userId]);
+}
+
+/** A ban until `until` (null lifts it); a banned user's sessions end. */
+export async function setBan(db: Db, userId: string, until: Date | null): Promise<void> {
+  await run(db, "update auth.users set banned_until = $2 where id = $1", [userId, until]);
+  if (until) await run(db, "delete from auth.sessions where user_id = $1", [userId]);
+}
+
+/** An anonymous user who gained an address is a permanent user. */
+export async function markPermanent(db: Db, userId: string): Promise<void> {
+  await run(db, "update auth.users set is_anonymous = false where id = $1", [userId]);
+}
+
+/**
+ * RemoveUnconfirmedIdentities: an unconfirmed account taken over by a verified identity keeps
+ * only that identity, loses its password, and its metadata becomes the identity's data.
+ */
+export async function removeUnconfirmedIdentities(
+  db: Db,
+  userId: string,
+  keepIdentityId: string,
+  metadata: Record<string, unknown>,
+): Promise<void> {
+  await run(db, "update auth.users set encrypted_password = null where id = $1", [userId]);
+  await run(db, "update auth.users set raw_user_meta_data = $2 where id = $1", [
+    userId,
+    JSON.stringify(metadata),
+  ]);
+  await run(db, "delete from auth.identities where user_id = $1 and id <> $2", [
+    userId,
+    keepIdentityId,
+  ]);
+}
+
+/** Soft delete: the row stays, with nothing that identifies or signs in the user. */
+export async function softDeleteUser(db: Db, userId: string): Promise<void> {
+  await run(
+    db,
+    `update auth.users set deleted_at = now(), email = null, phone = null, encrypted_password = '',
+       raw_app_meta_data = '{}', raw_user_meta_data = '{}', updated_at = now() where id = $1`,
+    [userId],
+  );
+  await run(db, "delete from auth.identities where user_id = $1", [userId]);
+  await run(db, "delete from auth.mfa_factors where user_id = $1", [userId]);
+  await run(db, "delete from auth.sessions where user_id = $1", [userId]);
+}
+
+/** Deletes the user and, by foreign keys, everything of theirs. */
+export async function deleteUser(db: Db, userId: string): Promise<void> {
+  await run(db, "delete from auth.users where id = $1", [userId]);
 }

@@ -1,0 +1,209 @@
+import { type Db, iso, many, one, run } from "./db.ts";
+
+/** A row of auth.mfa_factors (without the secret). */
+export interface FactorRow {
+  id: string;
+  user_id: string;
+  friendly_name: string | null;
+  factor_type: string;
+  status: string;
+  created_at: Date;
+  updated_at: Date;
+  phone: string | null;
+  last_challenged_at: Date | null;
+}
+
+/** A factor as stored, with its TOTP secret (never serialized). */
+export interface FactorWithSecret extends FactorRow {
+  secret: string | null;
+}
+
+/** A row of auth.mfa_challenges, with whether it has outlived its expiry. */
+export interface ChallengeRow {
+  id: string;
+  verified_at: Date | null;
+  /** host(ip_address): the address the challenge was created from. */
+  ip_address: string;
+  expired: boolean;
+}
+
+/** User.HasMFAEnabled: the user has a verified factor. */
+export async function hasVerifiedFactor(db: Db, userId: string): Promise<boolean> {
+  const row = await one(
+    db,
+    "select 1 from auth.mfa_factors where user_id = $1 and status = 'verified' limit 1",
+    [userId],
+  );
+  return row !== undefined;
+}
+
+/** The user's factors, oldest first. */
+export async function factorsOf(db: Db, userId: string): Promise<FactorRow[]> {
+  return many<FactorRow>(
+    db,
+    "select * from auth.mfa_factors where user_id = $1 order by created_at",
+    [userId],
+  );
+}
+
+/** The factor `id` of the user, if it is theirs. */
+export async function findFactor(
+  db: Db,
+  id: string,
+  userId: string,
+): Promise<FactorWithSecret | undefined> {
+  return one<FactorWithSecret>(
+    db,
+    "select * from auth.mfa_factors where id = $1 and user_id = $2",
+    [id, userId],
+  );
+}
+
+/** A new, unverified TOTP factor. */
+export async function insertTotpFactor(
+  db: Db,
+  factor: { id: string; userId: string; friendlyName: string; secret: string },
+): Promise<void> {
+  await run(
+    db,
+    `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
+     values ($1, $2, $3, 'totp', 'unverified', now(), now(), $4)`,
+    [factor.id, factor.userId, factor.friendlyName, factor.secret],
+  );
+}
+
+/** Unverified factors older than `expirySeconds` go (DeleteExpiredFactors). */
+export async function deleteExpiredUnverifiedFactors(
+  db: Db,
+  userId: string,
+  expirySeconds: number,
+): Promise<void> {
+  await run(
+    db,
+    `delete from auth.mfa_factors where user_id = $1 and status = 'unverified'
+       and created_at + make_interval(secs => $2) < now()`,
+    [userId, expirySeconds],
+  );
+}
+
+export async function markFactorVerified(db: Db, factorId: string): Promise<void> {
+  await run(
+    db,
+    "update auth.mfa_factors set status = 'verified', updated_at = now() where id = $1",
+    [factorId],
+  );
+}
+
+/** DeleteUnverifiedFactors(totp): what is left of enrollments never finished. */
+export async function deleteUnverifiedTotpFactors(db: Db, userId: string): Promise<void> {
+  await run(
+    db,
+    "delete from auth.mfa_factors where user_id = $1 and status = 'unverified' and factor_type = 'totp'",
+    [userId],
+  );
+}
+
+/** Deletes a factor; the sessions it raised lose its AMR entry and drop to aal1
+ * (DowngradeSessionsToAAL1). */
+export async function deleteFactor(db: Db, factor: { id: string; user_id: string }) {
+  await run(db, "delete from auth.mfa_factors where id = $1", [factor.id]);
+  await run(
+    db,
+    `delete from auth.mfa_amr_claims where authentication_method = 'totp'
+       and session_id in (select id from auth.sessions where factor_id = $1)`,
+    [factor.id],
+  );
+  await run(
+    db,
+    "update auth.sessions set aal = 'aal1', factor_id = null, updated_at = now() where user_id = $1 and factor_id = $2",
+    [factor.user_id, factor.id],
+  );
+}
+
+/**
+ * A challenge of the factor, from `ip`; the factor remembers it as its last challenge
+ * (WriteChallengeToDatabase: a unique column, so a second factor challenged in the same instant
+ * keeps its earlier value). Returns when it was created.
+ */
+export async function createChallenge(
+  db: Db,
+  challengeId: string,
+  factorId: string,
+  ip: string,
+): Promise<Date> {
+  const row = await one<{ created_at: Date }>(
+    db,
+    `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address)
+     values ($1, $2, now(), $3) returning created_at`,
+    [challengeId, factorId, ip],
+  );
+  await run(
+    db,
+    `update auth.mfa_factors set last_challenged_at = $2
+     where id = $1 and not exists (select 1 from auth.mfa_factors where last_challenged_at = $2)`,
+    [factorId, row?.created_at ?? new Date()],
+  );
+  return row?.created_at ?? new Date();
+}
+
+/** The challenge `id` of the factor, and whether it is older than `expirySeconds`. */
+export async function findChallenge(
+  db: Db,
+  id: string,
+  factorId: string,
+  expirySeconds: number,
+): Promise<ChallengeRow | undefined> {
+  return one<ChallengeRow>(
+    db,
+    `select id, verified_at, host(ip_address) as ip_address,
+       created_at + make_interval(secs => $3) < now() as expired
+     from auth.mfa_challenges where id = $1 and factor_id = $2`,
+    [id, factorId, expirySeconds],
+  );
+}
+
+export async function deleteChallenge(db: Db, id: string): Promise<void> {
+  await run(db, "delete from auth.mfa_challenges where id = $1", [id]);
+}
+
+/** Whether `code` verified a challenge of the factor within the last `windowSeconds`. */
+export async function codeRecentlyVerified(
+  db: Db,
+  factorId: string,
+  code: string,
+  windowSeconds: number,
+): Promise<boolean> {
+  const row = await one(
+    db,
+    `select 1 from auth.mfa_challenges where factor_id = $1 and otp_code = $2
+       and verified_at > now() - make_interval(secs => $3)`,
+    [factorId, code, windowSeconds],
+  );
+  return row !== undefined;
+}
+
+/** Marks the challenge verified by `code`; false when it already was (two verifies at once). */
+export async function markChallengeVerified(
+  db: Db,
+  challengeId: string,
+  code: string,
+): Promise<boolean> {
+  const marked = await run(
+    db,
+    "update auth.mfa_challenges set verified_at = now(), otp_code = $2 where id = $1 and verified_at is null",
+    [challengeId, code],
+  );
+  return marked > 0;
+}
+
+export function factorJson(factor: FactorRow): Record<string, unknown> {
+  return {
+    id: factor.id,
+    friendly_name: factor.friendly_name ?? undefined,
+    factor_type: factor.factor_type,
+    status: factor.status,
+    created_at: iso(factor.created_at),
+    updated_at: iso(factor.updated_at),
+    last_challenged_at: iso(factor.last_challenged_at),
+  };
+}

@@ -1,0 +1,200 @@
+// The package's shape, checked from its import graph (every relative import of every module in
+// src/, type-only and dynamic ones included): no cycles anywhere, and each layer imports only what
+// sits below it, as supabase/auth separates internal/api (handlers) from internal/models (data).
+//
+//   server.ts, cli.ts, index.ts        wire everything together
+//   auth/api/routes.ts                 the one route table: the only importer of the handlers
+//   auth/api/*.ts                      one handler module per endpoint family, never each other
+//   auth/*.ts, auth/emails/*.ts        what handlers share (errors, request parsing, tokens, emails)
+//   auth/models/*.ts                   data: the only SQL, no Request/Response, nothing above
+//   provider/, mail/, rest/            services of their own: they never import Auth
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { describe, expect, test } from "vitest";
+
+const SRC = fileURLToPath(new URL("../src/", import.meta.url));
+
+interface Import {
+  /** The imported module, relative to src/ (e.g. "auth/models/users.ts"). */
+  target: string;
+  typeOnly: boolean;
+}
+
+function modules(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return modules(path);
+    return entry.name.endsWith(".ts") ? [relative(SRC, path)] : [];
+  });
+}
+
+/** Every relative import of a module: import/export declarations and import() calls. */
+function importsOf(file: string): Import[] {
+  const source = ts.createSourceFile(
+    file,
+    readFileSync(join(SRC, file), "utf8"),
+    ts.ScriptTarget.Latest,
+  );
+  const found: Import[] = [];
+  const add = (specifier: string, typeOnly: boolean) => {
+    if (!specifier.startsWith(".")) return;
+    found.push({ target: normalize(join(dirname(file), specifier)), typeOnly });
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const typeOnly =
+        !!clause &&
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            !!clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      add(node.moduleSpecifier.text, typeOnly);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
+      if (ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, node.isTypeOnly);
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
+      add(node.arguments[0].text, false);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+const files = modules();
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+
+/** The import edges whose importer and target match, as "importer -> target". */
+function edges(from: (file: string) => boolean, to: (target: string) => boolean): string[] {
+  return [...graph].flatMap(([file, imports]) =>
+    from(file) ? imports.filter((i) => to(i.target)).map((i) => `${file} -> ${i.target}`) : [],
+  );
+}
+
+/** Every import cycle (as a path that ends where it started), found by depth-first search. */
+function cycles(deps: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "visiting") {
+      found.push([...path.slice(path.indexOf(file)), file]);
+      return;
+    }
+    state.set(file, "visiting");
+    for (const next of deps.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, "done");
+  };
+  for (const file of deps.keys()) visit(file, []);
+  return found;
+}
+
+const isHandler = (f: string) => f.startsWith("auth/api/") && f !== "auth/api/routes.ts";
+const isModel = (f: string) => f.startsWith("auth/models/");
+
+describe("the package's import graph", () => {
+  test("every relative import resolves to a module of src/", () => {
+    const unresolved = [...graph].flatMap(([file, imports]) =>
+      imports
+        .filter((i) => i.target.endsWith(".ts") && !graph.has(i.target))
+        .map((i) => `${file} -> ${i.target}`),
+    );
+    expect(unresolved).toEqual([]);
+    expect(files.length).toBeGreaterThan(40);
+  });
+
+  test("has no import cycles (type-only imports count too)", () => {
+    const deps = new Map([...graph].map(([file, imports]) => [file, imports.map((i) => i.target)]));
+    expect(cycles(deps).map((c) => c.join(" -> "))).toEqual([]);
+  });
+
+  test("the cycle check finds a cycle when there is one", () => {
+    const deps = new Map([
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts"]],
+      ["d.ts", ["a.ts"]],
+    ]);
+    expect(cycles(deps)).toEqual([["a.ts", "b.ts", "c.ts", "a.ts"]]);
+    expect(cycles(new Map([["a.ts", ["a.ts"]]]))).toEqual([["a.ts", "a.ts"]]);
+    expect(
+      cycles(
+        new Map([
+          ["a.ts", ["b.ts"]],
+          ["b.ts", []],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+});
+
+describe("Auth: handlers apart from models", () => {
+  test("only the route table imports the handlers, and handlers never import each other", () => {
+    expect(edges((f) => f !== "auth/api/routes.ts", isHandler)).toEqual([]);
+  });
+
+  test("the route table is the Auth API's only entry, mounted by auth/index.ts", () => {
+    expect(
+      edges(
+        (f) => f !== "auth/index.ts",
+        (t) => t === "auth/api/routes.ts",
+      ),
+    ).toEqual([]);
+  });
+
+  test("models import only models and the error table", () => {
+    expect(edges(isModel, (t) => !isModel(t) && t !== "auth/errors.ts")).toEqual([]);
+  });
+
+  test("models never touch a Request or a Response", () => {
+    const offending = files.filter(
+      (f) => isModel(f) && /\b(Request|Response)\b/.test(readFileSync(join(SRC, f), "utf8")),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  test("only models run SQL: elsewhere the query helpers are imported for their types only", () => {
+    const queries = [...graph].flatMap(([file, imports]) =>
+      isModel(file)
+        ? []
+        : imports
+            .filter((i) => i.target === "auth/models/db.ts" && !i.typeOnly)
+            .map((i) => `${file} -> ${i.target}`),
+    );
+    expect(queries).toEqual([]);
+    const handlersWithSql = files.filter(
+      (f) =>
+        f.startsWith("auth/") &&
+        !isModel(f) &&
+        /\.(query|exec)\(|\b(select|insert into|update auth\.|delete from)\b/i.test(
+          readFileSync(join(SRC, f), "utf8"),
+        ),
+    );
+    expect(handlersWithSql).toEqual([]);
+  });
+});
+
+describe("services apart from Auth", () => {
+  test("the OAuth provider page, the mail inbox and the data API never import Auth", () => {
+    const separate = (f: string) =>
+      f.startsWith("provider/") || f.startsWith("mail/") || f.startsWith("rest/");
+    expect(edges(separate, (t) => t.startsWith("auth/"))).toEqual([]);
+  });
+
+  test("the data API imports nothing outside rest/", () => {
+    expect(
+      edges(
+        (f) => f.startsWith("rest/"),
+        (t) => !t.startsWith("rest/"),
+      ),
+    ).toEqual([]);
+  });
+});

@@ -10,9 +10,9 @@
  *  - it carries an Origin other than the backend's own (a fetch, a form post or a preflight from
  *    another page; "null" included), or
  *  - the browser marks it Sec-Fetch-Site: cross-site (a script, image or frame another site
- *    embeds), except a top-level navigation: following a link (or an OAuth redirect, from an app
- *    on localhost to 127.0.0.1) opens the page in the developer's tab, where no other site can read
- *    it.
+ *    embeds), except a top-level navigation to one of the HTML pages: following a link (or an
+ *    OAuth redirect, from an app on localhost to 127.0.0.1) opens the page in the developer's tab,
+ *    where no other site can read it.
  * The APIs the browser clients call (/auth/v1 except admin, /rest/v1) keep their CORS.
  */
 
@@ -70,6 +70,7 @@ export function refuseForeign(request: Request, path: string): Response | undefi
   const origin = request.headers.get("origin");
   const site = request.headers.get("sec-fetch-site");
   const navigation =
+    !isApi(path) &&
     (request.method === "GET" || request.method === "HEAD") &&
     request.headers.get("sec-fetch-mode") === "navigate" &&
     request.headers.get("sec-fetch-dest") === "document";
@@ -92,8 +93,13 @@ export function noFraming(): Array<[string, string]> {
   ];
 }
 
+/** The JSON endpoints (the inbox's API, the admin API), as opposed to the HTML pages. */
+function isApi(path: string): boolean {
+  return /^\/(?:inbox\/api|auth\/v1)\//i.test(path);
+}
+
 function forbidden(path: string, message: string, hint: string): Response {
-  const json = /^\/(?:inbox\/api|auth\/v1)\//i.test(path);
+  const json = isApi(path);
   const headers = new Headers([
     ["Cache-Control", "no-store"],
     ["X-Content-Type-Options", "nosniff"],

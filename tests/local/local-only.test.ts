@@ -144,6 +144,13 @@ describe("the inbox is for the developer's own tab", () => {
     };
     await expectRefused(await embedded("script", "no-cors"), false);
     await expectRefused(await embedded("iframe", "navigate"), false);
+    // a link from another site may open the pages, not the JSON (nor the admin API, ?apikey=)
+    for (const path of ["/inbox/api/messages", `/auth/v1/admin/users?apikey=${SERVICE_ROLE_KEY}`]) {
+      const answer = await raw(`${BACKEND_URL}${path}`, NAVIGATION);
+      await expectRefused(
+        new Response(answer.text, { status: answer.status, headers: answer.headers }),
+      );
+    }
   });
 
   it("the developer's tab, tests and tools read it; the page cannot be framed", async () => {

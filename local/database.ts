@@ -323,8 +323,11 @@ export class Database {
 
   /** The statement `id` ran out of time: answer it with 57014 and start the engine again. */
   #timedOut(id: number): void {
-    if (!this.#pending.has(id)) return;
-    this.#restart(statementTimeout());
+    // After a busy spell of this thread, timers run before the messages that came in meanwhile:
+    // let the worker's answer, if it is already here, settle the statement first.
+    setImmediate(() => {
+      if (this.#pending.has(id)) this.#restart(statementTimeout());
+    });
   }
 
   /** The worker died on its own (out of memory, a crash): fail what it had and start again. */

@@ -13,14 +13,19 @@ async function allowOnProviderPage(
   expect(page.status).toBe(200);
   const action = new URL(page.url);
   action.search = "";
-  return browser.post(action.toString(), {
-    state: hiddenState(page.body),
-    decision: "allow",
-    name: account.name ?? "Octo Cat",
-    email: account.email,
-    provider_id: account.provider_id ?? "",
-    email_verified: "true",
-  });
+  return browser.post(
+    action.toString(),
+    {
+      state: hiddenState(page.body),
+      decision: "allow",
+      name: account.name ?? "Octo Cat",
+      email: account.email,
+      provider_id: account.provider_id ?? "",
+      email_verified: "true",
+    },
+    // the form is on the provider page: a browser sends that page's origin
+    { origin: action.origin },
+  );
 }
 
 /** The identities on the /account/identities page, by provider. */

@@ -1,15 +1,23 @@
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import type { Config, DeepPartial } from "../../packages/supabase-local/src/config.ts";
-import { createLocalBackend, type LocalBackend } from "../../packages/supabase-local/src/server.ts";
+import {
+  createLocalBackend,
+  type LocalBackend,
+  type LocalBackendOptions,
+} from "../../packages/supabase-local/src/server.ts";
 import { PASSWORD, PUBLISHABLE_KEY, randomEmail, SECRET_KEY } from "./backend.ts";
 
 /**
  * A second backend in this test worker, in memory and without a socket, for settings the shared
  * test backend does not use (small rate limits, MFA switched off, ...). The same supabase-js
- * drives it through its fetch handler.
+ * drives it through its fetch handler. Without a socket every caller's address is 127.0.0.1,
+ * unless `trustProxyHeader` names a header that carries it.
  */
-export async function memoryBackend(config: DeepPartial<Config>) {
-  const backend = await createLocalBackend({ host: false, config });
+export async function memoryBackend(
+  config: DeepPartial<Config>,
+  options: Omit<LocalBackendOptions, "config" | "host"> = {},
+) {
+  const backend = await createLocalBackend({ ...options, host: false, config });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
     backend.fetch(new Request(input, init));
 

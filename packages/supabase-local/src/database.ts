@@ -1,20 +1,439 @@
-import { readFile } from "node:fs/promises";
-import { PGlite } from "@electric-sql/pglite";
+import { existsSync, rmSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import {
+  type PGlite,
+  type QueryOptions,
+  type Results,
+  type Transaction,
+  TransactionAbortedError,
+} from "@electric-sql/pglite";
+import type { SerializedError, WorkerCall, WorkerMessage } from "./database-worker.ts";
 
 const here = new URL("./db/", import.meta.url);
 
 /**
- * Opens the embedded Postgres (PGlite): persisted in `dataDir`, or in memory when it is undefined,
- * and brings the API roles and the `auth` schema up to date (idempotent, so restarts are cheap).
+ * Opens the embedded Postgres (PGlite): persisted in `dataDir`, or in a scratch directory removed
+ * on close when it is undefined (see scratchDirectory), and brings the API roles and the `auth`
+ * schema up to date (idempotent, so restarts are cheap). Postgres runs in a worker thread (see
+ * Database) so that statement_timeout is enforced.
  */
 export async function openDatabase(dataDir?: string): Promise<PGlite> {
-  const db = new PGlite(dataDir);
-  await db.waitReady;
-  const [roles, auth] = await Promise.all([
-    readFile(new URL("roles.sql", here), "utf8"),
-    readFile(new URL("auth.sql", here), "utf8"),
-  ]);
-  await db.exec(roles);
-  await db.exec(auth);
-  return db;
+  const db = await Database.open(dataDir);
+  try {
+    const [roles, auth] = await Promise.all([
+      readFile(new URL("roles.sql", here), "utf8"),
+      readFile(new URL("auth.sql", here), "utf8"),
+    ]);
+    await db.exec(roles);
+    await db.exec(auth);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  // Database offers what the backend and its tests use of PGlite (query, exec, transaction,
+  // listen, unlisten, close); handing it on as PGlite keeps every module's types as they are.
+  return db as unknown as PGlite;
+}
+
+type Pending = {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  statement: boolean;
+  timer?: NodeJS.Timeout;
+};
+
+type Statement =
+  | { op: "query"; sql: string; params?: unknown[]; options?: QueryOptions }
+  | { op: "exec"; sql: string };
+
+/**
+ * PGlite in a worker thread, with statement_timeout enforced from outside.
+ *
+ * PGlite is Postgres compiled to single-threaded WASM: a statement runs to its end before anything
+ * else in its thread does, so Postgres' own statement_timeout never fires there (checked: a
+ * `SET statement_timeout = 300` session still runs a 4 s regular expression to its end). A runaway
+ * statement (a backtracking `~` pattern from a `match` filter, say) would hold the one database,
+ * and every request waiting on it, for as long as it runs. So the database lives in a worker
+ * thread, one statement at a time, and this side keeps the clock: the worker reports the
+ * statement_timeout in force after each statement that may change it (SET, set_config, RESET, the
+ * end of a transaction), and a statement that outlives it is answered with Postgres' own error
+ * (57014 "canceling statement due to statement timeout") while the worker is ended and started
+ * again on the same data directory. Committed data is on disk by then (Postgres replays its WAL on
+ * the restart, as after a crash); the cancelled transaction is gone, as Postgres would have rolled
+ * it back. Requests queued behind it run on the restarted database.
+ */
+export class Database {
+  readonly dataDir: string;
+  /** The scratch directory to remove on close (an unnamed database's). */
+  readonly #scratch: string | undefined;
+  #worker!: Worker;
+  readonly #retired = new WeakSet<Worker>();
+  readonly #started = new WeakSet<Worker>();
+  #ready: Promise<void> = Promise.resolve();
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #timeoutMs = 0;
+  /** Bumped on every restart: a transaction begun before it is over. */
+  #generation = 0;
+  /** One query or transaction at a time, as PGlite (a single connection) does. */
+  #lock: Promise<unknown> = Promise.resolve();
+  /** One statement at a time, so a statement's clock starts when it is sent. */
+  #statements: Promise<unknown> = Promise.resolve();
+  readonly #listeners = new Map<string, Set<(payload: string) => void>>();
+  #closed = false;
+
+  private constructor(dataDir: string, scratch: string | undefined) {
+    this.dataDir = dataDir;
+    this.#scratch = scratch;
+  }
+
+  static async open(dataDir?: string): Promise<Database> {
+    const scratch = dataDir === undefined ? await scratchDirectory() : undefined;
+    const db = new Database(dataDir ?? join(scratch as string, "pgdata"), scratch);
+    db.#ready = db.#start();
+    try {
+      await db.#ready;
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+    return db;
+  }
+
+  get waitReady(): Promise<void> {
+    return this.#ready;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** statement_timeout in force for the next statement, in milliseconds (0 = none). */
+  get statementTimeout(): number {
+    return this.#timeoutMs;
+  }
+
+  query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
+    return this.#exclusive(() => this.#statement({ op: "query", sql, params, options }, false));
+  }
+
+  exec(sql: string, options?: QueryOptions): Promise<Results[]> {
+    noOptions(options);
+    return this.#exclusive(() => this.#statement({ op: "exec", sql }, false));
+  }
+
+  sql<T>(strings: TemplateStringsArray, ...params: unknown[]): Promise<Results<T>> {
+    return this.query<T>(templateSql(strings), params);
+  }
+
+  transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.#exclusive(async () => {
+      await this.#statement({ op: "exec", sql: "BEGIN" }, true);
+      const generation = this.#generation;
+      let closed = false;
+      const alive = () => {
+        if (closed) throw new Error("Transaction is closed");
+        // The engine was restarted under this transaction (its statement ran out of time): as in
+        // Postgres, the rest of an aborted transaction is refused.
+        if (generation !== this.#generation) throw abortedTransaction();
+      };
+      const tx: Transaction = {
+        query: async <R>(sql: string, params?: unknown[], options?: QueryOptions) => {
+          alive();
+          return this.#statement<Results<R>>({ op: "query", sql, params, options }, true);
+        },
+        sql: async <R>(strings: TemplateStringsArray, ...params: unknown[]) => {
+          alive();
+          return this.#statement<Results<R>>(
+            { op: "query", sql: templateSql(strings), params },
+            true,
+          );
+        },
+        exec: async (sql: string, options?: QueryOptions) => {
+          alive();
+          noOptions(options);
+          return this.#statement<Results[]>({ op: "exec", sql }, true);
+        },
+        rollback: async () => {
+          alive();
+          await this.#statement({ op: "exec", sql: "ROLLBACK" }, false);
+          closed = true;
+        },
+        listen: async (channel: string, listener: (payload: string) => void) => {
+          alive();
+          return this.listen(channel, listener);
+        },
+        get closed() {
+          return closed;
+        },
+      };
+      try {
+        const result = await callback(tx);
+        if (!closed) {
+          closed = true;
+          if (generation !== this.#generation) throw abortedTransaction();
+          const [commit] = await this.#statement<Results[]>({ op: "exec", sql: "COMMIT" }, false);
+          if (commit?.command === "ROLLBACK") throw new TransactionAbortedError();
+        }
+        return result;
+      } catch (error) {
+        if (!closed) {
+          closed = true;
+          if (generation === this.#generation)
+            await this.#statement({ op: "exec", sql: "ROLLBACK" }, false);
+        }
+        throw error;
+      }
+    });
+  }
+
+  async listen(
+    channel: string,
+    listener: (payload: string) => void,
+  ): Promise<(tx?: Transaction) => Promise<void>> {
+    let listeners = this.#listeners.get(channel);
+    if (!listeners) {
+      listeners = new Set();
+      this.#listeners.set(channel, listeners);
+      await this.#ready;
+      await this.#post({ op: "listen", channel }, false);
+    }
+    listeners.add(listener);
+    return () => this.unlisten(channel, listener);
+  }
+
+  async unlisten(channel: string, listener?: (payload: string) => void): Promise<void> {
+    const listeners = this.#listeners.get(channel);
+    if (!listeners) return;
+    if (listener) listeners.delete(listener);
+    else listeners.clear();
+    if (listeners.size > 0) return;
+    this.#listeners.delete(channel);
+    await this.#ready;
+    await this.#post({ op: "unlisten", channel }, false);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#lock;
+    try {
+      await this.#ready;
+      await this.#post({ op: "close" }, false);
+    } catch {
+      // a worker that never started or already died has nothing to close
+    }
+    if (this.#worker) {
+      this.#retired.add(this.#worker);
+      await this.#worker.terminate();
+    }
+    if (this.#scratch) {
+      await rm(this.#scratch, { recursive: true, force: true });
+      openScratch.delete(this.#scratch);
+    }
+  }
+
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#lock.then(fn);
+    this.#lock = run.catch(() => {});
+    return run;
+  }
+
+  #statement<T>(statement: Statement, inTransaction: boolean): Promise<T> {
+    const call: WorkerCall =
+      statement.op === "query"
+        ? { ...statement, options: cloneableOptions(statement.options), inTransaction }
+        : { ...statement, inTransaction };
+    const run = this.#statements.then(async () => {
+      if (this.#closed) throw new Error("The database is closed");
+      await this.#ready;
+      return this.#post(call, true) as Promise<T>;
+    });
+    this.#statements = run.catch(() => {});
+    return run;
+  }
+
+  #post(request: WorkerCall, statement: boolean): Promise<unknown> {
+    const id = this.#nextId++;
+    const worker = this.#worker;
+    return new Promise((resolve, reject) => {
+      const pending: Pending = { resolve, reject, statement };
+      if (statement && this.#timeoutMs > 0)
+        pending.timer = setTimeout(() => this.#timedOut(id), this.#timeoutMs);
+      this.#pending.set(id, pending);
+      worker.ref();
+      worker.postMessage({ ...request, id });
+    });
+  }
+
+  #start(): Promise<void> {
+    const worker = new Worker(new URL("./database-worker.ts", import.meta.url), {
+      workerData: { dataDir: this.dataDir },
+    });
+    this.#worker = worker;
+    const started = new Promise<void>((resolve, reject) => {
+      worker.on("message", (message: WorkerMessage) => {
+        switch (message.type) {
+          case "ready":
+            this.#timeoutMs = message.timeoutMs;
+            this.#started.add(worker);
+            resolve();
+            break;
+          case "failed":
+            reject(toError(message.error));
+            break;
+          case "notification":
+            for (const listener of this.#listeners.get(message.channel) ?? [])
+              listener(message.payload);
+            break;
+          default:
+            this.#settle(message);
+        }
+      });
+      worker.on("error", (error) => {
+        reject(error);
+        this.#lost(worker, error);
+      });
+      worker.on("exit", (code) => {
+        const error = new Error(`The database worker stopped (exit code ${code})`);
+        reject(error);
+        this.#lost(worker, error);
+      });
+    });
+    return started.then(async () => {
+      for (const channel of this.#listeners.keys())
+        await this.#post({ op: "listen", channel }, false);
+      if (this.#pending.size === 0) worker.unref();
+    });
+  }
+
+  #settle(message: Extract<WorkerMessage, { type: "result" | "error" }>): void {
+    const pending = this.#pending.get(message.id);
+    if (!pending) return;
+    this.#pending.delete(message.id);
+    clearTimeout(pending.timer);
+    this.#timeoutMs = message.timeoutMs;
+    if (this.#pending.size === 0) this.#worker.unref();
+    if (message.type === "result") pending.resolve(message.result);
+    else pending.reject(toError(message.error));
+  }
+
+  /** The statement `id` ran out of time: answer it with 57014 and start the engine again. */
+  #timedOut(id: number): void {
+    // After a busy spell of this thread, timers run before the messages that came in meanwhile:
+    // let the worker's answer, if it is already here, settle the statement first.
+    setImmediate(() => {
+      if (this.#pending.has(id)) this.#restart(statementTimeout());
+    });
+  }
+
+  /** The worker died on its own (out of memory, a crash): fail what it had and start again. */
+  #lost(worker: Worker, error: Error): void {
+    if (this.#retired.has(worker) || worker !== this.#worker) return;
+    this.#retired.add(worker);
+    // one that never started has failed its start (the caller hears of it): no endless retries
+    if (this.#closed || !this.#started.has(worker)) return;
+    console.error(`[local backend] ${error.message}; restarting the database`);
+    this.#restart(error, false);
+  }
+
+  #restart(error: Error, terminate = true): void {
+    const worker = this.#worker;
+    this.#retired.add(worker);
+    this.#generation++;
+    for (const [id, pending] of this.#pending) {
+      clearTimeout(pending.timer);
+      this.#pending.delete(id);
+      // a LISTEN/UNLISTEN in flight is redone from #listeners by the restart
+      if (pending.statement) pending.reject(error);
+      else pending.resolve(null);
+    }
+    const stopped = terminate ? worker.terminate().then(() => {}) : Promise.resolve();
+    this.#ready = stopped.then(() => this.#start());
+    this.#ready.catch((startError: unknown) => {
+      console.error("[local backend] the database did not start again:", startError);
+    });
+  }
+}
+
+const SCRATCH_PREFIX = "local-backend-";
+const openScratch = new Set<string>();
+let removeAtExit = false;
+
+/**
+ * Where an unnamed database lives while it runs (tmpfs when the machine has one): a directory
+ * with the owner's pid, removed on close, at exit, or by the next start if its process is gone.
+ */
+async function scratchDirectory(): Promise<string> {
+  const root = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+  await removeAbandoned(root);
+  const dir = await mkdtemp(join(root, SCRATCH_PREFIX));
+  await writeFile(join(dir, "owner.pid"), String(process.pid));
+  if (!removeAtExit) process.once("exit", removeOpenScratch);
+  removeAtExit = true;
+  openScratch.add(dir);
+  return dir;
+}
+
+function removeOpenScratch(): void {
+  for (const dir of openScratch) rmSync(dir, { recursive: true, force: true });
+  openScratch.clear();
+}
+
+async function removeAbandoned(root: string): Promise<void> {
+  const names = await readdir(root).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(SCRATCH_PREFIX))) {
+    const dir = join(root, name);
+    const pid = Number(await readFile(join(dir, "owner.pid"), "utf8").catch(() => "NaN"));
+    if (Number.isInteger(pid) && pid > 0 && !isAlive(pid))
+      await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function toError(serialized: SerializedError): Error {
+  return Object.assign(new Error(serialized.message), serialized);
+}
+
+function statementTimeout(): Error {
+  return Object.assign(new Error("canceling statement due to statement timeout"), {
+    name: "error",
+    severity: "ERROR",
+    code: "57014",
+  });
+}
+
+function abortedTransaction(): Error {
+  return Object.assign(
+    new Error("current transaction is aborted, commands ignored until end of transaction block"),
+    { name: "error", severity: "ERROR", code: "25P02" },
+  );
+}
+
+/** Only plain-data options cross to the worker (parsers and serializers are functions). */
+function cloneableOptions(options: QueryOptions | undefined) {
+  if (!options) return undefined;
+  const { rowMode, paramTypes, ...rest } = options;
+  noOptions(rest);
+  return { rowMode, paramTypes };
+}
+
+function noOptions(options: object | undefined): void {
+  if (options && Object.values(options).some((v) => v !== undefined))
+    throw new Error(`query options ${Object.keys(options).join(", ")} are not supported here`);
+}
+
+function templateSql(strings: TemplateStringsArray): string {
+  return strings.reduce((sql, part, i) => `${sql}$${i}${part}`);
 }

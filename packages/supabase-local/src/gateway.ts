@@ -12,7 +12,8 @@ export type GatewayResult = { bearer?: string } | { reject: Response };
  * The Supabase CLI's gateway rule (start.go BearerToken): a self-minted `Authorization: Bearer`
  * JWT passes through; otherwise the secret key becomes the service_role JWT and the publishable key
  * the anon JWT; a legacy JWT apikey is used as is. Unlike the CLI (which forwards anything), an
- * unknown `sb_` key is refused with the hosted gateway's 401, so a wrong key shows up early.
+ * unknown `sb_` key is refused with the hosted gateway's 401, so a wrong key shows up early, and
+ * the secret key sent by a browser gets the hosted gateway's 401 too.
  */
 export function gateway(request: Request, keys: Keys): GatewayResult {
   const authorization = request.headers.get("authorization");
@@ -23,10 +24,35 @@ export function gateway(request: Request, keys: Keys): GatewayResult {
   }
   const key = apikey ?? authorization?.slice("Bearer ".length);
   if (!key) return {};
-  if (key === keys.secret) return { bearer: keys.serviceRole };
+  if (key === keys.secret) {
+    if (fromBrowser(request)) return { reject: secretKeyInBrowser() };
+    return { bearer: keys.serviceRole };
+  }
   if (key === keys.publishable) return { bearer: keys.anon };
   if (key.startsWith("sb_")) return { reject: invalidApiKey() };
   return { bearer: key };
+}
+
+/**
+ * The hosted gateway refuses secret keys from browsers, telling them by the User-Agent (a browser's
+ * starts with Mozilla/). Here an Origin header counts too: only browsers send one, and some let a
+ * page set its own User-Agent, while the local secret key is public. The legacy service_role JWT
+ * is not refused, as on the hosted service.
+ */
+function fromBrowser(request: Request): boolean {
+  return (
+    /\bMozilla\//.test(request.headers.get("user-agent") ?? "") || request.headers.has("origin")
+  );
+}
+
+function secretKeyInBrowser(): Response {
+  return Response.json(
+    {
+      message: "Forbidden use of secret API key in browser",
+      hint: "Secret API keys can only be used in a protected environment and should never be used in a browser. Delete this secret API key immediately!",
+    },
+    { status: 401 },
+  );
 }
 
 function invalidApiKey(): Response {

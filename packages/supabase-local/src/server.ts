@@ -1,14 +1,16 @@
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
+import { rememberClientAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { openDatabase } from "./database.ts";
 import { createAuthenticate, gateway } from "./gateway.ts";
 import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
+import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
 import { applyMigrations } from "./migrations.ts";
 import { ROOT } from "./paths.ts";
@@ -31,6 +33,12 @@ export interface LocalBackendOptions {
   /** supabase/migrations and supabase/seed.sql by default. */
   migrationsDir?: string;
   seedFile?: string;
+  /**
+   * A request header that carries the client's address (e.g. "X-Forwarded-For"), for a backend
+   * behind a proxy that sets it. Unset (the default), the address is the socket's and such headers
+   * are ignored: anyone can write them. Default: $LOCAL_BACKEND_TRUST_PROXY_HEADER.
+   */
+  trustProxyHeader?: string;
 }
 
 export interface LocalBackend {
@@ -50,12 +58,15 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   const config = loadConfig(options.configPath ?? `${ROOT}supabase/config.toml`, options.config);
   // Take the port first: a second instance must fail before it opens the same data directory.
   const port = options.port ?? config.api.port;
+  const trustProxyHeader =
+    options.trustProxyHeader ?? (process.env.LOCAL_BACKEND_TRUST_PROXY_HEADER || undefined);
   let handler: ((request: Request) => Promise<Response>) | undefined;
   let markReady = () => {};
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
   });
-  const early = async (request: Request) => {
+  const early = async (request: Request, env?: { incoming?: { socket: Socket } }) => {
+    rememberClientAddress(request, env?.incoming?.socket?.remoteAddress, trustProxyHeader);
     await ready;
     return (handler as (request: Request) => Promise<Response>)(request);
   };
@@ -105,20 +116,31 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   };
 
   const app = new Hono();
-  app.use(
-    "*",
-    cors({
-      origin: (origin) => origin,
-      credentials: true,
-      exposeHeaders: [
-        "X-Supabase-Api-Version",
-        "x-sb-error-code",
-        "Content-Range",
-        "Content-Profile",
-        "Preference-Applied",
-      ],
-    }),
-  );
+  const apiCors = cors({
+    origin: (origin) => origin,
+    credentials: true,
+    exposeHeaders: [
+      "X-Supabase-Api-Version",
+      "x-sb-error-code",
+      "Content-Range",
+      "Content-Profile",
+      "Preference-Applied",
+    ],
+  });
+  // Who may call what (local/local-only.ts): the local pages and the admin API answer only the
+  // developer's own tab and tools; the APIs browsers call keep their CORS.
+  app.use("*", async (c, next) => {
+    const path = c.req.path;
+    if (isLocalOnly(path)) {
+      const refused = refuseForeign(c.req.raw, path);
+      if (refused) return refused;
+      await next();
+      for (const [name, value] of noFraming()) c.header(name, value);
+      return;
+    }
+    if (/^\/(?:auth|rest)\/v1(?:\/|$)/.test(path)) return apiCors(c, next);
+    await next();
+  });
   // The gateway's own answer (an unknown sb_ key) comes before Auth and the data API see the request.
   const apiGateway = async (c: { req: { raw: Request } }, next: () => Promise<void>) => {
     const result = gateway(c.req.raw, KEYS);
@@ -139,8 +161,12 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   app.route("/provider", providerPageRoutes(ctx));
   app.get("/", (c) => c.redirect("/inbox"));
 
-  const fetch = async (request: Request) => app.fetch(request);
-  handler = fetch;
+  handler = async (request: Request) => app.fetch(request);
+  // In-process callers (tests) have no socket: their address is this machine's, or the trusted header.
+  const fetch = async (request: Request) => {
+    rememberClientAddress(request, undefined, trustProxyHeader);
+    return app.fetch(request);
+  };
   markReady();
 
   return {
@@ -159,7 +185,11 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   };
 }
 
-function listen(fetch: (r: Request) => Promise<Response>, hostname: string, port: number) {
+function listen(
+  fetch: (r: Request, env?: { incoming?: { socket: Socket } }) => Promise<Response>,
+  hostname: string,
+  port: number,
+) {
   return new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const server = serve({ fetch, hostname, port }, () => resolve(server));
     server.once("error", reject);

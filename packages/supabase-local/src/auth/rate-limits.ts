@@ -19,8 +19,8 @@ import { clientIp } from "./request.ts";
  * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY (15) a minute per IP each, as token buckets holding 30.
  *
  * Over the limit: 429 `over_request_rate_limit` "Request rate limit reached", or for emails 429
- * `over_email_send_rate_limit` "email rate limit exceeded". The client's address is the first
- * X-Forwarded-For hop (the real service's rate-limit header), else the loopback address.
+ * `over_email_send_rate_limit` "email rate limit exceeded". The client's address is the socket's
+ * (or a proxy header the backend is told to trust): see clientIp.
  */
 export type Bucket =
   | "sign_in_sign_ups"

@@ -1,3 +1,4 @@
+import { clientAddress } from "../client-address.ts";
 import { BodyTooLarge, readLimitedBody } from "../request-body.ts";
 import { AuthError, authError } from "./errors.ts";
 
@@ -77,7 +78,8 @@ function goKind(kind: Kind): string {
   ];
 }
 
-/** The caller's address (utilities.GetIPAddress): the first X-Forwarded-For hop, else loopback. */
+/** The caller's address: the socket's, or a proxy header only when the backend trusts it
+ * (local/client-address.ts). A client-written X-Forwarded-For alone never counts. */
 export function clientIp(request: Request): string {
-  return request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || "127.0.0.1";
+  return clientAddress(request);
 }

@@ -23,3 +23,22 @@ grant all on all routines in schema public to anon, authenticated, service_role;
 alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
 alter default privileges in schema public grant all on sequences to anon, authenticated, service_role;
 alter default privileges in schema public grant all on routines to anon, authenticated, service_role;
+
+-- The hosted project's statement timeouts for the API roles (supabase/postgres sets them with
+-- ALTER ROLE; the data API applies a role's settings to each request it runs as that role).
+-- Only where the role has none yet, so a project's own ALTER ROLE (in a migration) is kept.
+do $$
+declare
+  wanted constant text[][] := array[['anon', '3s'], ['authenticated', '8s']];
+  pair text[];
+begin
+  foreach pair slice 1 in array wanted loop
+    if not exists (
+      select from pg_db_role_setting s, unnest(s.setconfig) c
+      where s.setrole = to_regrole(pair[1]) and s.setdatabase = 0 and c like 'statement\_timeout=%'
+    ) then
+      execute format('alter role %I set statement_timeout = %L', pair[1], pair[2]);
+    end if;
+  end loop;
+end
+$$;

@@ -50,6 +50,7 @@ export async function executePlan(
 
   return db.transaction(async (tx) => {
     if (readOnly) await tx.query("SET TRANSACTION READ ONLY");
+    await tx.query(ROLE_SETTINGS, [role]);
     await setRequestSettings(tx, plan.schema, ctx);
     const result = await tx.query<Row>(query.text, query.params);
     let row: Row;
@@ -71,6 +72,18 @@ export async function executePlan(
     return response;
   });
 }
+
+/**
+ * The role's own settings (ALTER ROLE … SET, such as the statement_timeout of anon and
+ * authenticated), in force for this request's transaction: PostgREST applies the impersonated
+ * role's settings this way (except default_transaction_isolation, which it uses as the
+ * transaction's isolation level). Unlike PostgREST it does not skip settings only a superuser may
+ * change, since only a superuser could have given them to the role here.
+ */
+const ROLE_SETTINGS = `SELECT set_config(substr(s, 1, strpos(s, '=') - 1), substr(s, strpos(s, '=') + 1), true)
+  FROM pg_db_role_setting d, unnest(d.setconfig) s
+  WHERE d.setrole = to_regrole($1) AND d.setdatabase = 0
+    AND s NOT LIKE 'default\\_transaction\\_isolation=%'`;
 
 async function setRequestSettings(tx: Transaction, schema: string, ctx: RequestContext) {
   const headers: Record<string, string> = {};

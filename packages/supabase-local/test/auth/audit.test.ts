@@ -9,7 +9,8 @@ import { followOAuth } from "../../../../tests/support/oauth.ts";
 
 let local: MemoryBackend;
 beforeAll(async () => {
-  local = await memoryBackend({});
+  // as behind a proxy that sets X-Forwarded-For, so the recorded address can be told apart
+  local = await memoryBackend({}, { trustProxyHeader: "X-Forwarded-For" });
 }, 60_000);
 afterAll(() => local?.close());
 
@@ -89,7 +90,7 @@ describe("auth.audit_log_entries", () => {
       provider_id: "424242",
     });
     expect(log[9]?.traits).toEqual({ provider_type: "github" });
-    // The address is the caller's (X-Forwarded-For); the provider's callback came from the browser.
+    // The address is the caller's (the trusted X-Forwarded-For); the provider's callback came from the browser.
     const ips = await local.backend.db.query<{ action: string; ip_address: string }>(
       `select payload->>'action' as action, ip_address from auth.audit_log_entries
        where payload->>'actor_id' = $1 and payload->>'action' in ('token_refreshed', 'factor_unenrolled', 'logout')`,

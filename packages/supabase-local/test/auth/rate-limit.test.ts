@@ -1,6 +1,7 @@
 // [auth.rate_limit] with small limits on a second, in-memory backend (the shared test backend keeps
-// config.toml's generous ones). Each test speaks from its own client address (X-Forwarded-For),
-// as the real service counts per IP.
+// config.toml's generous ones). Each test speaks from its own client address, as the real service
+// counts per IP: this backend is told to trust X-Forwarded-For (as behind a proxy that sets it),
+// which a default backend ignores (client-address.test.ts).
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { PASSWORD, randomEmail } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
@@ -9,18 +10,21 @@ import { enroll, enrollVerified, otherCode, totpCode } from "../../../../tests/s
 let local: MemoryBackend;
 
 beforeAll(async () => {
-  local = await memoryBackend({
-    auth: {
-      enableAnonymousSignIns: true,
-      rateLimit: {
-        signInSignUps: 2,
-        tokenRefresh: 3,
-        tokenVerifications: 2,
-        anonymousUsers: 1,
-        emailSent: 2,
+  local = await memoryBackend(
+    {
+      auth: {
+        enableAnonymousSignIns: true,
+        rateLimit: {
+          signInSignUps: 2,
+          tokenRefresh: 3,
+          tokenVerifications: 2,
+          anonymousUsers: 1,
+          emailSent: 2,
+        },
       },
     },
-  });
+    { trustProxyHeader: "X-Forwarded-For" },
+  );
 }, 60_000);
 afterAll(() => local?.close());
 afterEach(() => vi.restoreAllMocks());

@@ -18,7 +18,7 @@ process.env.TEST_BACKEND_PORT = String(BACKEND_PORT);
 process.env.TEST_APP_PORT = String(APP_PORT);
 
 // Imported after the ports are set: these modules read them when they load.
-const { createLocalBackend } = await import("../packages/supabase-local/src/server.ts");
+const { createLocalBackend } = await import("@edge-notes/supabase-local");
 const { default: startApp, APP_URL } = await import("../tests/setup/app.ts");
 const { signedInClient } = await import("../tests/support/backend.ts");
 const { signedInUser, decodeSession, encodeSession } = await import(

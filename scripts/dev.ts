@@ -1,9 +1,11 @@
 // `npm run dev`: the local backend (unless one already answers on 54321), then the app
 // (`npm run dev:app`). One Ctrl-C stops both.
 import { spawn } from "node:child_process";
-import { DATA_DIR } from "../packages/supabase-local/src/paths.ts";
-import { createLocalBackend, type LocalBackend } from "../packages/supabase-local/src/server.ts";
+import { fileURLToPath } from "node:url";
+import { createLocalBackend, type LocalBackend, projectPaths } from "@edge-notes/supabase-local";
 
+/** This repository: its supabase/ is the project, its .local-data/ the backend's data. */
+const PROJECT = projectPaths(fileURLToPath(new URL("..", import.meta.url)));
 const URL_54321 = "http://127.0.0.1:54321";
 
 async function alreadyRunning(): Promise<boolean> {
@@ -22,7 +24,10 @@ if (await alreadyRunning()) {
   console.log(`Using the backend already running on ${URL_54321}.`);
 } else {
   const started = performance.now();
-  backend = await createLocalBackend({ dataDir: DATA_DIR });
+  backend = await createLocalBackend({
+    projectDir: PROJECT.projectDir,
+    dataDir: PROJECT.dataDir,
+  });
   console.log(
     `Local backend on ${backend.url} in ${Math.round(performance.now() - started)} ms` +
       ` (inbox: ${backend.url}/inbox, keys: npm run local prints them).`,

@@ -9,11 +9,11 @@
 import { spawnSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import type { PGlite } from "@electric-sql/pglite";
-import { openDatabase } from "../packages/supabase-local/src/database.ts";
-import { applyMigrations } from "../packages/supabase-local/src/migrations.ts";
+import { applyMigrations, openDatabase } from "@edge-notes/supabase-local";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** The local backend's database (PGlite): what the catalog is read from. */
+type Database = Awaited<ReturnType<typeof openDatabase>>;
 export const TYPES_FILE = "app/lib/database.types.ts";
 /** The schemas the app's API exposes and types (config.toml [api] schemas, minus graphql_public). */
 const SCHEMAS = ["public"];
@@ -82,7 +82,7 @@ interface Catalog {
   composites: CompositeInfo[];
 }
 
-async function readCatalog(db: PGlite): Promise<Catalog> {
+async function readCatalog(db: Database): Promise<Catalog> {
   const schemas = SCHEMAS;
   const relations = (
     await db.query<Relation>(
@@ -503,7 +503,7 @@ function format(source: string): string {
 export async function generateDatabaseTypes(): Promise<string> {
   const db = await openDatabase();
   try {
-    await applyMigrations(db, { migrationsDir: `${ROOT}supabase/migrations` });
+    await applyMigrations(db, { projectDir: ROOT });
     return format(renderTypes(await readCatalog(db)));
   } finally {
     await db.close();

@@ -3,19 +3,22 @@
 // Stopped when the run ends.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../../packages/supabase-local/src/config.ts";
-import { ROOT } from "../../packages/supabase-local/src/paths.ts";
-import { createLocalBackend } from "../../packages/supabase-local/src/server.ts";
+import { fileURLToPath } from "node:url";
+import { createLocalBackend, loadConfig } from "@edge-notes/supabase-local";
+
+/** The project the test backend serves: this repository's supabase/ (config, migrations, seed). */
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 export const TEST_BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
 
 export default async function setup() {
   const fixtures = [
-    join(process.cwd(), "tests/fixtures"),
+    join(ROOT, "tests/fixtures"),
     ...workspaces().map((dir) => join(dir, "test/fixtures")),
   ].flatMap(sqlFiles);
   const started = performance.now();
   const backend = await createLocalBackend({
+    projectDir: ROOT,
     port: TEST_BACKEND_PORT,
     host: "127.0.0.1",
     fixtures,
@@ -41,7 +44,7 @@ export default async function setup() {
 
 /** The workspace packages (package.json "workspaces": packages/*), each may bring test fixtures. */
 function workspaces(): string[] {
-  const packages = join(process.cwd(), "packages");
+  const packages = join(ROOT, "packages");
   if (!existsSync(packages)) return [];
   return readdirSync(packages)
     .sort()
@@ -59,7 +62,7 @@ function sqlFiles(dir: string): string[] {
 
 /** config.toml's allow-list, plus the app under test when TEST_APP_PORT moved it off 5179. */
 function redirectUrls(): string[] {
-  const listed = loadConfig(`${ROOT}supabase/config.toml`).auth.additionalRedirectUrls;
+  const listed = loadConfig({ projectDir: ROOT }).auth.additionalRedirectUrls;
   const port = process.env.TEST_APP_PORT;
   if (!port) return listed;
   return [...listed, `http://localhost:${port}/**`, `http://127.0.0.1:${port}/**`];

@@ -1,15 +1,14 @@
+import { KEYS } from "@edge-notes/supabase-local";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 
 /** The in-memory backend the root globalSetup starts for the whole run (port 54329; another one
  * with TEST_BACKEND_PORT, for running the local tests beside a second checkout's run). */
 export const BACKEND_URL = `http://127.0.0.1:${process.env.TEST_BACKEND_PORT ?? 54329}`;
-/** The Supabase CLI's well-known local keys (local/keys.ts), as a local project would print. */
-export const PUBLISHABLE_KEY = "sb_publishable_ACJWlzQHlZjBrEguHvfOxg_3BJgxAaH";
-export const SECRET_KEY = "sb_secret_N7UND0UgjKTVK-Uodkm0Hg_xSvEMPvz";
-export const ANON_KEY =
-  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6ImFub24iLCJleHAiOjE5ODM4MTI5OTZ9.CRXP1A7WOeoJeXxjNni43kdQwgnWNReilDMblYTn_I0";
-export const SERVICE_ROLE_KEY =
-  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6InNlcnZpY2Vfcm9sZSIsImV4cCI6MTk4MzgxMjk5Nn0.EGIM96RAZx35lJzdJsyH-qQwv8Hdp7fsn3W0YpN81IU";
+/** The Supabase CLI's well-known local keys, as a local project would print them. */
+export const PUBLISHABLE_KEY = KEYS.publishable;
+export const SECRET_KEY = KEYS.secret;
+export const ANON_KEY = KEYS.anon;
+export const SERVICE_ROLE_KEY = KEYS.serviceRole;
 
 const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
 

@@ -1,17 +1,7 @@
+import type { InboxMessage } from "@edge-notes/supabase-local";
 import { BACKEND_URL } from "./backend.ts";
 
-export interface InboxMessage {
-  id: string;
-  to: string;
-  subject: string;
-  html: string;
-  type: string;
-  links: string[];
-  token?: string;
-  tokenHash?: string;
-  redirectTo?: string;
-  createdAt: string;
-}
+export type { InboxMessage };
 
 /** Messages sent to `to`, newest first (the backend's inbox JSON API). */
 export async function messagesFor(to: string): Promise<InboxMessage[]> {

@@ -1,11 +1,16 @@
-import { createClient, type SupabaseClient } from "@supabase/supabase-js";
-import type { Config, DeepPartial } from "../../packages/supabase-local/src/config.ts";
+import { fileURLToPath } from "node:url";
 import {
+  type Config,
   createLocalBackend,
+  type DeepPartial,
   type LocalBackend,
   type LocalBackendOptions,
-} from "../../packages/supabase-local/src/server.ts";
+} from "@edge-notes/supabase-local";
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { PASSWORD, PUBLISHABLE_KEY, randomEmail, SECRET_KEY } from "./backend.ts";
+
+/** The project these backends serve: this repository's supabase/ (config, migrations, seed). */
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * A second backend in this test worker, in memory and without a socket, for settings the shared
@@ -17,7 +22,7 @@ export async function memoryBackend(
   config: DeepPartial<Config>,
   options: Omit<LocalBackendOptions, "config" | "host"> = {},
 ) {
-  const backend = await createLocalBackend({ ...options, host: false, config });
+  const backend = await createLocalBackend({ projectDir: ROOT, ...options, host: false, config });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
     backend.fetch(new Request(input, init));
 

@@ -1,45 +1,147 @@
-// `npm run local`: the local backend on 127.0.0.1 and ::1 (port 54321), persisted under
-// .local-data/. Prints what `supabase status` would. Ctrl-C stops it cleanly.
-import { DATA_DIR } from "./paths.ts";
+#!/usr/bin/env node
+// supabase-local: the local backend's command line, run from the project directory (the one with
+// supabase/config.toml), as the Supabase CLI is.
+//
+//   supabase-local start    the backend on 127.0.0.1 and ::1 (config.toml [api] port, 54321),
+//                           persisted in .local-data/; prints what `supabase status` prints and
+//                           stays up until Ctrl-C
+//   supabase-local status   asks the backend on that port; the same table, or exit 1 when none
+//   supabase-local reset    deletes .local-data/ (accounts, sessions, app data, signing key)
+//
+// --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the port.
+import { relative } from "node:path";
+import { parseArgs } from "node:util";
+import { loadConfig } from "./config.ts";
+import { KEYS, type Keys } from "./keys.ts";
+import { projectPaths, reset } from "./project.ts";
 import { createLocalBackend } from "./server.ts";
 
-const started = performance.now();
-const port = process.env.LOCAL_BACKEND_PORT ? Number(process.env.LOCAL_BACKEND_PORT) : undefined;
-const backend = await createLocalBackend({ dataDir: DATA_DIR, port }).catch((error) => {
-  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-    console.error(
-      `Port ${port ?? 54321} is in use: is another \`npm run local\` (or supabase start) running?`,
-    );
-    process.exit(1);
-  }
-  throw error;
-});
-const ms = Math.round(performance.now() - started);
-const { url, keys } = backend;
+const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project dir>]
 
-console.log(`
-Local Supabase backend started in ${ms} ms (data in .local-data/, reset with npm run local:reset)
+  start    start the local backend (Auth, data API, inbox) and print its URLs and keys
+  status   show the URLs and keys of the backend running on the configured port
+  reset    delete the persisted data (.local-data/): the next start is a fresh database`;
 
-         API URL: ${url}
-     Auth API URL: ${url}/auth/v1
-     REST API URL: ${url}/rest/v1
-        JWKS URL: ${url}/auth/v1/.well-known/jwks.json
-       Inbox URL: ${url}/inbox
-  Publishable key: ${keys.publishable}
-       Secret key: ${keys.secret}
-       JWT secret: ${keys.jwtSecret}
-         anon key: ${keys.anon}
- service_role key: ${keys.serviceRole}
+/** The rows `supabase status` prints, for this backend (what it has and what it has not). */
+function statusTable(url: string, keys: Keys): string {
+  const rows: Array<[string, string]> = [
+    ["API URL", url],
+    ["Auth API URL", `${url}/auth/v1`],
+    ["REST API URL", `${url}/rest/v1`],
+    ["JWKS URL", `${url}/auth/v1/.well-known/jwks.json`],
+    ["DB URL", "none (PGlite runs inside the backend's process; no Postgres port)"],
+    ["Studio URL", "none (not part of the local backend)"],
+    ["Inbox URL", `${url}/inbox`],
+    ["Publishable key", keys.publishable],
+    ["Secret key", keys.secret],
+    ["JWT secret", keys.jwtSecret],
+    ["anon key", keys.anon],
+    ["service_role key", keys.serviceRole],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padStart(width + 1)}: ${value}`).join("\n");
+}
+
+function configuredPort(projectDir: string): number {
+  const fromEnv = process.env.LOCAL_BACKEND_PORT;
+  return fromEnv ? Number(fromEnv) : loadConfig({ projectDir }).api.port;
+}
+
+async function start(projectDir: string): Promise<void> {
+  const { dataDir } = projectPaths(projectDir);
+  const started = performance.now();
+  const port = configuredPort(projectDir);
+  const backend = await createLocalBackend({ projectDir, dataDir, port }).catch((error) => {
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      console.error(
+        `Port ${port} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
+      );
+      process.exit(1);
+    }
+    throw error;
+  });
+  const ms = Math.round(performance.now() - started);
+  const shown = relative(process.cwd(), dataDir) || dataDir;
+  console.log(`
+Local Supabase backend started in ${ms} ms (data in ${shown}/, reset with supabase-local reset)
+
+${statusTable(backend.url, backend.keys)}
 
 Press Ctrl-C to stop.`);
 
-let stopping = false;
-async function stop(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  console.log(`\n${signal}: stopping the local backend…`);
-  await backend.close();
-  process.exit(0);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping the local backend…`);
+    await backend.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
 }
-process.on("SIGINT", () => void stop("SIGINT"));
-process.on("SIGTERM", () => void stop("SIGTERM"));
+
+async function status(projectDir: string): Promise<number> {
+  const url = `http://127.0.0.1:${configuredPort(projectDir)}`;
+  let running = false;
+  try {
+    const response = await fetch(`${url}/auth/v1/health`, { signal: AbortSignal.timeout(2000) });
+    running = response.ok;
+  } catch {
+    running = false;
+  }
+  if (!running) {
+    console.error(`No local backend answers on ${url}. Start one with \`supabase-local start\`.`);
+    return 1;
+  }
+  console.log(`Local Supabase backend is running.\n\n${statusTable(url, KEYS)}`);
+  return 0;
+}
+
+async function resetData(projectDir: string): Promise<void> {
+  const removed = await reset({ projectDir });
+  console.log(
+    `Removed ${removed}. The next \`supabase-local start\` begins with an empty database.`,
+  );
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const projectDir = projectPaths(values.workdir).projectDir;
+  switch (positionals[0]) {
+    case "start":
+      await start(projectDir);
+      return 0;
+    case "status":
+      return status(projectDir);
+    case "reset":
+      await resetData(projectDir);
+      return 0;
+    default:
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { workdir: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+}
+
+const code = await main(process.argv.slice(2));
+// start keeps running (its sockets hold the process); the others end here.
+if (code !== 0) process.exit(code);

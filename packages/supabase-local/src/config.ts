@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parse } from "smol-toml";
+import { projectPaths } from "./project.ts";
 
 /** The parts of supabase/config.toml the local backend honours, with the Supabase CLI's defaults. */
 export interface Config {
@@ -48,17 +49,26 @@ export interface Config {
 
 type Table = Record<string, unknown>;
 
-/** Reads config.toml (missing file = all defaults). `overrides` is deep-merged on top (tests). */
-export function loadConfig(path?: string, overrides: DeepPartial<Config> = {}): Config {
+export interface LoadConfigOptions {
+  /** The project whose supabase/config.toml to read (default: the working directory). */
+  projectDir?: string;
+  /** Another config file instead of the project's. */
+  configFile?: string;
+  /** Deep-merged over the file (tests that need another setting). */
+  overrides?: DeepPartial<Config>;
+}
+
+/** Reads supabase/config.toml (a missing file = all defaults), with the Supabase CLI's defaults
+ * for absent keys; `overrides` is deep-merged on top. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const path = options.configFile ?? projectPaths(options.projectDir).configFile;
   let toml: Table = {};
-  if (path) {
-    try {
-      toml = parse(readFileSync(path, "utf8")) as Table;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+  try {
+    toml = parse(readFileSync(path, "utf8")) as Table;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  return merge(fromToml(toml), overrides) as Config;
+  return merge(fromToml(toml), options.overrides ?? {}) as Config;
 }
 
 function fromToml(toml: Table): Config {

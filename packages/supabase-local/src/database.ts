@@ -23,12 +23,7 @@ const here = new URL("./db/", import.meta.url);
 export async function openDatabase(dataDir?: string): Promise<PGlite> {
   const db = await Database.open(dataDir);
   try {
-    const [roles, auth] = await Promise.all([
-      readFile(new URL("roles.sql", here), "utf8"),
-      readFile(new URL("auth.sql", here), "utf8"),
-    ]);
-    await db.exec(roles);
-    await db.exec(auth);
+    await prepareDatabase(db);
   } catch (error) {
     await db.close();
     throw error;
@@ -36,6 +31,20 @@ export async function openDatabase(dataDir?: string): Promise<PGlite> {
   // Database offers what the backend and its tests use of PGlite (query, exec, transaction,
   // listen, unlisten, close); handing it on as PGlite keeps every module's types as they are.
   return db as unknown as PGlite;
+}
+
+/**
+ * Brings a database up to what Supabase's API expects (idempotent): the API roles (anon,
+ * authenticated, service_role and their grants, db/roles.sql) and the `auth` schema
+ * (db/auth.sql). openDatabase does this; tests that open a PGlite of their own call it too.
+ */
+export async function prepareDatabase(db: { exec(sql: string): Promise<unknown> }): Promise<void> {
+  const [roles, auth] = await Promise.all([
+    readFile(new URL("roles.sql", here), "utf8"),
+    readFile(new URL("auth.sql", here), "utf8"),
+  ]);
+  await db.exec(roles);
+  await db.exec(auth);
 }
 
 type Pending = {

@@ -1,11 +1,15 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
+import { projectPaths } from "./project.ts";
 
 export interface MigrationOptions {
-  /** supabase/migrations */
-  migrationsDir: string;
-  /** supabase/seed.sql, applied once on a fresh database */
+  /** The project whose supabase/migrations to apply (default: the working directory). */
+  projectDir?: string;
+  /** Another migrations directory instead of the project's. */
+  migrationsDir?: string;
+  /** A seed (createLocalBackend: the project's supabase/seed.sql), applied once on a fresh
+   * database; none when undefined. */
   seedFile?: string;
   /** extra SQL files applied after migrations and seed on every start (tests only) */
   fixtures?: string[];
@@ -40,7 +44,8 @@ const MIGRATION_FILE = /^(\d+)_(.*)\.sql$/;
  * in supabase_migrations.schema_migrations so a restart applies only new files; then seed.sql on a
  * fresh database (no migration history before this call), then fixtures every time.
  */
-export async function applyMigrations(db: PGlite, options: MigrationOptions): Promise<void> {
+export async function applyMigrations(db: PGlite, options: MigrationOptions = {}): Promise<void> {
+  const migrationsDir = options.migrationsDir ?? projectPaths(options.projectDir).migrationsDir;
   const fresh = !(await historyExists(db));
   await db.exec(HISTORY);
   const applied = new Set(
@@ -50,14 +55,14 @@ export async function applyMigrations(db: PGlite, options: MigrationOptions): Pr
       )
     ).rows.map((r) => r.version),
   );
-  const files = (await listSql(options.migrationsDir))
+  const files = (await listSql(migrationsDir))
     .map((f) => ({ file: f, match: MIGRATION_FILE.exec(f) }))
     .filter((f) => f.match)
     .sort((a, b) => (a.match?.[1] as string).localeCompare(b.match?.[1] as string));
   for (const { file, match } of files) {
     const version = match?.[1] as string;
     if (applied.has(version)) continue;
-    const path = join(options.migrationsDir, file);
+    const path = join(migrationsDir, file);
     const sql = await readFile(path, "utf8");
     await db.transaction(async (tx) => {
       await run(tx, path, sql);

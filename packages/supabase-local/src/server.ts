@@ -13,24 +13,30 @@ import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
 import { applyMigrations } from "./migrations.ts";
-import { ROOT } from "./paths.ts";
+import { projectPaths } from "./project.ts";
 import { providerPageRoutes } from "./provider/page.ts";
 import { createRestHandler } from "./rest/index.ts";
 
 export interface LocalBackendOptions {
-  /** Where PGlite and the signing key live; undefined = in memory (tests). */
+  /**
+   * The project: the directory whose supabase/config.toml, supabase/migrations and
+   * supabase/seed.sql the backend serves (default: the working directory, as the Supabase CLI).
+   */
+  projectDir?: string;
+  /** Where PGlite and the signing key live; undefined = in memory (tests). `supabase-local
+   * start` uses the project's .local-data. */
   dataDir?: string;
   /** Port to listen on (default: config.toml [api] port, 54321); 0 = any free port. */
   port?: number;
   /** Hosts to listen on (default 127.0.0.1 and ::1); `false` = no socket, use `fetch` directly. */
   host?: string | string[] | false;
-  /** supabase/config.toml by default. */
+  /** The project's supabase/config.toml by default. */
   configPath?: string;
   /** Deep-merged over config.toml (tests that need another setting). */
   config?: DeepPartial<Config>;
   /** Extra SQL files applied after migrations and seed (test fixtures). */
   fixtures?: string[];
-  /** supabase/migrations and supabase/seed.sql by default. */
+  /** The project's supabase/migrations and supabase/seed.sql by default. */
   migrationsDir?: string;
   seedFile?: string;
   /**
@@ -55,7 +61,11 @@ export interface LocalBackend {
 
 /** Starts the local stand-in for a Supabase project: /auth/v1, /rest/v1 and the mail inbox. */
 export async function createLocalBackend(options: LocalBackendOptions = {}): Promise<LocalBackend> {
-  const config = loadConfig(options.configPath ?? `${ROOT}supabase/config.toml`, options.config);
+  const project = projectPaths(options.projectDir);
+  const config = loadConfig({
+    configFile: options.configPath ?? project.configFile,
+    overrides: options.config,
+  });
   // Take the port first: a second instance must fail before it opens the same data directory.
   const port = options.port ?? config.api.port;
   const trustProxyHeader =
@@ -93,8 +103,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       loadSigningKey(options.dataDir),
     ]);
     await applyMigrations(db, {
-      migrationsDir: options.migrationsDir ?? `${ROOT}supabase/migrations`,
-      seedFile: options.seedFile ?? `${ROOT}supabase/seed.sql`,
+      migrationsDir: options.migrationsDir ?? project.migrationsDir,
+      seedFile: options.seedFile ?? project.seedFile,
       fixtures: options.fixtures,
     });
   } catch (error) {
@@ -113,6 +123,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     rateLimits: new RateLimits(config.auth.rateLimit),
     externalUrl: () => `${url}/auth/v1`,
     now: () => new Date(),
+    projectDir: project.projectDir,
   };
 
   const app = new Hono();
@@ -127,7 +138,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       "Preference-Applied",
     ],
   });
-  // Who may call what (local/local-only.ts): the local pages and the admin API answer only the
+  // Who may call what (local-only.ts): the local pages and the admin API answer only the
   // developer's own tab and tools; the APIs browsers call keep their CORS.
   app.use("*", async (c, next) => {
     const path = c.req.path;

@@ -3,10 +3,7 @@
 // behind the test runner. Messages: it posts { url } when listening (or { error }); it closes on
 // "close" and answers "closed".
 import { parentPort, workerData } from "node:worker_threads";
-import {
-  createLocalBackend,
-  type LocalBackendOptions,
-} from "../../../packages/supabase-local/src/server.ts";
+import { createLocalBackend, type LocalBackendOptions } from "@edge-notes/supabase-local";
 
 const port = parentPort;
 if (!port) throw new Error("backend-thread.ts runs as a worker thread");

@@ -9,14 +9,14 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { loadConfig } from "../../../packages/supabase-local/src/config.ts";
-import { ROOT } from "../../../packages/supabase-local/src/paths.ts";
-import type { LocalBackendOptions } from "../../../packages/supabase-local/src/server.ts";
+import { type LocalBackendOptions, loadConfig } from "@edge-notes/supabase-local";
 import { PASSWORD, SECRET_KEY } from "../../support/backend.ts";
 import { assertChromium } from "../support/chromium.ts";
 import { RESULTS_DIR } from "../support/results.ts";
 import { STACKS, type Stack } from "../support/stacks.ts";
 
+/** The repository (ends with a slash): the app to build and serve, the project its backends serve. */
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const STARTUP_TIMEOUT_MS = 60_000;
 const INVITE_TEMPLATE = fileURLToPath(new URL("../support/templates/invite.html", import.meta.url));
 const ENV = {
@@ -66,9 +66,10 @@ async function build() {
  * default links through the auth server's /verify.
  */
 function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
-  const listed = loadConfig(`${ROOT}supabase/config.toml`).auth.additionalRedirectUrls;
+  const listed = loadConfig({ projectDir: ROOT }).auth.additionalRedirectUrls;
   const origins = [stack.appUrl, `http://127.0.0.1:${stack.appPort}`];
   const options: LocalBackendOptions = {
+    projectDir: ROOT,
     port: stack.backendPort,
     host: "127.0.0.1",
     config: {

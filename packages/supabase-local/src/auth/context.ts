@@ -16,6 +16,8 @@ export interface AuthContext {
   /** The public URL of the Auth API, e.g. http://127.0.0.1:54321/auth/v1 (also the JWT issuer). */
   externalUrl: () => string;
   now: () => Date;
+  /** The project directory: email templates' content_path is relative to it, as for the CLI. */
+  projectDir: string;
 }
 
 /** An Auth endpoint: a plain function of the context and the request (the route table's unit). */

@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { escapeHtml } from "../../mail/inbox.ts";
-import { ROOT } from "../../paths.ts";
 import type { AuthContext } from "../context.ts";
 
 /** Template names as in config.toml [auth.email.template.<name>]. */
@@ -83,7 +82,7 @@ export function sendMail(ctx: AuthContext, mail: Mail): { actionLink?: string } 
   const template = ctx.config.auth.email.templates[mail.type];
   const subject = template?.subject ?? DEFAULTS[mail.type].subject;
   const body = template?.contentPath
-    ? readTemplate(template.contentPath)
+    ? readTemplate(ctx.projectDir, template.contentPath)
     : DEFAULTS[mail.type].body;
   const actionLink =
     mail.tokenHash && mail.verifyType
@@ -131,6 +130,6 @@ export function verifyUrl(
   return url.toString();
 }
 
-function readTemplate(path: string): string {
-  return readFileSync(isAbsolute(path) ? path : join(ROOT, path), "utf8");
+function readTemplate(projectDir: string, path: string): string {
+  return readFileSync(isAbsolute(path) ? path : join(projectDir, path), "utf8");
 }

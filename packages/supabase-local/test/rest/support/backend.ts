@@ -3,22 +3,20 @@
  * by the root globalSetup with tests/fixtures applied) when it answers; otherwise (running this
  * folder's config alone) an in-process one. `localBackend()` is always in-process, for tests that
  * need the database itself (fuzzing, DDL): PGlite with Supabase's roles and auth.uid(), the
- * migrations + tests/fixtures, createRestHandler and a real HS256 JWT check, reached through
- * supabase-js's fetch option (same code path as over a socket, minus the socket).
+ * project's migrations (the working directory's, as for the Supabase CLI) + test/fixtures/rest.sql,
+ * createRestHandler and a real HS256 JWT check, reached through supabase-js's fetch option (same
+ * code path as over a socket, minus the socket).
  */
-import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { jwtVerify, SignJWT } from "jose";
-import { applyMigrations } from "../../../src/migrations.ts";
+import { applyMigrations, KEYS, prepareDatabase } from "../../../src/index.ts";
 import { createRestHandler } from "../../../src/rest/index.ts";
 
 // The Supabase CLI's well-known local JWT secret and demo keys (public values, not secrets).
-const SECRET = new TextEncoder().encode("super-secret-jwt-token-with-at-least-32-characters-long");
-const DEMO_ANON_KEY =
-  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6ImFub24iLCJleHAiOjE5ODM4MTI5OTZ9.CRXP1A7WOeoJeXxjNni43kdQwgnWNReilDMblYTn_I0";
-const DEMO_SERVICE_KEY =
-  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6InNlcnZpY2Vfcm9sZSIsImV4cCI6MTk4MzgxMjk5Nn0.EGIM96RAZx35lJzdJsyH-qQwv8Hdp7fsn3W0YpN81IU";
+const SECRET = new TextEncoder().encode(KEYS.jwtSecret);
+const DEMO_ANON_KEY = KEYS.anon;
+const DEMO_SERVICE_KEY = KEYS.serviceRole;
 const SHARED_URL = `http://127.0.0.1:${process.env.TEST_BACKEND_PORT ?? 54329}`;
 const LOCAL_URL = "http://rest.test";
 
@@ -134,12 +132,10 @@ async function start(): Promise<LocalBackend> {
   const db = new PGlite();
   // The app's migrations reference auth.users (profiles, sharing): the backend's own roles and
   // auth schema first, exactly as openDatabase() sets them up.
-  for (const file of ["roles.sql", "auth.sql"]) {
-    await db.exec(await readFile(new URL(`../../../src/db/${file}`, import.meta.url), "utf8"));
-  }
+  await prepareDatabase(db);
   await db.exec(BOOTSTRAP);
   await applyMigrations(db, {
-    migrationsDir: new URL("../../../../../supabase/migrations", import.meta.url).pathname,
+    projectDir: process.cwd(),
     fixtures: [new URL("../../fixtures/rest.sql", import.meta.url).pathname],
   });
   const anonKey = await sign({ role: "anon", iss: "supabase-demo" }, "10y");

@@ -1,0 +1,129 @@
+// The `supabase-local` command (src/cli.ts, the package's bin): start prints the status table and
+// stays up, status asks a running backend, reset deletes the data. Run as a real process in a
+// scratch project directory (--workdir), on a port of its own (LOCAL_BACKEND_PORT).
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { KEYS } from "../src/index.ts";
+
+const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+
+let project: string;
+beforeAll(async () => {
+  project = await mkdtemp(join(tmpdir(), "supabase-local-cli-"));
+  await mkdir(join(project, "supabase", "migrations"), { recursive: true });
+  await writeFile(join(project, "supabase", "config.toml"), "[api]\nport = 54321\n");
+  await writeFile(
+    join(project, "supabase", "migrations", "20240101000000_things.sql"),
+    "create table public.things (id int primary key);",
+  );
+});
+afterAll(async () => {
+  await rm(project, { recursive: true, force: true });
+});
+
+/** A port nothing listens on (taken from the OS, then released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function cli(args: string[], port: number) {
+  return spawn(process.execPath, [CLI, ...args, "--workdir", project], {
+    env: { ...process.env, LOCAL_BACKEND_PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** Runs the command to its end: exit code and what it printed. */
+function run(args: string[], port: number): Promise<{ code: number | null; out: string }> {
+  const child = cli(args, port);
+  let out = "";
+  child.stdout?.on("data", (chunk) => (out += chunk));
+  child.stderr?.on("data", (chunk) => (out += chunk));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out })));
+}
+
+/** Waits until the running command has printed `text`. */
+function printed(child: ChildProcess, text: string): Promise<string> {
+  let out = "";
+  return new Promise((resolve, reject) => {
+    child.stdout?.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes(text)) resolve(out);
+    });
+    child.stderr?.on("data", (chunk) => (out += chunk));
+    child.on("close", (code) => reject(new Error(`exited (${code}) before printing:\n${out}`)));
+  });
+}
+
+/** The value of a row of the status table ("   Label: value"). */
+function row(table: string, label: string): string | undefined {
+  return new RegExp(`^ *${label}: (.*)$`, "m").exec(table)?.[1];
+}
+
+describe("supabase-local", () => {
+  test("start prints the status table, serves the project, and stays up; status agrees", async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const start = cli(["start"], port);
+    try {
+      const out = await printed(start, "Press Ctrl-C to stop.");
+      expect(row(out, "API URL")).toBe(url);
+      expect(row(out, "Inbox URL")).toBe(`${url}/inbox`);
+      expect(row(out, "DB URL")).toMatch(/^none/);
+      expect(row(out, "Studio URL")).toMatch(/^none/);
+      expect(row(out, "Publishable key")).toBe(KEYS.publishable);
+      expect(row(out, "Secret key")).toBe(KEYS.secret);
+      expect(row(out, "JWT secret")).toBe(KEYS.jwtSecret);
+      expect(row(out, "anon key")).toBe(KEYS.anon);
+      expect(row(out, "service_role key")).toBe(KEYS.serviceRole);
+
+      // The project's migration, from --workdir, not from the package's own folder.
+      const things = await fetch(`${url}/rest/v1/things`, {
+        headers: { apikey: KEYS.secret },
+      });
+      expect(things.status).toBe(200);
+      expect(await things.json()).toEqual([]);
+      expect(existsSync(join(project, ".local-data", "signing-key.json"))).toBe(true);
+
+      const status = await run(["status"], port);
+      expect(status.code).toBe(0);
+      expect(row(status.out, "API URL")).toBe(url);
+      expect(row(status.out, "anon key")).toBe(KEYS.anon);
+    } finally {
+      start.kill("SIGTERM");
+    }
+    expect(await new Promise((resolve) => start.on("close", resolve))).toBe(0);
+  }, 90_000);
+
+  test("status says so and exits 1 when nothing runs on the port", async () => {
+    const result = await run(["status"], await freePort());
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(/No local backend answers on http:\/\/127\.0\.0\.1:\d+/);
+    expect(row(result.out, "API URL")).toBeUndefined();
+  });
+
+  test("reset deletes the project's .local-data", async () => {
+    await mkdir(join(project, ".local-data"), { recursive: true });
+    await writeFile(join(project, ".local-data", "signing-key.json"), "{}");
+    const result = await run(["reset"], await freePort());
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(join(project, ".local-data"));
+    expect(existsSync(join(project, ".local-data"))).toBe(false);
+  });
+
+  test("an unknown command prints the usage and exits 2", async () => {
+    const result = await run(["launch"], await freePort());
+    expect(result.code).toBe(2);
+    expect(result.out).toContain("Usage: supabase-local <start|status|reset>");
+  });
+});

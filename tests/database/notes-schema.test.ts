@@ -61,7 +61,7 @@ describe("profiles", () => {
   });
 
   test("deleting a user deletes their profile and notes", async () => {
-    // (Anonymous users get a profile too, but reach none of it: tests/local/anonymous.test.ts.)
+    // (Anonymous users get a profile too, but reach none of it: packages/supabase-local/test/auth/anonymous.test.ts.)
     const { client, user } = await signedInClient();
     const id = user.id;
     expect((await client.from("profiles").select("id").eq("id", id)).data).toEqual([{ id }]);

@@ -1,5 +1,5 @@
 /**
- * The address a request came from, decided once by the server (local/server.ts) and read by Auth
+ * The address a request came from, decided once by the server (server.ts) and read by Auth
  * (rate limits, audit log, MFA challenges) through clientIp().
  *
  * It is the socket's remote address. A header such as X-Forwarded-For is written by whoever sends

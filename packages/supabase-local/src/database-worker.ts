@@ -1,4 +1,4 @@
-// The embedded Postgres (PGlite) in a thread of its own, driven by local/database.ts over
+// The embedded Postgres (PGlite) in a thread of its own, driven by database.ts over
 // messages. PGlite runs Postgres as synchronous WASM: while a statement runs, nothing else in its
 // thread runs either, so Postgres' own statement_timeout (a SIGALRM timer, emulated with
 // setTimeout) can never fire. Here the statement may block this thread as long as it likes; the
@@ -33,7 +33,7 @@ export type WorkerMessage =
 export type SerializedError = Record<string, unknown> & { message: string };
 
 const port = parentPort;
-if (!port) throw new Error("local/database-worker.ts runs as a worker thread");
+if (!port) throw new Error("database-worker.ts runs as a worker thread");
 
 const ERROR_FIELDS = [
   "name",

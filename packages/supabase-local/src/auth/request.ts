@@ -79,7 +79,7 @@ function goKind(kind: Kind): string {
 }
 
 /** The caller's address: the socket's, or a proxy header only when the backend trusts it
- * (local/client-address.ts). A client-written X-Forwarded-For alone never counts. */
+ * (client-address.ts). A client-written X-Forwarded-For alone never counts. */
 export function clientIp(request: Request): string {
   return clientAddress(request);
 }

@@ -90,7 +90,7 @@ describe("enroll", () => {
     });
     const phone = await client.auth.mfa.enroll({ factorType: "phone", phone: "+15555550100" });
     expect(phone.error).toMatchObject({ status: 422, code: "mfa_phone_enroll_not_enabled" });
-    // Anonymous users are refused too: tests/local/anonymous.test.ts (config.toml has them off).
+    // Anonymous users are refused too: test/auth/anonymous.test.ts (config.toml has them off).
     const all = (await client.auth.mfa.listFactors()).data?.all ?? [];
     expect(all.map((f) => f.friendly_name).sort()).toEqual(["", "Laptop"]);
   });

@@ -12,7 +12,7 @@ import { querySql } from "../../src/rest/sql.ts";
 
 const DIR = new URL("../../src/rest/", import.meta.url);
 
-/** What each module of local/rest may import from its own folder. */
+/** What each module of src/rest may import from its own folder. */
 const ALLOWED: Record<string, string[]> = {
   "errors.ts": [],
   "api-request.ts": ["errors.ts"],
@@ -33,7 +33,7 @@ const ALLOWED: Record<string, string[]> = {
   ],
 };
 
-/** Every module's imports inside local/rest (type-only, dynamic and re-exports included). */
+/** Every module's imports inside src/rest (type-only, dynamic and re-exports included). */
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of readdirSync(DIR).filter((f) => f.endsWith(".ts"))) {
@@ -54,7 +54,7 @@ function importGraph(): Map<string, string[]> {
 describe("one-way pipeline", () => {
   const graph = importGraph();
 
-  test("every module of local/rest has its place in the pipeline", () => {
+  test("every module of src/rest has its place in the pipeline", () => {
     expect([...graph.keys()].sort()).toEqual(Object.keys(ALLOWED).sort());
   });
 

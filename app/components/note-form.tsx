@@ -1,7 +1,7 @@
 import { useRef } from "react";
 import { Form, Link } from "react-router";
 import type { FormErrors } from "../lib/forms.server";
-import { BODY_MAX, TAG_RULES, TITLE_MAX } from "../lib/note-rules";
+import { BODY_MAX, TAG_RULES, TITLE_MAX } from "../routes/notes/rules";
 import { FormAlert } from "./form-alert";
 import { FormField } from "./form-field";
 import { FormTextarea } from "./form-textarea";

@@ -3,8 +3,8 @@ import { RouterContextProvider } from "react-router";
 import { describe, expect, it } from "vitest";
 import { authContext } from "../../app/lib/auth.server";
 import { MFA_PATH, requireUser, SIGN_IN_PATH } from "../../app/lib/guards.server";
-import { isRecoverySession } from "../../app/lib/recovery-session";
-import { totpQrCode } from "../../app/lib/totp-qr";
+import { totpQrCode } from "../../app/routes/account/totp-qr";
+import { isRecoverySession } from "../../app/routes/auth/recovery-session";
 
 function contextWith(
   claims: Record<string, unknown> | null,

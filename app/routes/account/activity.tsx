@@ -1,14 +1,13 @@
-import { data } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { requireFreshUser } from "../../lib/guards.server";
+import { dataNoStore, noStoreHeaders } from "../../lib/http.server";
 import { listSecurityEvents, type SecurityEventKind } from "../../lib/security-events.server";
 import { providerLabel } from "../auth/oauth-providers";
 import type { Route } from "./+types/activity";
 import { authMethodLabel } from "./auth-methods";
 
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Activity · Account · Edge Notes" }];
 
@@ -17,10 +16,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const { supabase } = await requireFreshUser(request, context);
   const { data: events, error } = await listSecurityEvents(supabase);
   if (error) {
-    return data(
-      { events: [], failed: error.code ?? "unexpected" },
-      { status: 503, headers: { "Cache-Control": NO_STORE } },
-    );
+    return dataNoStore({ events: [], failed: error.code ?? "unexpected" }, { status: 503 });
   }
   return { events: events ?? [], failed: null };
 }

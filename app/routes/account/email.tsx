@@ -5,17 +5,23 @@ import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { accountFailure, accountNotice, accountRefusal } from "../../lib/account-actions.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import {
+  authFailure,
+  formFailure,
+  formNotice,
+  formRefusal,
+  readFormValues,
+  validateForm,
+} from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
-import { withNext } from "../../lib/next-path";
+import { noStoreHeaders } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
+import { callbackUrl } from "../auth/redirects.server";
 import type { Route } from "./+types/email";
 import { emailChangeSchema } from "./schemas.server";
 
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Email · Account · Edge Notes" }];
 
@@ -26,7 +32,7 @@ const EMAIL_TAKEN = {
 
 /** Where both confirmation links land: /auth/callback, then back here. */
 function confirmUrl(request: Request): string {
-  return `${new URL(request.url).origin}${withNext("/auth/callback", appPath("/account/email"), { flow: "email_change" })}`;
+  return callbackUrl(request, appPath("/account/email"), { flow: "email_change" });
 }
 
 export async function loader({ request, context }: Route.LoaderArgs) {
@@ -51,7 +57,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     const { data: fresh } = await supabase.auth.getUser();
     const pending = fresh.user?.new_email;
     if (!pending) {
-      return accountRefusal(
+      return formRefusal(
         "There is no email change waiting to be confirmed.",
         409,
         "no_pending_change",
@@ -63,14 +69,14 @@ export async function action({ request, context }: Route.ActionArgs) {
       email: current,
       options: { emailRedirectTo: confirmUrl(request) },
     });
-    if (error) return accountFailure(error, {});
-    return accountNotice(`We sent the confirmation link to ${pending} again.`);
+    if (error) return authFailure(error, {});
+    return formNotice(`We sent the confirmation link to ${pending} again.`);
   }
   const parsed = validateForm(form, emailChangeSchema);
   if (!parsed.ok) return formFailure(parsed);
   const { email } = parsed.data;
   if (email === current) {
-    return accountRefusal(
+    return formRefusal(
       "This is already your email address.",
       400,
       "same_email",
@@ -82,9 +88,9 @@ export async function action({ request, context }: Route.ActionArgs) {
     { email },
     { emailRedirectTo: confirmUrl(request) },
   );
-  if (error) return accountFailure(error, parsed.values, EMAIL_TAKEN);
+  if (error) return authFailure(error, parsed.values, { wording: EMAIL_TAKEN });
   await recordSecurityEvent(supabase, request, "email_change_requested", { new_email: email });
-  return accountNotice(
+  return formNotice(
     `We sent a confirmation link to ${email}. If a message also arrives at ${current}, open the link in it too: your address changes once the change is confirmed.`,
   );
 }

@@ -3,11 +3,16 @@ import { Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
-import { accountFailure, accountNotice, accountRefusal } from "../../lib/account-actions.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import {
+  authFailure,
+  formFailure,
+  formNotice,
+  formRefusal,
+  readFormValues,
+  validateForm,
+} from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
-import { withNext } from "../../lib/next-path";
+import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import {
@@ -16,11 +21,11 @@ import {
   type OAuthProvider,
   providerLabel,
 } from "../auth/oauth-providers";
-import { redirectNoStore } from "../auth/redirects.server";
+import { callbackUrl } from "../auth/redirects.server";
 import type { Route } from "./+types/identities";
 import { unlinkSchema } from "./schemas.server";
 
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Linked accounts · Account · Edge Notes" }];
 
@@ -61,19 +66,16 @@ export async function action({ request, context }: Route.ActionArgs) {
   if (form.intent === "link") {
     const provider = form.provider;
     if (!isOAuthProvider(provider)) {
-      return accountRefusal("Choose one of the providers on this page.", 400, "unknown_provider");
+      return formRefusal("Choose one of the providers on this page.", 400, "unknown_provider");
     }
-    const back = withNext("/auth/callback", appPath("/account/identities"), {
-      flow: "link",
-      provider,
-    });
+    const back = callbackUrl(request, appPath("/account/identities"), { flow: "link", provider });
     const { data, error } = await supabase.auth.linkIdentity({
       provider,
-      options: { redirectTo: `${new URL(request.url).origin}${back}`, skipBrowserRedirect: true },
+      options: { redirectTo: back, skipBrowserRedirect: true },
     });
-    if (error) return accountFailure(error, {});
+    if (error) return authFailure(error, {});
     if (!data?.url) {
-      return accountRefusal(
+      return formRefusal(
         `Linking ${OAUTH_PROVIDERS[provider]} is not available right now.`,
         503,
         "unexpected",
@@ -85,33 +87,33 @@ export async function action({ request, context }: Route.ActionArgs) {
     const parsed = validateForm(form, unlinkSchema);
     if (!parsed.ok) return formFailure(parsed);
     const { data, error } = await supabase.auth.getUserIdentities();
-    if (error) return accountFailure(error, {});
+    if (error) return authFailure(error, {});
     const identities = data.identities;
     const identity = identities.find((i) => i.identity_id === parsed.data.identityId);
     if (!identity) {
-      return accountRefusal(
+      return formRefusal(
         "That linked account doesn't exist (it may have been unlinked already).",
         404,
         "identity_not_found",
       );
     }
     if (identities.length < 2) {
-      return accountRefusal(
+      return formRefusal(
         "This is your only way to sign in, so it can't be unlinked. Link another account first.",
         422,
         "single_identity_not_deletable",
       );
     }
     const unlinked = await supabase.auth.unlinkIdentity(identity);
-    if (unlinked.error) return accountFailure(unlinked.error, {});
+    if (unlinked.error) return authFailure(unlinked.error, {});
     await recordSecurityEvent(supabase, request, "identity_unlinked", {
       provider: identity.provider,
     });
     // The session's stored user still lists the identity until its next refresh: refresh now.
     await supabase.auth.refreshSession();
-    return accountNotice(`${providerLabel(identity.provider)} was unlinked.`);
+    return formNotice(`${providerLabel(identity.provider)} was unlinked.`);
   }
-  return accountRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
+  return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
 }
 
 const dateFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeZone: "UTC" });

@@ -1,12 +1,12 @@
 import { useEffect, useRef } from "react";
 import { NavLink, Outlet, useLocation } from "react-router";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { requireUser } from "../../lib/guards.server";
+import { noStoreHeaders } from "../../lib/http.server";
 import type { Route } from "./+types/layout";
 import { ACCOUNT_SECTIONS } from "./nav";
 
 /** Every account page names the signed-in person: never kept by a shared cache. */
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Account · Edge Notes" }];
 

@@ -1,8 +1,7 @@
 import { type AuthError, createClient } from "@supabase/supabase-js";
 import type { RouterContextProvider } from "react-router";
 import { createBackendFetch } from "../../lib/backend-fetch.server";
-import { readSupabaseEnv } from "../../lib/env.server";
-import { workerContext } from "../../lib/worker-context.server";
+import { getSupabaseEnv } from "../../lib/worker-context.server";
 
 /**
  * Checks a signed-in user's current password the only way the auth API offers: a password grant
@@ -14,7 +13,7 @@ export async function checkCurrentPassword(
   email: string,
   password: string,
 ): Promise<AuthError | null> {
-  const env = readSupabaseEnv(context.get(workerContext).env);
+  const env = getSupabaseEnv(context);
   const probe = createClient(env.url, env.publishableKey, {
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
     global: { fetch: createBackendFetch().fetch },

@@ -6,17 +6,23 @@ import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { accountFailure, accountNotice, accountRefusal } from "../../lib/account-actions.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import {
+  authFailure,
+  formFailure,
+  formNotice,
+  formRefusal,
+  readFormValues,
+  validateForm,
+} from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
+import { noStoreHeaders } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import { PASSWORD_RULES } from "../auth/password-rules";
 import type { Route } from "./+types/password";
 import { checkCurrentPassword } from "./password-check.server";
 import { passwordChangeSchema } from "./schemas.server";
 
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Password · Account · Edge Notes" }];
 
@@ -39,8 +45,8 @@ export async function action({ request, context }: Route.ActionArgs) {
   const email = (claims.email as string | undefined) ?? "";
   if (form.intent === "send-code") {
     const { error } = await supabase.auth.reauthenticate();
-    if (error) return accountFailure(error, {});
-    return accountNotice(`We emailed a code to ${email}. Enter it below with your passwords.`, {
+    if (error) return authFailure(error, {});
+    return formNotice(`We emailed a code to ${email}. Enter it below with your passwords.`, {
       needsNonce: true,
     });
   }
@@ -49,7 +55,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { currentPassword, password, nonce } = parsed.data;
   const values = { nonceShown: form.nonceShown ?? "" };
   if (!email) {
-    return accountRefusal(
+    return formRefusal(
       "Your account has no email address, so it has no password to change.",
       400,
       "no_email",
@@ -58,9 +64,9 @@ export async function action({ request, context }: Route.ActionArgs) {
   const wrong = await checkCurrentPassword(context, email, currentPassword);
   if (wrong) {
     if (wrong.code === "invalid_credentials") {
-      return accountRefusal(WRONG_CURRENT, 400, "invalid_credentials", values, "currentPassword");
+      return formRefusal(WRONG_CURRENT, 400, "invalid_credentials", values, "currentPassword");
     }
-    return accountFailure(wrong, values);
+    return authFailure(wrong, values);
   }
   const { error } = await supabase.auth.updateUser({
     password,
@@ -70,8 +76,8 @@ export async function action({ request, context }: Route.ActionArgs) {
   });
   if (error?.code === "reauthentication_needed") {
     const sent = await supabase.auth.reauthenticate();
-    if (sent.error) return accountFailure(sent.error, values);
-    return accountRefusal(
+    if (sent.error) return authFailure(sent.error, values);
+    return formRefusal(
       `For your security we emailed a code to ${email}. Enter it with your passwords to finish.`,
       400,
       "reauthentication_needed",
@@ -80,15 +86,17 @@ export async function action({ request, context }: Route.ActionArgs) {
     );
   }
   if (error) {
-    return accountFailure(error, values, {
-      same_password: {
-        place: "password",
-        message: "That is your current password. Choose a new one.",
+    return authFailure(error, values, {
+      wording: {
+        same_password: {
+          place: "password",
+          message: "That is your current password. Choose a new one.",
+        },
       },
     });
   }
   await recordSecurityEvent(supabase, request, "password_changed", { via: "account" });
-  return accountNotice("Your password was changed.");
+  return formNotice("Your password was changed.");
 }
 
 export default function AccountPassword({ loaderData, actionData }: Route.ComponentProps) {

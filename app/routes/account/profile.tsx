@@ -1,17 +1,15 @@
 import { useRef } from "react";
-import { data, Form } from "react-router";
+import { Form } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
-import { authFailure } from "../auth/emails.server";
-import { backendFailure } from "../notes/data.server";
-import { DISPLAY_NAME_MAX, USERNAME_RULES } from "../notes/rules";
-import { profileSchema } from "../notes/schemas.server";
+import { backendFailure, dataNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/profile";
+import { DISPLAY_NAME_MAX, USERNAME_RULES } from "./profile-rules";
+import { profileSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Profile · Edge Notes" }];
 
@@ -23,14 +21,11 @@ export async function loader({ request, context }: Route.LoaderArgs) {
     .eq("id", claims.sub)
     .maybeSingle();
   if (error) backendFailure(error);
-  return data(
-    {
-      email: claims.email ?? null,
-      username: profile?.username ?? "",
-      displayName: profile?.display_name ?? "",
-    },
-    { headers: { "Cache-Control": NO_STORE } },
-  );
+  return dataNoStore({
+    email: claims.email ?? null,
+    username: profile?.username ?? "",
+    displayName: profile?.display_name ?? "",
+  });
 }
 
 /**
@@ -77,7 +72,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     });
     if (error) return authFailure(error, parsed.values);
   }
-  return data({ ok: true as const }, { headers: { "Cache-Control": NO_STORE } });
+  return dataNoStore({ ok: true as const });
 }
 
 export default function Profile({ loaderData, actionData }: Route.ComponentProps) {

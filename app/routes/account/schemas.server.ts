@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { currentPassword, email, newPassword, next } from "../auth/schemas.server";
+import { currentPassword, email, newPassword, totpCode } from "../auth/schemas.server";
+import { DISPLAY_NAME_MAX, USERNAME_PATTERN } from "./profile-rules";
 
 /** The account forms' fields, validated once on the server (messages shown beside the fields). */
 
@@ -22,17 +23,6 @@ export const passwordChangeSchema = z.object({
   password: newPassword,
   nonce,
 });
-
-/** A 6-digit code from an authenticator app; spaces from copying are ignored. */
-export const totpCode = z
-  .string()
-  .transform((value) => value.replace(/[\s-]/g, ""))
-  .pipe(
-    z
-      .string()
-      .min(1, "Enter the 6-digit code from your authenticator app.")
-      .regex(/^\d{6}$/, "Codes from authenticator apps have 6 digits."),
-  );
 
 export const factorName = z
   .string()
@@ -70,14 +60,20 @@ export const removeFactorSchema = z.object({
   factorId: id("That authenticator doesn't exist."),
 });
 
-export const challengeSchema = z.object({
-  factorId: z.string().max(64).optional().catch(undefined),
-  code: totpCode,
-  next,
-});
-
 export const unlinkSchema = z.object({
   identityId: z.string().trim().min(1, "Choose an account to unlink.").max(255),
 });
 
-export { email };
+export const profileSchema = z.object({
+  username: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine((value) => value === "" || USERNAME_PATTERN.test(value), {
+      error: "Use 3–30 characters: lower-case letters, digits and _.",
+    }),
+  displayName: z
+    .string()
+    .trim()
+    .max(DISPLAY_NAME_MAX, `Display names can be at most ${DISPLAY_NAME_MAX} characters.`),
+});

@@ -6,21 +6,23 @@ import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { accountFailure, accountNotice, accountRefusal } from "../../lib/account-actions.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import {
+  authFailure,
   type FormFailure,
   formFailure,
+  formNotice,
+  formRefusal,
   readFormValues,
   validateForm,
 } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
+import { noStoreHeaders } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/security";
 import { enrollSchema, removeFactorSchema, verifyEnrollmentSchema } from "./schemas.server";
 import { groupSecret, totpQrCode } from "./totp-qr";
 
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Two-factor · Account · Edge Notes" }];
 
@@ -69,7 +71,7 @@ export async function action({ request, context }: Route.ActionArgs) {
         (f) => (f.friendly_name ?? "").trim().toLowerCase() === name.toLowerCase(),
       );
       if (taken) {
-        return accountRefusal(
+        return formRefusal(
           "You already have an authenticator with this name. Choose another name.",
           409,
           "mfa_factor_name_conflict",
@@ -82,7 +84,7 @@ export async function action({ request, context }: Route.ActionArgs) {
         await supabase.auth.mfa.unenroll({ factorId: stale.id });
       }
       const enrolled = await supabase.auth.mfa.enroll({ factorType: "totp", friendlyName: name });
-      if (enrolled.error) return accountFailure(enrolled.error, parsed.values);
+      if (enrolled.error) return authFailure(enrolled.error, parsed.values);
       const enrollment: Enrollment = {
         factorId: enrolled.data.id,
         name,
@@ -90,7 +92,7 @@ export async function action({ request, context }: Route.ActionArgs) {
         uri: enrolled.data.totp.uri,
         qr: totpQrCode(enrolled.data.totp.qr_code),
       };
-      return accountNotice("Scan the code with your authenticator app.", { enrollment });
+      return formNotice("Scan the code with your authenticator app.", { enrollment });
     }
     case "verify": {
       const parsed = validateForm(form, verifyEnrollmentSchema);
@@ -105,11 +107,11 @@ export async function action({ request, context }: Route.ActionArgs) {
       const { factorId, code } = parsed.data;
       const { error } = await supabase.auth.mfa.challengeAndVerify({ factorId, code });
       if (error) {
-        const failed = accountFailure(error, { name: enrollment.name });
+        const failed = authFailure(error, { name: enrollment.name });
         return withEnrollment(failed, enrollment);
       }
       await recordSecurityEvent(supabase, request, "mfa_factor_added", { name: enrollment.name });
-      return accountNotice(
+      return formNotice(
         `“${enrollment.name || "Authenticator app"}” is on. From now on, signing in asks for a code from it.`,
       );
     }
@@ -122,7 +124,7 @@ export async function action({ request, context }: Route.ActionArgs) {
         );
         if (pending) await supabase.auth.mfa.unenroll({ factorId: pending.id });
       }
-      return accountNotice("Setup cancelled. Nothing was added.");
+      return formNotice("Setup cancelled. Nothing was added.");
     }
     case "remove": {
       const parsed = validateForm(form, removeFactorSchema);
@@ -130,23 +132,23 @@ export async function action({ request, context }: Route.ActionArgs) {
       const { data: fresh } = await supabase.auth.getUser();
       const factor = fresh.user?.factors?.find((f) => f.id === parsed.data.factorId);
       if (!factor) {
-        return accountRefusal(
+        return formRefusal(
           "That authenticator doesn't exist (it may have been removed already).",
           404,
           "mfa_factor_not_found",
         );
       }
       const { error } = await supabase.auth.mfa.unenroll({ factorId: factor.id });
-      if (error) return accountFailure(error, {});
+      if (error) return authFailure(error, {});
       await recordSecurityEvent(supabase, request, "mfa_factor_removed", {
         name: factor.friendly_name ?? null,
       });
       // The session's stored user still lists the factor until its next refresh: refresh now.
       await supabase.auth.refreshSession();
-      return accountNotice(`“${factor.friendly_name ?? "Authenticator app"}” was removed.`);
+      return formNotice(`“${factor.friendly_name ?? "Authenticator app"}” was removed.`);
     }
     default:
-      return accountRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
+      return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
   }
 }
 

@@ -2,16 +2,14 @@ import { Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
-import { accountFailure, accountNotice, accountRefusal } from "../../lib/account-actions.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { readFormValues } from "../../lib/forms.server";
+import { authFailure, formNotice, formRefusal, readFormValues } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
+import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
-import { redirectNoStore } from "../auth/redirects.server";
 import type { Route } from "./+types/sessions";
 import { authMethodLabel } from "./auth-methods";
 
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Sessions · Account · Edge Notes" }];
 
@@ -50,15 +48,15 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { supabase } = requireUser(request, context);
   const { intent } = await readFormValues(request);
   if (intent !== "others" && intent !== "global") {
-    return accountRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
+    return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
   }
   const kind = intent === "others" ? "signed_out_others" : "signed_out_everywhere";
   // Written first: a global sign-out ends this session too.
   await recordSecurityEvent(supabase, request, kind);
   const { error } = await supabase.auth.signOut({ scope: intent });
-  if (error) return accountFailure(error, {});
+  if (error) return authFailure(error, {});
   if (intent === "global") return redirectNoStore("/sign-in?ended=1");
-  return accountNotice(
+  return formNotice(
     "Your other devices and browsers are signed out. They will be asked to sign in again.",
   );
 }

@@ -1,9 +1,9 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { MFA_PATH } from "../../lib/guards.server";
+import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { HOME, type SafePath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
-import { redirectNoStore } from "./redirects.server";
 
 /**
  * Where a fresh session goes: to `next`, or first to the second-factor challenge when the user

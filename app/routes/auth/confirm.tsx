@@ -1,10 +1,10 @@
-import { data, Form, Link } from "react-router";
+import { Form, Link } from "react-router";
 import { AuthCard, linkClass } from "../../components/auth-card";
 import { LinkNotice, LinkProblemView } from "../../components/link-problem";
 import { SubmitButton } from "../../components/submit-button";
 import { getAuth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { readFormValues } from "../../lib/forms.server";
+import { dataNoStore, noStoreHeaders } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/confirm";
@@ -17,7 +17,7 @@ import {
 import { type EmailLinkType, emailLinkSchema } from "./schemas.server";
 
 /** The page carries a one-time token in its URL and form: never kept by any cache. */
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Confirm · Edge Notes" }];
 
@@ -76,10 +76,7 @@ export function loader({ request, context }: Route.LoaderArgs) {
   });
   if (!link.success) return linkProblemResponse(undefined, { signedIn: !!claims, kind });
   const { token_hash: tokenHash, type, next } = link.data;
-  return data(
-    { kind: "confirm" as const, tokenHash, type, next: next ?? "" },
-    { headers: { "Cache-Control": NO_STORE } },
-  );
+  return dataNoStore({ kind: "confirm" as const, tokenHash, type, next: next ?? "" });
 }
 
 export async function action({ request, context }: Route.ActionArgs) {

@@ -1,16 +1,15 @@
 import { useRef } from "react";
-import { data, Form, Link } from "react-router";
+import { Form, Link } from "react-router";
 import { AuthCard, linkClass } from "../../components/auth-card";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
+import { dataNoStore } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
 import type { Route } from "./+types/forgot-password";
-import { authFailure } from "./emails.server";
 import { callbackUrl } from "./redirects.server";
 import { emailOnlySchema } from "./schemas.server";
 
@@ -25,7 +24,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     redirectTo: callbackUrl(request, appPath("/reset-password")),
   });
   if (error) return authFailure(error, parsed.values);
-  return data({ ok: true as const, email }, { headers: { "Cache-Control": NO_STORE } });
+  return dataNoStore({ ok: true as const, email });
 }
 
 export default function ForgotPassword({ actionData }: Route.ComponentProps) {

@@ -1,6 +1,5 @@
-import { data } from "react-router";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { type LinkProblem, linkProblem, linkProblemPage } from "../../lib/auth-errors";
+import { dataNoStore } from "../../lib/http.server";
 
 const STATUS: Record<LinkProblem, number> = {
   "other-browser": 400,
@@ -17,9 +16,9 @@ export function linkProblemResponse(
   options: { signedIn: boolean; kind: "recovery" | "sign-in" },
 ) {
   const problem = linkProblem(code, options);
-  return data(
+  return dataNoStore(
     { kind: "problem" as const, page: linkProblemPage(problem, options.kind, options), code },
-    { status: STATUS[problem], headers: { "Cache-Control": NO_STORE } },
+    { status: STATUS[problem] },
   );
 }
 
@@ -28,5 +27,5 @@ export const EMAIL_CHANGE_HALF_DONE =
 
 /** The loader answer for "half done, look at the other inbox" (email change, two addresses). */
 export function linkNoticeResponse(message: string) {
-  return data({ kind: "notice" as const, message }, { headers: { "Cache-Control": NO_STORE } });
+  return dataNoStore({ kind: "notice" as const, message });
 }

@@ -5,19 +5,25 @@ import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { accountFailure, accountRefusal } from "../../lib/account-actions.server";
 import { getAuth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import {
+  authFailure,
+  formFailure,
+  formRefusal,
+  readFormValues,
+  validateForm,
+} from "../../lib/forms.server";
 import { needsSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
+import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
-import { challengeSchema } from "../account/schemas.server";
-import type { Route } from "./+types/mfa";
-import { nextFromUrl, redirectNoStore, redirectToNext } from "./redirects.server";
 
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+import type { Route } from "./+types/mfa";
+import { nextFromUrl, redirectToNext } from "./redirects.server";
+import { challengeSchema } from "./schemas.server";
+
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Two-factor check · Edge Notes" }];
 
@@ -45,11 +51,11 @@ export async function action({ request, context }: Route.ActionArgs) {
   if (!parsed.ok) return formFailure(parsed);
   const { code, next } = parsed.data;
   const { data: listed, error: listError } = await auth.supabase.auth.mfa.listFactors();
-  if (listError) return accountFailure(listError, parsed.values);
+  if (listError) return authFailure(listError, parsed.values);
   const factors = listed.totp;
   const factor = factors.find((f) => f.id === parsed.data.factorId) ?? factors[0];
   if (!factor) {
-    return accountRefusal(
+    return formRefusal(
       "Your account has no authenticator app any more. Sign out and sign in again.",
       404,
       "mfa_factor_not_found",
@@ -57,7 +63,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     );
   }
   const { error } = await auth.supabase.auth.mfa.challengeAndVerify({ factorId: factor.id, code });
-  if (error) return accountFailure(error, parsed.values);
+  if (error) return authFailure(error, parsed.values);
   await recordSecurityEvent(auth.supabase, request, "mfa_verified", {
     name: factor.friendly_name ?? null,
   });

@@ -1,14 +1,6 @@
-import { redirect } from "react-router";
-import { NO_STORE } from "../../lib/auth-cookies.server";
+import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { HOME, type SafePath, safeNext } from "../../lib/safe-redirect";
-
-export { withNext };
-
-/** A redirect that is never cached (the middleware adds the auth cookies it carries). */
-export function redirectNoStore(location: string, status = 303): Response {
-  return redirect(location, { status, headers: { "Cache-Control": NO_STORE } });
-}
 
 /** Redirect to `next` (made safe where it entered), or to `fallback` when there is none. */
 export function redirectToNext(next: SafePath | undefined, fallback: SafePath = HOME): Response {
@@ -20,7 +12,14 @@ export function nextFromUrl(request: Request): SafePath | undefined {
   return safeNext(new URL(request.url).searchParams.get("next"));
 }
 
-/** Where email links and OAuth come back to: this origin's /auth/callback with the safe next. */
-export function callbackUrl(request: Request, next: SafePath | undefined): string {
-  return `${new URL(request.url).origin}${withNext("/auth/callback", next)}`;
+/**
+ * Where email links and OAuth come back to: this origin's /auth/callback with the safe next
+ * (and `extra` params such as the account pages' `flow`).
+ */
+export function callbackUrl(
+  request: Request,
+  next: SafePath | undefined,
+  extra: Record<string, string> = {},
+): string {
+  return `${new URL(request.url).origin}${withNext("/auth/callback", next, extra)}`;
 }

@@ -6,21 +6,19 @@ import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
 import { MFA_PATH, needsSecondFactor } from "../../lib/guards.server";
+import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { appPath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/reset-password";
-import { authFailure } from "./emails.server";
 import { PASSWORD_RULES } from "./password-rules";
 import { isRecoverySession } from "./recovery-session";
-import { redirectNoStore } from "./redirects.server";
 import { newPasswordSchema } from "./schemas.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Choose a new password · Edge Notes" }];
 

@@ -57,6 +57,17 @@ export const code = z
 /** Where to go afterwards: made safe here, as it enters (a SafePath, or undefined). */
 export const next = z.unknown().optional().transform(safeNext);
 
+/** A 6-digit code from an authenticator app; spaces from copying are ignored. */
+export const totpCode = z
+  .string()
+  .transform((value) => value.replace(/[\s-]/g, ""))
+  .pipe(
+    z
+      .string()
+      .min(1, "Enter the 6-digit code from your authenticator app.")
+      .regex(/^\d{6}$/, "Codes from authenticator apps have 6 digits."),
+  );
+
 export const signInSchema = z.object({ email, password: currentPassword, next });
 export const emailOnlySchema = z.object({ email, next });
 export const signUpSchema = z.object({ email, password: newPassword, displayName, next });
@@ -79,5 +90,12 @@ export type EmailLinkType = (typeof EMAIL_LINK_TYPES)[number];
 export const emailLinkSchema = z.object({
   token_hash: z.string().min(1).max(512),
   type: z.enum(EMAIL_LINK_TYPES),
+  next,
+});
+
+/** The second-factor challenge after signing in (/mfa). */
+export const challengeSchema = z.object({
+  factorId: z.string().max(64).optional().catch(undefined),
+  code: totpCode,
   next,
 });

@@ -1,17 +1,17 @@
-import { data, Link } from "react-router";
+import { Link } from "react-router";
 import { linkClass } from "../../components/auth-card";
 import { CheckInbox } from "../../components/check-inbox";
 import { getAuth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure, formNotice, parseForm } from "../../lib/forms.server";
+import { noStoreHeaders } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import type { Route } from "./+types/sign-in.check-email";
-import { authFailure, sendSignInEmail } from "./emails.server";
+import { sendSignInEmail } from "./emails.server";
 import { nextFromUrl, redirectToNext } from "./redirects.server";
 import { emailOnlySchema } from "./schemas.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Check your inbox · Edge Notes" }];
 
@@ -29,10 +29,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { email, next } = parsed.data;
   const error = await sendSignInEmail(getAuth(context).supabase, request, email, next);
   if (error) return authFailure(error, parsed.values);
-  return data(
-    { ok: true as const, notice: `We sent a new link to ${email}.` },
-    { headers: { "Cache-Control": NO_STORE } },
-  );
+  return formNotice(`We sent a new link to ${email}.`);
 }
 
 export default function SignInCheckEmail({ loaderData, actionData }: Route.ComponentProps) {

@@ -1,5 +1,5 @@
 import { useRef } from "react";
-import { data, Form, Link } from "react-router";
+import { Form, Link } from "react-router";
 import { AuthCard, linkClass } from "../../components/auth-card";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
@@ -7,17 +7,23 @@ import { ResendForm } from "../../components/resend-form";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import {
+  authFailure,
+  formFailure,
+  formNotice,
+  readFormValues,
+  validateForm,
+} from "../../lib/forms.server";
+import { noStoreHeaders } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import type { Route } from "./+types/sign-in.code";
 import { afterSignIn } from "./after-sign-in.server";
-import { authFailure, sendSignInEmail } from "./emails.server";
+import { sendSignInEmail } from "./emails.server";
 import { nextFromUrl, redirectToNext } from "./redirects.server";
 import { codeSchema, emailOnlySchema } from "./schemas.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Enter your code · Edge Notes" }];
 
@@ -36,10 +42,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     if (!parsed.ok) return formFailure(parsed);
     const error = await sendSignInEmail(supabase, request, parsed.data.email, parsed.data.next);
     if (error) return authFailure(error, parsed.values);
-    return data(
-      { ok: true as const, notice: `We sent a new code to ${parsed.data.email}.` },
-      { headers: { "Cache-Control": NO_STORE } },
-    );
+    return formNotice(`We sent a new code to ${parsed.data.email}.`);
   }
   const parsed = validateForm(form, codeSchema);
   if (!parsed.ok) return formFailure(parsed);

@@ -7,20 +7,18 @@ import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import { authFailure, formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
 import type { Route } from "./+types/sign-in";
 import { afterSignIn } from "./after-sign-in.server";
-import { authFailure, resendConfirmation, sendSignInEmail } from "./emails.server";
-import { callbackUrl, nextFromUrl, redirectNoStore, redirectToNext } from "./redirects.server";
+import { resendConfirmation, sendSignInEmail } from "./emails.server";
+import { isOAuthProvider, OAUTH_PROVIDERS, type OAuthProvider } from "./oauth-providers";
+import { callbackUrl, nextFromUrl, redirectToNext } from "./redirects.server";
 import { emailOnlySchema, signInSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign in · Edge Notes" }];
-
-/** The OAuth providers offered as buttons (the auth server refuses one it has not enabled). */
-const PROVIDERS = { github: "GitHub", google: "Google" } as const;
-type Provider = keyof typeof PROVIDERS;
 
 export function loader({ request, context }: Route.LoaderArgs) {
   const next = nextFromUrl(request);
@@ -51,8 +49,8 @@ export async function action({ request, context }: Route.ActionArgs) {
       return redirectNoStore(withNext(page, next, { email }));
     }
     case "oauth": {
-      const provider = form.provider as Provider;
-      if (!Object.hasOwn(PROVIDERS, provider)) {
+      const provider = form.provider;
+      if (!isOAuthProvider(provider)) {
         return formFailure({
           errors: { fields: {}, form: "Choose one of the sign-in providers on this page." },
           values: {},
@@ -70,7 +68,7 @@ export async function action({ request, context }: Route.ActionArgs) {
           {
             errors: {
               fields: {},
-              form: `Signing in with ${PROVIDERS[provider]} is not available right now.`,
+              form: `Signing in with ${OAUTH_PROVIDERS[provider]} is not available right now.`,
               code: error?.code ?? "unexpected",
             },
             values: {},
@@ -169,7 +167,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
       <Form method="post" className="grid gap-3 sm:grid-cols-2">
         <input type="hidden" name="intent" value="oauth" />
         <input type="hidden" name="next" value={next ?? ""} />
-        {(Object.keys(PROVIDERS) as Provider[]).map((provider) => (
+        {(Object.keys(OAUTH_PROVIDERS) as OAuthProvider[]).map((provider) => (
           <ProviderButton key={provider} provider={provider} />
         ))}
       </Form>
@@ -177,7 +175,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
   );
 }
 
-function ProviderButton({ provider }: { provider: Provider }) {
+function ProviderButton({ provider }: { provider: OAuthProvider }) {
   const navigation = useNavigation();
   const submitting = navigation.state === "submitting";
   const mine = submitting && navigation.formData?.get("provider") === provider;
@@ -190,7 +188,7 @@ function ProviderButton({ provider }: { provider: Provider }) {
       aria-busy={mine || undefined}
       className="inline-flex w-full items-center justify-center gap-2 rounded-lg border border-ink-200 bg-white px-4 py-2.5 text-sm font-medium text-ink-800 transition-colors hover:bg-ink-50 disabled:cursor-not-allowed disabled:opacity-60 dark:border-ink-600 dark:bg-ink-800 dark:text-ink-50"
     >
-      {`Continue with ${PROVIDERS[provider]}`}
+      {`Continue with ${OAUTH_PROVIDERS[provider]}`}
     </button>
   );
 }

@@ -3,15 +3,13 @@ import { AuthCard, linkClass } from "../../components/auth-card";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
 import { getAuth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
-import { readFormValues } from "../../lib/forms.server";
+import { authFailure, readFormValues } from "../../lib/forms.server";
+import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/sign-out";
-import { authFailure } from "./emails.server";
-import { redirectNoStore } from "./redirects.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
-export const headers: Route.HeadersFunction = () => ({ "Cache-Control": NO_STORE });
+export const headers: Route.HeadersFunction = noStoreHeaders;
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign out · Edge Notes" }];
 

@@ -6,12 +6,12 @@ import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
+import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import type { Route } from "./+types/sign-up";
-import { authFailure } from "./emails.server";
 import { PASSWORD_RULES } from "./password-rules";
-import { callbackUrl, nextFromUrl, redirectNoStore, redirectToNext } from "./redirects.server";
+import { callbackUrl, nextFromUrl, redirectToNext } from "./redirects.server";
 import { signUpSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Create an account · Edge Notes" }];

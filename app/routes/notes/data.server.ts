@@ -1,8 +1,6 @@
-import type { PostgrestError, SupabaseClient } from "@supabase/supabase-js";
-import { data, redirect } from "react-router";
-import { NO_STORE } from "../../lib/auth-cookies.server";
+import type { SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../lib/database.types";
-import type { SafePath } from "../../lib/safe-redirect";
+import { backendFailure, notFound } from "../../lib/http.server";
 import type { ListParams } from "./list-url";
 import { PAGE_SIZE } from "./rules";
 import { noteId } from "./schemas.server";
@@ -10,22 +8,10 @@ import { noteId } from "./schemas.server";
 /**
  * Reading and writing notes with the request's Supabase client. Every query runs as the signed-in
  * user, so row-level security decides what exists: someone else's note and a note that never
- * existed are the same 404, with nothing on the page to tell them apart.
+ * existed are the same 404, with nothing on the page to tell them apart. A failure of the data
+ * API is a 503 page (backendFailure).
  */
 type Client = SupabaseClient<Database>;
-
-export function notFound(): never {
-  throw data(null, { status: 404, statusText: "Not Found" });
-}
-
-/** The data API failed in a way the person cannot fix: a 503 page (never a 500). */
-export function backendFailure(error: PostgrestError | null): never {
-  console.error("notes: data API error", error);
-  throw data(
-    { code: error?.code ?? "unexpected" },
-    { status: 503, statusText: "Your notes could not be loaded right now" },
-  );
-}
 
 /** The `:id` in the URL, or a 404 when it is not a note id at all. */
 export function parseNoteId(value: string | undefined): string {
@@ -182,10 +168,4 @@ export async function setNoteTags(supabase: Client, id: string, names: string[])
   const { error } = await supabase.rpc("set_note_tags", { note_id: id, tag_names: names });
   if (error?.code === "PT404") notFound();
   if (error) backendFailure(error);
-}
-
-/** After a form post without JavaScript: back to the page it came from (a notes page only). */
-export function redirectBack(returnTo: SafePath | undefined, fallback: string) {
-  const path = returnTo?.startsWith("/notes") ? returnTo : fallback;
-  return redirect(path, { headers: { "Cache-Control": NO_STORE } });
 }

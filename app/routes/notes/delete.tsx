@@ -1,10 +1,10 @@
-import { Form, Link, redirect } from "react-router";
+import { Form, Link } from "react-router";
 import { BackLink, NotePage } from "../../components/note-form";
 import { SubmitButton } from "../../components/submit-button";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { requireUser } from "../../lib/guards.server";
+import { backendFailure, notFound, redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/delete";
-import { backendFailure, loadNote, notFound, parseNoteId } from "./data.server";
+import { loadNote, parseNoteId } from "./data.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Delete note · Edge Notes" }];
 
@@ -22,7 +22,7 @@ export async function action({ request, context, params }: Route.ActionArgs) {
   const { data: rows, error } = await supabase.from("notes").delete().eq("id", id).select("id");
   if (error) backendFailure(error);
   if (rows.length === 0) notFound();
-  return redirect("/notes?deleted=1", { headers: { "Cache-Control": NO_STORE } });
+  return redirectNoStore("/notes?deleted=1", 302);
 }
 
 export default function DeleteNote({ loaderData }: Route.ComponentProps) {

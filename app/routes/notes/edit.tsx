@@ -1,10 +1,9 @@
-import { redirect } from "react-router";
 import { BackLink, NoteForm, NotePage } from "../../components/note-form";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { formFailure, parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
+import { notFound, redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/edit";
-import { loadNote, notFound, parseNoteId, setNoteTags } from "./data.server";
+import { loadNote, parseNoteId, setNoteTags } from "./data.server";
 import { NOTE_FORM, saveFailure } from "./save.server";
 import { noteSchema } from "./schemas.server";
 
@@ -34,7 +33,7 @@ export async function action({ request, context, params }: Route.ActionArgs) {
   if (error) return saveFailure(error, parsed.values);
   if (rows.length === 0) notFound();
   await setNoteTags(supabase, id, tags);
-  return redirect(`/notes/${id}`, { headers: { "Cache-Control": NO_STORE } });
+  return redirectNoStore(`/notes/${id}`, 302);
 }
 
 export default function EditNote({ loaderData, actionData }: Route.ComponentProps) {

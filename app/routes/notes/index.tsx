@@ -1,8 +1,8 @@
-import { data, Form, Link } from "react-router";
+import { Form, Link } from "react-router";
 import { NoteCard } from "../../components/note-card";
 import { TagLink } from "../../components/note-meta";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { requireUser } from "../../lib/guards.server";
+import { dataNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/index";
 import { listNotes, listTags } from "./data.server";
 import { type ListView, listUrl } from "./list-url";
@@ -53,7 +53,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
     notice?: Notice;
     status?: number;
   }) =>
-    data(
+    dataNoStore(
       {
         ...base,
         tags,
@@ -63,7 +63,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
         pages: Math.max(1, Math.ceil((payload.total ?? 0) / PAGE_SIZE)),
         notice: payload.notice ?? (url.searchParams.has("deleted") ? DELETED : undefined),
       },
-      { status: payload.status ?? 200, headers: { "Cache-Control": NO_STORE } },
+      { status: payload.status ?? 200 },
     );
 
   if (!pageIsValid) {

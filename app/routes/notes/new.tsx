@@ -1,8 +1,7 @@
-import { redirect } from "react-router";
 import { BackLink, NoteForm, NotePage } from "../../components/note-form";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { formFailure, parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
+import { redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/new";
 import { setNoteTags } from "./data.server";
 import { NOTE_FORM, saveFailure } from "./save.server";
@@ -27,7 +26,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     .single();
   if (error) return saveFailure(error, parsed.values);
   if (tags.length > 0) await setNoteTags(supabase, note.id, tags);
-  return redirect(`/notes/${note.id}`, { headers: { "Cache-Control": NO_STORE } });
+  return redirectNoStore(`/notes/${note.id}`, 302);
 }
 
 export default function NewNote({ actionData }: Route.ComponentProps) {

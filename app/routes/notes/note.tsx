@@ -8,20 +8,12 @@ import { NoteDate, ownerName, TagLink } from "../../components/note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "../../components/note-toggles";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
+import { backendFailure, dataNoStore, notFound } from "../../lib/http.server";
 import type { Route } from "./+types/note";
-import {
-  backendFailure,
-  leaveSharedNote,
-  listShares,
-  loadNote,
-  notFound,
-  parseNoteId,
-  redirectBack,
-  unshareNote,
-} from "./data.server";
+import { leaveSharedNote, listShares, loadNote, parseNoteId, unshareNote } from "./data.server";
+import { redirectBack } from "./redirects.server";
 import { leaveSchema, shareSchema, unshareSchema } from "./schemas.server";
 import { toggleAction } from "./toggle.server";
 
@@ -35,7 +27,7 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const note = await loadNote(supabase, id);
   const mine = note.owner_id === claims.sub;
   const shares = mine ? await listShares(supabase, id) : [];
-  return data({ note, mine, shares }, { headers: { "Cache-Control": NO_STORE } });
+  return dataNoStore({ note, mine, shares });
 }
 
 const SHARE_MESSAGES = {
@@ -74,10 +66,7 @@ export async function action({ request, context, params }: Route.ActionArgs) {
           status,
         );
       }
-      return data(
-        { ok: true as const, shared: parsed.data.email },
-        { headers: { "Cache-Control": NO_STORE } },
-      );
+      return dataNoStore({ ok: true as const, shared: parsed.data.email });
     }
     case "unshare": {
       const parsed = validateForm(values, unshareSchema);
@@ -88,10 +77,7 @@ export async function action({ request, context, params }: Route.ActionArgs) {
         email: parsed.data.email,
       });
       if (!removed) notFound();
-      return data(
-        { ok: true as const, unshared: parsed.data.email },
-        { headers: { "Cache-Control": NO_STORE } },
-      );
+      return dataNoStore({ ok: true as const, unshared: parsed.data.email });
     }
     case "leave": {
       const parsed = validateForm(values, leaveSchema);

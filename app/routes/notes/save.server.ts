@@ -1,6 +1,6 @@
 import type { PostgrestError } from "@supabase/supabase-js";
 import { formFailure } from "../../lib/forms.server";
-import { backendFailure } from "./data.server";
+import { backendFailure } from "../../lib/http.server";
 
 /** Note forms carry whole bodies: read up to 1 MiB and echo everything back on errors. */
 export const NOTE_FORM = { maxBytes: 1024 * 1024, echoChars: 1024 * 1024 };

@@ -1,14 +1,6 @@
 import { z } from "zod";
 import { safeNext } from "../../lib/safe-redirect";
-import {
-  BODY_MAX,
-  DISPLAY_NAME_MAX,
-  SEARCH_MAX,
-  TAG_PATTERN,
-  TAGS_MAX,
-  TITLE_MAX,
-  USERNAME_PATTERN,
-} from "./rules";
+import { BODY_MAX, SEARCH_MAX, TAG_PATTERN, TAGS_MAX, TITLE_MAX } from "./rules";
 
 /**
  * The notes forms' and URLs' fields, validated once on the server with the database's own limits.
@@ -82,20 +74,6 @@ export const unshareSchema = z.object({ email: z.string().trim().toLowerCase().m
 
 /** A recipient removes a shared note from their list, then goes back to the page it was on. */
 export const leaveSchema = z.object({ returnTo: z.unknown().optional().transform(safeNext) });
-
-export const profileSchema = z.object({
-  username: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .refine((value) => value === "" || USERNAME_PATTERN.test(value), {
-      error: "Use 3–30 characters: lower-case letters, digits and _.",
-    }),
-  displayName: z
-    .string()
-    .trim()
-    .max(DISPLAY_NAME_MAX, `Display names can be at most ${DISPLAY_NAME_MAX} characters.`),
-});
 
 /** The list's URL: /notes?view=&q=&tag=&page= (anything else is ignored). */
 export const listQuerySchema = z.object({

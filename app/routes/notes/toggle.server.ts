@@ -1,8 +1,9 @@
 import { data } from "react-router";
 import type { Auth } from "../../lib/auth.server";
-import { NO_STORE } from "../../lib/auth-cookies.server";
 import { validateForm } from "../../lib/forms.server";
-import { notFound, redirectBack, toggleNote } from "./data.server";
+import { dataNoStore, notFound } from "../../lib/http.server";
+import { toggleNote } from "./data.server";
+import { redirectBack } from "./redirects.server";
 import { toggleSchema } from "./schemas.server";
 
 /**
@@ -23,11 +24,11 @@ export async function toggleAction(
   const note = await toggleNote(supabase, id, intent);
   if (!note) {
     if (!fetcher) notFound();
-    return data(
+    return dataNoStore(
       { ok: false as const, message: "This note no longer exists." },
-      { status: 404, headers: { "Cache-Control": NO_STORE } },
+      { status: 404 },
     );
   }
   if (!fetcher) return redirectBack(returnTo, fallback);
-  return data({ ok: true as const, note }, { headers: { "Cache-Control": NO_STORE } });
+  return dataNoStore({ ok: true as const, note });
 }

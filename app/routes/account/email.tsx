@@ -1,18 +1,11 @@
-import { useRef } from "react";
 import { Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
+import { EmailField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
-import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import {
-  authFailure,
-  formFailure,
-  formNotice,
-  formRefusal,
-  readFormValues,
-  validateForm,
-} from "../../lib/forms.server";
+import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
@@ -96,9 +89,8 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function AccountEmail({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
   const failure = actionData && !actionData.ok ? actionData : undefined;
-  useFocusFirstError(formRef, failure);
+  const formRef = useFocusFirstError(failure);
   const errors = failure?.errors;
   const { email, pending } = loaderData;
   return (
@@ -138,13 +130,9 @@ export default function AccountEmail({ loaderData, actionData }: Route.Component
       >
         <Form method="post" noValidate ref={formRef} className="space-y-4 sm:max-w-md">
           {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
-          <FormField
+          <EmailField
             label="New email"
-            name="email"
-            type="email"
             autoComplete="email"
-            inputMode="email"
-            required
             defaultValue={failure?.values.email}
             error={errors?.fields.email}
           />

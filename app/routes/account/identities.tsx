@@ -3,14 +3,8 @@ import { Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
-import {
-  authFailure,
-  formFailure,
-  formNotice,
-  formRefusal,
-  readFormValues,
-  validateForm,
-} from "../../lib/forms.server";
+import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";

@@ -1,23 +1,16 @@
-import { useRef } from "react";
 import { Form, Link } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { linkClass } from "../../components/auth-card";
+import { HiddenUsername, NewPasswordField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import {
-  authFailure,
-  formFailure,
-  formNotice,
-  formRefusal,
-  readFormValues,
-  validateForm,
-} from "../../lib/forms.server";
+import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
-import { PASSWORD_RULES } from "../auth/password-rules";
 import type { Route } from "./+types/password";
 import { checkCurrentPassword } from "./password-check.server";
 import { passwordChangeSchema } from "./schemas.server";
@@ -100,9 +93,8 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function AccountPassword({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
   const failure = actionData && !actionData.ok ? actionData : undefined;
-  useFocusFirstError(formRef, failure);
+  const formRef = useFocusFirstError(failure);
   const errors = failure?.errors;
   const askNonce =
     failure?.values.nonceShown === "1" ||
@@ -126,14 +118,7 @@ export default function AccountPassword({ loaderData, actionData }: Route.Compon
       >
         <Form method="post" noValidate ref={formRef} className="space-y-4 sm:max-w-md">
           {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
-          <input
-            type="email"
-            name="username"
-            autoComplete="username"
-            value={loaderData.email ?? ""}
-            readOnly
-            hidden
-          />
+          <HiddenUsername email={loaderData.email} />
           <FormField
             label="Current password"
             name="currentPassword"
@@ -142,15 +127,7 @@ export default function AccountPassword({ loaderData, actionData }: Route.Compon
             required
             error={errors?.fields.currentPassword}
           />
-          <FormField
-            label="New password"
-            name="password"
-            type="password"
-            autoComplete="new-password"
-            required
-            error={errors?.fields.password}
-            hint={PASSWORD_RULES}
-          />
+          <NewPasswordField label="New password" error={errors?.fields.password} />
           {askNonce ? (
             <>
               <input type="hidden" name="nonceShown" value="1" />

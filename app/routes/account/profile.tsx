@@ -1,10 +1,10 @@
-import { useRef } from "react";
 import { Form } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure } from "../../lib/form-results.server";
+import { parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/profile";
@@ -76,8 +76,7 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function Profile({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, actionData);
+  const formRef = useFocusFirstError(actionData);
   const failed = actionData && !actionData.ok ? actionData : undefined;
   const values = failed?.values ?? loaderData;
   return (

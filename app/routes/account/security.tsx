@@ -1,20 +1,13 @@
 import type { Factor } from "@supabase/supabase-js";
-import { useRef } from "react";
 import { data, Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
+import { TotpCodeField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import {
-  authFailure,
-  type FormFailure,
-  formFailure,
-  formNotice,
-  formRefusal,
-  readFormValues,
-  validateForm,
-} from "../../lib/forms.server";
+import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
+import { type FormFailure, readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
@@ -163,9 +156,8 @@ function withEnrollment(
 const dateFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeZone: "UTC" });
 
 export default function AccountSecurity({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
   const failure = actionData && !actionData.ok ? actionData : undefined;
-  useFocusFirstError(formRef, failure);
+  const formRef = useFocusFirstError(failure);
   const errors = failure?.errors;
   const enrollment =
     actionData && "enrollment" in actionData
@@ -260,15 +252,8 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
                 <input type="hidden" name="secret" value={enrollment.secret} />
                 <input type="hidden" name="uri" value={enrollment.uri} />
                 <input type="hidden" name="qr" value={enrollment.qr} />
-                <FormField
+                <TotpCodeField
                   label="Code from the app"
-                  name="code"
-                  inputMode="numeric"
-                  autoComplete="one-time-code"
-                  pattern="[0-9]*"
-                  maxLength={7}
-                  required
-                  autoFocus
                   error={errors?.fields.code}
                   className="sm:max-w-xs"
                 />

@@ -1,5 +1,5 @@
-import { Form, Link } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { Form } from "react-router";
+import { AuthCard, FooterLink } from "../../components/auth-card";
 import { LinkNotice, LinkProblemView } from "../../components/link-problem";
 import { SubmitButton } from "../../components/submit-button";
 import { getAuth } from "../../lib/auth.server";
@@ -122,11 +122,7 @@ export default function AuthConfirm({ loaderData, actionData }: Route.ComponentP
       <AuthCard
         title={copy.title}
         intro={copy.intro}
-        footer={
-          <Link to="/" className={linkClass}>
-            Go to the home page
-          </Link>
-        }
+        footer={<FooterLink to="/">Go to the home page</FooterLink>}
       >
         {/* Posts to this same URL: after the action, the loader (which needs the link's
             parameters) runs again for the page, so the answer's status is the action's. */}

@@ -1,12 +1,12 @@
-import { useRef } from "react";
-import { Form, Link } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { Form } from "react-router";
+import { AuthCard, FooterLink } from "../../components/auth-card";
+import { EmailField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
-import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure } from "../../lib/form-results.server";
+import { parseForm } from "../../lib/forms.server";
 import { dataNoStore } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
 import type { Route } from "./+types/forgot-password";
@@ -28,19 +28,14 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function ForgotPassword({ actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
   const failure = actionData && !actionData.ok ? actionData : undefined;
-  useFocusFirstError(formRef, failure);
+  const formRef = useFocusFirstError(failure);
   const errors = failure?.errors;
   return (
     <AuthCard
       title="Reset your password"
       intro="Enter the email you signed up with and we'll send you a link to choose a new password."
-      footer={
-        <Link to="/sign-in" className={linkClass}>
-          Back to sign in
-        </Link>
-      }
+      footer={<FooterLink to="/sign-in">Back to sign in</FooterLink>}
     >
       {actionData?.ok ? (
         <FormAlert tone="success">
@@ -55,13 +50,8 @@ export default function ForgotPassword({ actionData }: Route.ComponentProps) {
         className={`space-y-4 ${actionData?.ok ? "mt-4" : ""}`}
       >
         {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
-        <FormField
-          label="Email"
-          name="email"
-          type="email"
+        <EmailField
           autoComplete="email"
-          inputMode="email"
-          required
           defaultValue={failure?.values.email ?? (actionData?.ok ? actionData.email : undefined)}
           error={errors?.fields.email}
         />

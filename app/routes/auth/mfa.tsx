@@ -1,24 +1,17 @@
-import { useRef } from "react";
-import { Form, Link } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { Form } from "react-router";
+import { AuthCard, FooterLink } from "../../components/auth-card";
+import { TotpCodeField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
-import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import {
-  authFailure,
-  formFailure,
-  formRefusal,
-  readFormValues,
-  validateForm,
-} from "../../lib/forms.server";
+import { authFailure, formFailure, formRefusal } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { needsSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
-
 import type { Route } from "./+types/mfa";
 import { nextFromUrl, redirectToNext } from "./redirects.server";
 import { challengeSchema } from "./schemas.server";
@@ -71,8 +64,7 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, actionData);
+  const formRef = useFocusFirstError(actionData);
   const errors = actionData?.errors;
   const { factors, next } = loaderData;
   return (
@@ -80,12 +72,9 @@ export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
       title="Enter your code"
       intro="Open your authenticator app and enter the 6-digit code for Edge Notes."
       footer={
-        <>
-          Not you, or lost your phone?{" "}
-          <Link to="/sign-out" className={linkClass}>
-            Sign out
-          </Link>
-        </>
+        <FooterLink to="/sign-out" prompt="Not you, or lost your phone?">
+          Sign out
+        </FooterLink>
       }
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
@@ -112,17 +101,7 @@ export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
         ) : factors[0] ? (
           <input type="hidden" name="factorId" value={factors[0].id} />
         ) : null}
-        <FormField
-          label="Code"
-          name="code"
-          inputMode="numeric"
-          autoComplete="one-time-code"
-          pattern="[0-9]*"
-          maxLength={7}
-          required
-          autoFocus
-          error={errors?.fields.code}
-        />
+        <TotpCodeField label="Code" error={errors?.fields.code} />
         <SubmitButton intent="verify">Continue</SubmitButton>
       </Form>
     </AuthCard>

@@ -1,6 +1,21 @@
+import { type RouterContextProvider } from "react-router";
+import { getAuth } from "../../lib/auth.server";
 import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { HOME, type SafePath, safeNext } from "../../lib/safe-redirect";
+
+/**
+ * For the pages a signed-in visitor has no use for (sign-in, sign-up and their next steps): the
+ * safe `next` from the URL; a visitor who is already signed in is sent straight there.
+ */
+export function requireSignedOut(
+  request: Request,
+  context: Readonly<RouterContextProvider>,
+): SafePath | undefined {
+  const next = nextFromUrl(request);
+  if (getAuth(context).claims) throw redirectToNext(next);
+  return next;
+}
 
 /** Redirect to `next` (made safe where it entered), or to `fallback` when there is none. */
 export function redirectToNext(next: SafePath | undefined, fallback: SafePath = HOME): Response {

@@ -1,19 +1,18 @@
-import { useRef } from "react";
 import { Form, Link } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { AuthCard, FooterLink } from "../../components/auth-card";
+import { HiddenUsername, NewPasswordField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
-import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure } from "../../lib/form-results.server";
+import { parseForm } from "../../lib/forms.server";
 import { MFA_PATH, needsSecondFactor } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { appPath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/reset-password";
-import { PASSWORD_RULES } from "./password-rules";
 import { isRecoverySession } from "./recovery-session";
 import { newPasswordSchema } from "./schemas.server";
 
@@ -56,17 +55,12 @@ function gateRecovery(auth: ReturnType<typeof getAuth>) {
 }
 
 export default function ResetPassword({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, actionData);
+  const formRef = useFocusFirstError(actionData);
   if (!loaderData.signedIn) {
     return (
       <AuthCard
         title="Open your reset link first"
-        footer={
-          <Link to="/sign-in" className={linkClass}>
-            Back to sign in
-          </Link>
-        }
+        footer={<FooterLink to="/sign-in">Back to sign in</FooterLink>}
       >
         <div className="space-y-4 text-sm text-ink-600 dark:text-ink-400">
           <p>
@@ -101,24 +95,8 @@ export default function ResetPassword({ loaderData, actionData }: Route.Componen
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
         {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
-        {/* Lets password managers save the new password against the right account. */}
-        <input
-          type="email"
-          name="username"
-          autoComplete="username"
-          value={loaderData.email ?? ""}
-          readOnly
-          hidden
-        />
-        <FormField
-          label="Password"
-          name="password"
-          type="password"
-          autoComplete="new-password"
-          required
-          error={errors?.fields.password}
-          hint={PASSWORD_RULES}
-        />
+        <HiddenUsername email={loaderData.email} />
+        <NewPasswordField error={errors?.fields.password} />
         <SubmitButton>Set new password</SubmitButton>
       </Form>
     </AuthCard>

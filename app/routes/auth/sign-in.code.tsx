@@ -1,26 +1,21 @@
-import { useRef } from "react";
-import { Form, Link } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { Form } from "react-router";
+import { AuthCard, FooterLink } from "../../components/auth-card";
+import { EmailField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { ResendForm } from "../../components/resend-form";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import {
-  authFailure,
-  formFailure,
-  formNotice,
-  readFormValues,
-  validateForm,
-} from "../../lib/forms.server";
+import { authFailure, formFailure } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import type { Route } from "./+types/sign-in.code";
 import { afterSignIn } from "./after-sign-in.server";
-import { sendSignInEmail } from "./emails.server";
-import { nextFromUrl, redirectToNext } from "./redirects.server";
-import { codeSchema, emailOnlySchema } from "./schemas.server";
+import { emailFromUrl, resendEmail, sendSignInEmail } from "./emails.server";
+import { requireSignedOut } from "./redirects.server";
+import { codeSchema } from "./schemas.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
 export const headers: Route.HeadersFunction = noStoreHeaders;
@@ -28,21 +23,21 @@ export const headers: Route.HeadersFunction = noStoreHeaders;
 export const meta: Route.MetaFunction = () => [{ title: "Enter your code · Edge Notes" }];
 
 export function loader({ request, context }: Route.LoaderArgs) {
-  const next = nextFromUrl(request);
-  if (getAuth(context).claims) throw redirectToNext(next);
-  const email = new URL(request.url).searchParams.get("email")?.slice(0, 255) ?? "";
-  return { email, next };
+  const next = requireSignedOut(request, context);
+  return { email: emailFromUrl(request), next };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
   const { supabase } = getAuth(context);
   const form = await readFormValues(request);
   if (form.intent === "resend") {
-    const parsed = validateForm(form, emailOnlySchema);
-    if (!parsed.ok) return formFailure(parsed);
-    const error = await sendSignInEmail(supabase, request, parsed.data.email, parsed.data.next);
-    if (error) return authFailure(error, parsed.values);
-    return formNotice(`We sent a new code to ${parsed.data.email}.`);
+    return resendEmail(
+      supabase,
+      request,
+      form,
+      sendSignInEmail,
+      (email) => `We sent a new code to ${email}.`,
+    );
   }
   const parsed = validateForm(form, codeSchema);
   if (!parsed.ok) return formFailure(parsed);
@@ -53,9 +48,8 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function SignInCode({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
   const failure = actionData && !actionData.ok ? actionData : undefined;
-  useFocusFirstError(formRef, failure);
+  const formRef = useFocusFirstError(failure);
   const errors = failure?.errors;
   const email = failure?.values.email ?? loaderData.email;
   const { next } = loaderData;
@@ -72,26 +66,13 @@ export default function SignInCode({ loaderData, actionData }: Route.ComponentPr
           "Enter your email and the 6-digit code we sent you."
         )
       }
-      footer={
-        <Link to={withNext("/sign-in", next)} className={linkClass}>
-          Back to sign in
-        </Link>
-      }
+      footer={<FooterLink to={withNext("/sign-in", next)}>Back to sign in</FooterLink>}
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
         <input type="hidden" name="next" value={next ?? ""} />
         {actionData?.ok ? <FormAlert tone="success">{actionData.notice}</FormAlert> : null}
         {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
-        <FormField
-          label="Email"
-          name="email"
-          type="email"
-          autoComplete="username"
-          inputMode="email"
-          required
-          defaultValue={email}
-          error={errors?.fields.email}
-        />
+        <EmailField autoComplete="username" defaultValue={email} error={errors?.fields.email} />
         <FormField
           label="Code"
           name="code"

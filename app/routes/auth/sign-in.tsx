@@ -1,13 +1,14 @@
-import { useRef } from "react";
 import { Form, Link, useNavigation } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { AuthCard, FooterLink, linkClass } from "../../components/auth-card";
+import { EmailField } from "../../components/auth-fields";
 import { Divider } from "../../components/divider";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { authFailure, formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import { authFailure, formFailure } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
@@ -15,14 +16,13 @@ import type { Route } from "./+types/sign-in";
 import { afterSignIn } from "./after-sign-in.server";
 import { resendConfirmation, sendSignInEmail } from "./emails.server";
 import { isOAuthProvider, OAUTH_PROVIDERS, type OAuthProvider } from "./oauth-providers";
-import { callbackUrl, nextFromUrl, redirectToNext } from "./redirects.server";
+import { callbackUrl, requireSignedOut } from "./redirects.server";
 import { emailOnlySchema, signInSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign in · Edge Notes" }];
 
 export function loader({ request, context }: Route.LoaderArgs) {
-  const next = nextFromUrl(request);
-  if (getAuth(context).claims) throw redirectToNext(next);
+  const next = requireSignedOut(request, context);
   // Sent here because the session was ended (signed out everywhere, or from another device).
   const ended = new URL(request.url).searchParams.get("ended") === "1";
   return { next, ended };
@@ -94,8 +94,7 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function SignIn({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, actionData);
+  const formRef = useFocusFirstError(actionData);
   const errors = actionData?.errors;
   const values = actionData?.values ?? {};
   const { next } = loaderData;
@@ -104,12 +103,9 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
       title="Sign in"
       intro="Welcome back. Sign in with your password, or have us email you a code or a link."
       footer={
-        <>
-          New to Edge Notes?{" "}
-          <Link to={withNext("/sign-up", next)} className={linkClass}>
-            Create an account
-          </Link>
-        </>
+        <FooterLink to={withNext("/sign-up", next)} prompt="New to Edge Notes?">
+          Create an account
+        </FooterLink>
       }
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
@@ -129,13 +125,8 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
             ) : null}
           </FormAlert>
         ) : null}
-        <FormField
-          label="Email"
-          name="email"
-          type="email"
+        <EmailField
           autoComplete="username"
-          inputMode="email"
-          required
           defaultValue={values.email}
           error={errors?.fields.email}
         />

@@ -1,9 +1,10 @@
 import { Form, Link } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { AuthCard, FooterLink } from "../../components/auth-card";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
 import { getAuth } from "../../lib/auth.server";
-import { authFailure, readFormValues } from "../../lib/forms.server";
+import { authFailure } from "../../lib/form-results.server";
+import { readFormValues } from "../../lib/forms.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/sign-out";
@@ -40,11 +41,7 @@ export default function SignOut({ loaderData, actionData }: Route.ComponentProps
     return (
       <AuthCard
         title="You are signed out"
-        footer={
-          <Link to="/" className={linkClass}>
-            Go to the home page
-          </Link>
-        }
+        footer={<FooterLink to="/">Go to the home page</FooterLink>}
       >
         <Link
           to="/sign-in"

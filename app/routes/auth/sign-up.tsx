@@ -1,24 +1,23 @@
-import { useRef } from "react";
-import { Form, Link } from "react-router";
-import { AuthCard, linkClass } from "../../components/auth-card";
+import { Form } from "react-router";
+import { AuthCard, FooterLink } from "../../components/auth-card";
+import { EmailField, NewPasswordField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
-import { authFailure, formFailure, parseForm } from "../../lib/forms.server";
+import { authFailure, formFailure } from "../../lib/form-results.server";
+import { parseForm } from "../../lib/forms.server";
 import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import type { Route } from "./+types/sign-up";
-import { PASSWORD_RULES } from "./password-rules";
-import { callbackUrl, nextFromUrl, redirectToNext } from "./redirects.server";
+import { callbackUrl, redirectToNext, requireSignedOut } from "./redirects.server";
 import { signUpSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Create an account · Edge Notes" }];
 
 export function loader({ request, context }: Route.LoaderArgs) {
-  const next = nextFromUrl(request);
-  if (getAuth(context).claims) throw redirectToNext(next);
+  const next = requireSignedOut(request, context);
   return { next };
 }
 
@@ -42,8 +41,7 @@ export async function action({ request, context }: Route.ActionArgs) {
 }
 
 export default function SignUp({ loaderData, actionData }: Route.ComponentProps) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, actionData);
+  const formRef = useFocusFirstError(actionData);
   const errors = actionData?.errors;
   const values = actionData?.values ?? {};
   const { next } = loaderData;
@@ -52,12 +50,9 @@ export default function SignUp({ loaderData, actionData }: Route.ComponentProps)
       title="Create an account"
       intro="Your notes, on every device. It takes a minute."
       footer={
-        <>
-          Already have an account?{" "}
-          <Link to={withNext("/sign-in", next)} className={linkClass}>
-            Sign in
-          </Link>
-        </>
+        <FooterLink to={withNext("/sign-in", next)} prompt="Already have an account?">
+          Sign in
+        </FooterLink>
       }
     >
       <Form method="post" noValidate ref={formRef} className="space-y-4">
@@ -73,25 +68,8 @@ export default function SignUp({ loaderData, actionData }: Route.ComponentProps)
           error={errors?.fields.displayName}
           hint="Optional. Shown on your notes instead of your email."
         />
-        <FormField
-          label="Email"
-          name="email"
-          type="email"
-          autoComplete="email"
-          inputMode="email"
-          required
-          defaultValue={values.email}
-          error={errors?.fields.email}
-        />
-        <FormField
-          label="Password"
-          name="password"
-          type="password"
-          autoComplete="new-password"
-          required
-          error={errors?.fields.password}
-          hint={PASSWORD_RULES}
-        />
+        <EmailField autoComplete="email" defaultValue={values.email} error={errors?.fields.email} />
+        <NewPasswordField error={errors?.fields.password} />
         <SubmitButton>Sign up</SubmitButton>
       </Form>
     </AuthCard>

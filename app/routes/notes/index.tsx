@@ -112,12 +112,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
     <div className="py-8 sm:py-10">
       <div className="flex flex-wrap items-center justify-between gap-4">
         <h1 className="text-3xl font-semibold tracking-tight">{HEADINGS[view]}</h1>
-        <Link
-          to="/notes/new"
-          className="inline-flex items-center rounded-lg bg-brand-600 px-4 py-2 text-sm font-medium text-white hover:bg-brand-700"
-        >
-          New note
-        </Link>
+        <NewNoteLink />
       </div>
 
       <nav aria-label="Note lists" className="mt-6 border-b border-ink-200 dark:border-ink-800">
@@ -268,14 +263,20 @@ function EmptyState({ view, filtered }: { view: ListView; filtered: boolean }) {
       {text}
       {view === "active" && !filtered ? (
         <div className="mt-4">
-          <Link
-            to="/notes/new"
-            className="inline-flex items-center rounded-lg bg-brand-600 px-4 py-2 text-sm font-medium text-white hover:bg-brand-700"
-          >
-            New note
-          </Link>
+          <NewNoteLink />
         </div>
       ) : null}
     </div>
+  );
+}
+
+function NewNoteLink() {
+  return (
+    <Link
+      to="/notes/new"
+      className="inline-flex items-center rounded-lg bg-brand-600 px-4 py-2 text-sm font-medium text-white hover:bg-brand-700"
+    >
+      New note
+    </Link>
   );
 }

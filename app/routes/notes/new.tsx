@@ -1,5 +1,6 @@
 import { BackLink, NoteForm, NotePage } from "../../components/note-form";
-import { formFailure, parseForm } from "../../lib/forms.server";
+import { formFailure } from "../../lib/form-results.server";
+import { parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/new";

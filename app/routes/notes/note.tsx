@@ -1,4 +1,3 @@
-import { useRef } from "react";
 import { data, Form, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
@@ -8,7 +7,8 @@ import { NoteDate, ownerName, TagLink } from "../../components/note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "../../components/note-toggles";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
-import { formFailure, readFormValues, validateForm } from "../../lib/forms.server";
+import { formFailure } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore, notFound } from "../../lib/http.server";
 import type { Route } from "./+types/note";
@@ -194,8 +194,7 @@ function Sharing({
   shares: Shares;
   actionData: Route.ComponentProps["actionData"];
 }) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, actionData);
+  const formRef = useFocusFirstError(actionData);
   const failed = actionData && "errors" in actionData ? actionData : undefined;
   const shared = actionData && "shared" in actionData ? actionData.shared : undefined;
   return (

@@ -1,5 +1,5 @@
 import type { PostgrestError } from "@supabase/supabase-js";
-import { formFailure } from "../../lib/forms.server";
+import { formFailure } from "../../lib/form-results.server";
 import { backendFailure } from "../../lib/http.server";
 
 /** Note forms carry whole bodies: read up to 1 MiB and echo everything back on errors. */

@@ -1,12 +1,9 @@
 // /account: username (public.profiles, unique) and display name (user metadata, mirrored into the
 // profile by a trigger), saved together by one form.
-import { describe, expect, it } from "vitest";
-import { adminClient } from "../support/backend.ts";
-import { signedInBrowser } from "./support/auth-flows";
 
-function fieldError(body: string, name: string): string | null {
-  return new RegExp(`id="field-${name}-error"[^>]*>([^<]*)<`).exec(body)?.[1] ?? null;
-}
+import { describe, expect, it } from "vitest";
+import { adminClient } from "../../support/backend.ts";
+import { fieldError, signedInBrowser } from "../support/auth-flows";
 
 const unique = () => `u_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
 

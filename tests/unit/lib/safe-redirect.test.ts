@@ -5,7 +5,7 @@ import {
   type SafePath,
   safeNext,
   safeRedirectPath,
-} from "../../app/lib/safe-redirect";
+} from "../../../app/lib/safe-redirect";
 
 const APP = "https://app.example";
 

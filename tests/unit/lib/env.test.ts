@@ -1,5 +1,7 @@
+import { RouterContextProvider } from "react-router";
 import { describe, expect, it } from "vitest";
-import { readSupabaseEnv, toPublicEnv } from "../../app/lib/env.server";
+import { parseSupabaseEnv, readSupabaseEnv, toPublicEnv } from "../../../app/lib/env.server";
+import { getSupabaseEnv, workerContext } from "../../../app/lib/worker-context.server";
 
 const env = (values: Record<string, unknown>) => values as unknown as Env;
 
@@ -37,5 +39,37 @@ describe("readSupabaseEnv", () => {
       SUPABASE_URL: "https://abc.supabase.co",
       SUPABASE_PUBLISHABLE_KEY: "k",
     });
+  });
+});
+
+describe("the Supabase settings in the request context", () => {
+  function contextFor(bindings: Env) {
+    const context = new RouterContextProvider();
+    context.set(workerContext, {
+      env: bindings,
+      ctx: {} as ExecutionContext,
+      nonce: "n",
+      supabase: parseSupabaseEnv(bindings),
+    });
+    return context;
+  }
+
+  it("are read from the context the Worker entry filled in", () => {
+    const context = contextFor(
+      env({ SUPABASE_URL: "https://abc.supabase.co/", SUPABASE_PUBLISHABLE_KEY: "k" }),
+    );
+    expect(getSupabaseEnv(context)).toEqual({
+      url: "https://abc.supabase.co",
+      publishableKey: "k",
+    });
+  });
+
+  it("a misconfiguration is kept, not thrown, by the entry, and thrown where the settings are needed", () => {
+    const bindings = env({ SUPABASE_URL: "ftp://x.test", SUPABASE_PUBLISHABLE_KEY: "k" });
+    const parsed = parseSupabaseEnv(bindings);
+    expect(parsed).toBeInstanceOf(Error);
+    expect(() => getSupabaseEnv(contextFor(bindings))).toThrow(
+      /SUPABASE_URL must be an http\(s\) URL/,
+    );
   });
 });

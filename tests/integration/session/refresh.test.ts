@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { anonClient } from "../support/backend";
-import { STORAGE_KEY } from "./support/app";
-import { signedInBrowser, testId } from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
-import { decodeSession, encodeSession } from "./support/session";
+import { anonClient } from "../../support/backend";
+import { STORAGE_KEY } from "../support/app";
+import { signedInBrowser, testId } from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
+import { decodeSession, encodeSession } from "../support/session";
 
 // Session upkeep: the Worker refreshes an expired access token once per request (middleware),
 // the browser client refreshes on its own timer, and both share one cookie. They must never

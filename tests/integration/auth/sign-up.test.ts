@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { messagesFor, verifyLink } from "../support/inbox";
+import { messagesFor, verifyLink } from "../../support/inbox";
 import {
   adminClient,
   expectNoStore,
@@ -7,8 +7,8 @@ import {
   randomEmail,
   testId,
   waitForMessage,
-} from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
+} from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
 
 describe("/sign-up (confirmations on, JavaScript off)", () => {
   it("shows the password rules before submit, with plain labels", async () => {

@@ -4,8 +4,8 @@ import {
   STORAGE_KEY,
   sessionCookie,
   TEST_USER,
-} from "./support/fake-auth-server";
-import { backendCalls, page, runMiddleware } from "./support/run-middleware";
+} from "../support/fake-auth-server";
+import { backendCalls, page, runMiddleware } from "../support/run-middleware";
 
 describe("auth middleware", () => {
   it("makes no round trip for a signed-out request", async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { messagesFor } from "../support/inbox";
-import { APP_URL } from "./support/app";
-import { freshUser, randomEmail } from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
+import { messagesFor } from "../../support/inbox";
+import { APP_URL } from "../support/app";
+import { freshUser, randomEmail } from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
 
 const POSTS: Array<[string, Record<string, string>]> = [
   ["/sign-in", { intent: "password", email: "x@example.com", password: "whatever-1" }],

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { adminClient } from "../support/backend";
-import { hiddenState } from "../support/oauth";
-import { randomEmail, signedInBrowser } from "./support/auth-flows";
-import { BrowserLess, type Visit } from "./support/browser-less";
+import { adminClient } from "../../support/backend";
+import { hiddenState } from "../../support/oauth";
+import { randomEmail, signedInBrowser } from "../support/auth-flows";
+import { BrowserLess, type Visit } from "../support/browser-less";
 
 /** On the local provider page (where the app's redirect chain ended): allow with this account. */
 async function allowOnProviderPage(

@@ -2,13 +2,10 @@
 // person reads it under "Shared with me" and can change nothing; revoking takes it away, and so
 // does the recipient's "Remove from my list". The owner sees the address typed and the person's
 // name, never their user id.
-import { describe, expect, it } from "vitest";
-import { adminClient, randomEmail, signedInBrowser } from "./support/auth-flows";
-import { cardTitles, createNote, noteRow } from "./support/notes";
 
-function fieldError(body: string, name: string): string | null {
-  return new RegExp(`id="field-${name}-error"[^>]*>([^<]*)<`).exec(body)?.[1] ?? null;
-}
+import { describe, expect, it } from "vitest";
+import { adminClient, fieldError, randomEmail, signedInBrowser } from "../support/auth-flows";
+import { cardTitles, createNote, noteRow } from "../support/notes";
 
 describe("sharing a note", () => {
   it("shared read-only: listed under Shared with me, readable, every write a 404; revoke ends it", async () => {

@@ -1,10 +1,8 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { RouterContextProvider } from "react-router";
 import { describe, expect, it } from "vitest";
-import { authContext } from "../../app/lib/auth.server";
-import { MFA_PATH, requireUser, SIGN_IN_PATH } from "../../app/lib/guards.server";
-import { totpQrCode } from "../../app/routes/account/totp-qr";
-import { isRecoverySession } from "../../app/routes/auth/recovery-session";
+import { authContext } from "../../../app/lib/auth.server";
+import { MFA_PATH, requireUser, SIGN_IN_PATH } from "../../../app/lib/guards.server";
 
 function contextWith(
   claims: Record<string, unknown> | null,
@@ -121,43 +119,5 @@ describe("requireUser and the second factor", () => {
     ) as Response;
     const location = new URL(thrown.headers.get("Location") ?? "", "http://app.test");
     expect(location.searchParams.get("next")).toBe("/account/security");
-  });
-});
-
-describe("isRecoverySession", () => {
-  const now = 1_800_000_000;
-  it("is true for a fresh recovery or emailed-code sign-in only", () => {
-    expect(isRecoverySession({ amr: [{ method: "recovery", timestamp: now - 60 }] }, now)).toBe(
-      true,
-    );
-    expect(isRecoverySession({ amr: [{ method: "otp", timestamp: now - 60 }] }, now)).toBe(true);
-    expect(isRecoverySession({ amr: [{ method: "password", timestamp: now - 60 }] }, now)).toBe(
-      false,
-    );
-    expect(isRecoverySession({ amr: [{ method: "recovery", timestamp: now - 7200 }] }, now)).toBe(
-      false,
-    );
-    expect(isRecoverySession({ amr: "recovery" }, now)).toBe(false);
-    expect(isRecoverySession(null, now)).toBe(false);
-  });
-});
-
-describe("totpQrCode", () => {
-  const svg = '<svg xmlns="http://www.w3.org/2000/svg"><rect fill="#000"/></svg>';
-  it("re-encodes the SVG supabase-js hands over so # and quotes survive in <img src>", () => {
-    const src = totpQrCode(`data:image/svg+xml;utf-8,${svg}`);
-    expect(src.startsWith("data:image/svg+xml,")).toBe(true);
-    expect(src).not.toMatch(/[#"<>]/);
-    expect(decodeURIComponent(src.slice("data:image/svg+xml,".length))).toBe(svg);
-  });
-
-  it("accepts base64 and bare SVG; anything else gives nothing", () => {
-    expect(totpQrCode(`data:image/svg+xml;base64,${btoa(svg)}`)).toBe(
-      `data:image/svg+xml,${encodeURIComponent(svg)}`,
-    );
-    expect(totpQrCode(svg)).toBe(`data:image/svg+xml,${encodeURIComponent(svg)}`);
-    expect(totpQrCode("javascript:alert(1)")).toBe("");
-    expect(totpQrCode("data:text/html,<script>")).toBe("");
-    expect(totpQrCode("")).toBe("");
   });
 });

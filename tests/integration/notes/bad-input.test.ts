@@ -1,12 +1,8 @@
 // Bad input on the notes pages: every answer a clear 4xx (never a 500 or a blank page), nothing
 // typed is lost, and nothing tells whether someone else's note exists.
 import { beforeAll, describe, expect, it } from "vitest";
-import { signedInBrowser } from "./support/auth-flows";
-import { cardTitles, createNote, noteRow, seedNotes } from "./support/notes";
-
-function fieldError(body: string, name: string): string | null {
-  return new RegExp(`id="field-${name}-error"[^>]*>([^<]*)<`).exec(body)?.[1] ?? null;
-}
+import { fieldError, signedInBrowser } from "../support/auth-flows";
+import { cardTitles, createNote, noteRow, seedNotes } from "../support/notes";
 
 /** The page without what differs per request (nonces, ids in the URL). */
 function mainOf(body: string): string {

@@ -3,7 +3,7 @@ import {
   AuthCookieJar,
   authCookieOptions,
   readRequestCookies,
-} from "../../app/lib/auth-cookies.server";
+} from "../../../app/lib/auth-cookies.server";
 
 describe("readRequestCookies", () => {
   it("returns every cookie of the Cookie header, decoded", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { adminClient, PASSWORD } from "../support/backend";
-import { APP_URL, backendCalls } from "./support/app";
+import { adminClient, PASSWORD } from "../../support/backend";
+import { APP_URL, backendCalls } from "../support/app";
 import {
   confirmForm,
   expectNoStore,
@@ -11,8 +11,8 @@ import {
   signedInBrowser,
   testId,
   waitForMessage,
-} from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
+} from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
 
 /** /auth/confirm?token_hash=…&type=… (the server-side verifyOtp link of custom templates). */
 function confirmPath(tokenHash: string | undefined, type: string, next?: string) {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { verifyLink } from "../support/inbox";
+import { verifyLink } from "../../support/inbox";
 import {
   expectNoStore,
   freshUser,
   linkProblemOf,
   testId,
   waitForMessage,
-} from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
+} from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
 
 /** Asks for a magic link in `browser`; returns the /auth/v1/verify link from the email. */
 async function magicLink(browser: BrowserLess, next = "") {

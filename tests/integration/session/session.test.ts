@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backendCalls, get, STORAGE_KEY } from "./support/app";
-import { cookieHeader, decodeSession, encodeSession, signedInUser } from "./support/session";
+import { backendCalls, get, STORAGE_KEY } from "../support/app";
+import { cookieHeader, decodeSession, encodeSession, signedInUser } from "../support/session";
 
 // The test backend (tests/setup/local-backend.ts) issues real ES256 sessions.
 describe("a real session through the Worker", () => {

@@ -1,10 +1,10 @@
 // The notes pages through the Worker, as a browser without JavaScript uses them: real forms,
 // real cookies, real RLS behind the data API.
 import { describe, expect, it } from "vitest";
-import { backendCalls } from "./support/app";
-import { expectNoStore, signedInBrowser } from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
-import { cardTitles, createNote, noteIdOf, noteRow, seedNotes } from "./support/notes";
+import { backendCalls } from "../support/app";
+import { expectNoStore, signedInBrowser } from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
+import { cardTitles, createNote, noteIdOf, noteRow, seedNotes } from "../support/notes";
 
 describe("signed out", () => {
   it.each(["/notes", "/notes/new", "/notes?view=shared", "/account"])(

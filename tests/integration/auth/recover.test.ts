@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { messagesFor, verifyLink } from "../support/inbox";
+import { messagesFor, verifyLink } from "../../support/inbox";
 import {
   expectNoStore,
   freshUser,
   randomEmail,
   testId,
   waitForMessage,
-} from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
+} from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
 
 describe("/forgot-password and /reset-password", () => {
   it("emails a reset link that signs in here, then sets a new password that works", async () => {

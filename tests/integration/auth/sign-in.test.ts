@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { messagesFor, verifyLink } from "../support/inbox";
-import { APP_URL, BACKEND_URL } from "./support/app";
+import { messagesFor, verifyLink } from "../../support/inbox";
+import { APP_URL, BACKEND_URL } from "../support/app";
 import {
   expectNoStore,
   freshUser,
@@ -8,8 +8,8 @@ import {
   signedInBrowser,
   testId,
   waitForMessage,
-} from "./support/auth-flows";
-import { BrowserLess, cookieSettingHops } from "./support/browser-less";
+} from "../support/auth-flows";
+import { BrowserLess, cookieSettingHops } from "../support/browser-less";
 
 describe("/sign-in with a password (JavaScript off)", () => {
   it("renders the form with plain labels and the choices", async () => {

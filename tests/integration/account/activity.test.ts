@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { adminClient, signedInClient } from "../support/backend";
-import { signedInBrowser } from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
-
-/** The kinds on the /account/activity page, newest first. */
-function activityKinds(body: string): string[] {
-  return [...body.matchAll(/data-kind="([a-z_]+)"/g)].map((m) => m[1] ?? "");
-}
+import { adminClient, signedInClient } from "../../support/backend";
+import { activityKinds } from "../support/account";
+import { signedInBrowser } from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
 
 describe("security activity", () => {
   it("sign-in and sign-out through the app are recorded, newest first, with the browser", async () => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { adminClient, anonClient } from "../support/backend";
-import { verifyLink } from "../support/inbox";
-import { STORAGE_KEY } from "./support/app";
-import { signedInBrowser, waitForMessage } from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
-import { createNote, noteRow } from "./support/notes";
-import { decodeSession, encodeSession } from "./support/session";
-import { authenticator, enrollTotp, hiddenValue, startEnrollment } from "./support/totp";
+import { adminClient, anonClient } from "../../support/backend";
+import { verifyLink } from "../../support/inbox";
+import { STORAGE_KEY } from "../support/app";
+import { signedInBrowser, waitForMessage } from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
+import { createNote, noteRow } from "../support/notes";
+import { decodeSession, encodeSession } from "../support/session";
+import { authenticator, enrollTotp, hiddenValue, startEnrollment } from "../support/totp";
 
 /** What the database answers a function call from an aal1 session of a user with a factor. */
 const AAL_REFUSAL = "This account has a second factor: an aal2 session is required";

@@ -3,7 +3,7 @@ import {
   applySecurityHeaders,
   contentSecurityPolicy,
   createNonce,
-} from "../../app/lib/security-headers.server";
+} from "../../../app/lib/security-headers.server";
 
 const options = {
   nonce: "abc123",

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { STORAGE_KEY } from "./support/app";
-import { expectNoStore, signedInBrowser } from "./support/auth-flows";
-import { BrowserLess } from "./support/browser-less";
-import { decodeSession, encodeSession } from "./support/session";
+import { STORAGE_KEY } from "../support/app";
+import { expectNoStore, signedInBrowser } from "../support/auth-flows";
+import { BrowserLess } from "../support/browser-less";
+import { expireAccessToken } from "../support/session";
 
 /** A second browser signed in as the same person. */
 async function secondDevice(email: string, password: string) {
@@ -10,13 +10,6 @@ async function secondDevice(email: string, password: string) {
   await browser.post("/sign-in", { email, password });
   if (!browser.hasSession()) throw new Error("second sign-in failed");
   return browser;
-}
-
-/** Make the access token look expired so the next request must ask the auth server. */
-function expireAccessToken(browser: BrowserLess) {
-  const value = browser.cookies.get(STORAGE_KEY);
-  if (!value) throw new Error("expected a single-chunk session cookie");
-  browser.cookies.set(STORAGE_KEY, encodeSession({ ...decodeSession(value), expires_at: 1 }));
 }
 
 describe("/sign-out", () => {

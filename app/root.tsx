@@ -16,17 +16,16 @@ import { SiteHeader } from "./components/site-header";
 import { StatusPage } from "./components/status-page";
 import { authMiddleware, getAuth } from "./lib/auth.server";
 import { documentNonce } from "./lib/document-nonce";
-import { readSupabaseEnv, toPublicEnv } from "./lib/env.server";
+import { toPublicEnv } from "./lib/env.server";
 import { toSessionUser } from "./lib/session-user";
 import { useBrowserSession } from "./lib/use-browser-session";
-import { workerContext } from "./lib/worker-context.server";
+import { getSupabaseEnv } from "./lib/worker-context.server";
 
 export const middleware: Route.MiddlewareFunction[] = [authMiddleware];
 
 export function loader({ context }: Route.LoaderArgs) {
   const { claims } = getAuth(context);
-  const { env } = context.get(workerContext);
-  return { env: toPublicEnv(readSupabaseEnv(env)), user: toSessionUser(claims) };
+  return { env: toPublicEnv(getSupabaseEnv(context)), user: toSessionUser(claims) };
 }
 
 export const meta: Route.MetaFunction = () => [

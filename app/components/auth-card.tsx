@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { Link } from "react-router";
 
 /** The frame every sign-in page uses: a centred card with a heading, an intro and a footer. */
 export function AuthCard({
@@ -32,3 +33,29 @@ export function AuthCard({
 /** A plain text link in the sign-in pages' style. */
 export const linkClass =
   "font-medium text-brand-600 underline-offset-2 hover:underline dark:text-brand-500";
+
+/**
+ * The link under a sign-in card ("Back to sign in", "Go to the home page"), after a short
+ * question when there is one ("New to Edge Notes? Create an account").
+ */
+export function FooterLink({
+  to,
+  prompt,
+  children,
+}: {
+  to: string;
+  prompt?: string;
+  children: ReactNode;
+}) {
+  const link = (
+    <Link to={to} className={linkClass}>
+      {children}
+    </Link>
+  );
+  if (!prompt) return link;
+  return (
+    <>
+      {prompt} {link}
+    </>
+  );
+}

@@ -10,14 +10,14 @@ interface Answer {
 
 /** "Check your inbox" after an email was sent, with a Resend that respects the server's limit. */
 export function CheckInbox({
-  title,
+  title = "Check your inbox",
   email,
   next,
   answer,
   children,
   footer,
 }: {
-  title: string;
+  title?: string;
   email: string;
   next?: string;
   answer: Answer | undefined;

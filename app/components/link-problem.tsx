@@ -1,6 +1,6 @@
 import { Link } from "react-router";
 import type { LinkProblemPage } from "../lib/auth-errors";
-import { AuthCard, linkClass } from "./auth-card";
+import { AuthCard, FooterLink } from "./auth-card";
 
 /** The page for an email link or OAuth return that could not sign someone in. */
 export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: string }) {
@@ -9,11 +9,7 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
       <AuthCard
         title={page.title}
         footer={
-          page.action.href === "/" ? undefined : (
-            <Link to="/" className={linkClass}>
-              Go to the home page
-            </Link>
-          )
+          page.action.href === "/" ? undefined : <FooterLink to="/">Go to the home page</FooterLink>
         }
       >
         <div className="space-y-3 text-sm text-ink-600 dark:text-ink-400">
@@ -40,14 +36,7 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
 export function LinkNotice({ title, message }: { title: string; message: string }) {
   return (
     <div data-testid="link-notice">
-      <AuthCard
-        title={title}
-        footer={
-          <Link to="/" className={linkClass}>
-            Go to the home page
-          </Link>
-        }
-      >
+      <AuthCard title={title} footer={<FooterLink to="/">Go to the home page</FooterLink>}>
         <p className="text-sm text-ink-600 dark:text-ink-400">{message}</p>
       </AuthCard>
     </div>

@@ -1,6 +1,6 @@
 import { Link } from "react-router";
-import type { ListView } from "../lib/note-list-url";
-import type { NoteListItem } from "../lib/notes.server";
+import type { NoteListItem } from "../routes/notes/data.server";
+import type { ListView } from "../routes/notes/list-url";
 import { LeaveSharedNote } from "./leave-shared-note";
 import { NoteDate, ownerName, TagLink } from "./note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "./note-toggles";

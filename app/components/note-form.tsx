@@ -1,7 +1,6 @@
-import { useRef } from "react";
 import { Form, Link } from "react-router";
 import type { FormErrors } from "../lib/forms.server";
-import { BODY_MAX, TAG_RULES, TITLE_MAX } from "../lib/note-rules";
+import { BODY_MAX, TAG_RULES, TITLE_MAX } from "../routes/notes/rules";
 import { FormAlert } from "./form-alert";
 import { FormField } from "./form-field";
 import { FormTextarea } from "./form-textarea";
@@ -23,8 +22,7 @@ export function NoteForm({
   /** The action's answer, to move focus to the first error. */
   result: unknown;
 }) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, result);
+  const formRef = useFocusFirstError(result);
   return (
     <Form method="post" noValidate ref={formRef} className="space-y-5" data-testid="note-form">
       {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}

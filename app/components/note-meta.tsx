@@ -1,5 +1,5 @@
 import { Link } from "react-router";
-import { listUrl } from "../lib/note-list-url";
+import { listUrl } from "../routes/notes/list-url";
 
 /** "3 Nov 2026" in UTC, so the server's and the browser's renders agree. */
 export function NoteDate({ iso, prefix }: { iso: string; prefix?: string }) {

@@ -1,14 +1,13 @@
 import { Link } from "react-router";
 import { getAuth } from "../lib/auth.server";
 import { getBackendStatus } from "../lib/backend-status.server";
-import { readSupabaseEnv } from "../lib/env.server";
 import { toSessionUser } from "../lib/session-user";
-import { workerContext } from "../lib/worker-context.server";
+import { getSupabaseEnv } from "../lib/worker-context.server";
 import type { Route } from "./+types/home";
 
 export async function loader({ context }: Route.LoaderArgs) {
   const { claims, backendUnreachable } = getAuth(context);
-  const supabaseEnv = readSupabaseEnv(context.get(workerContext).env);
+  const supabaseEnv = getSupabaseEnv(context);
   const backend = backendUnreachable ? "unreachable" : await getBackendStatus(supabaseEnv);
   return { user: toSessionUser(claims), backend, backendUrl: supabaseEnv.url };
 }

@@ -59,7 +59,7 @@ describe("accessibility (axe, light and dark)", () => {
     await expectAccessible(page, "404, signed out");
   });
 
-  test("signed-in pages: notes, a note, account sections, field errors, 404", async ({
+  test("signed-in note pages: the list, a note, its forms with field errors", async ({
     browser,
   }) => {
     const owner = await freshUser(stack, "a11y");
@@ -88,7 +88,11 @@ describe("accessibility (axe, light and dark)", () => {
     await visit(page, stack, "/notes?q=inclusive");
     await page.getByTestId("filter-summary").waitFor();
     await visit(page, stack, "/notes?view=archived");
+  });
 
+  test("signed-in account sections and the 404 page", async ({ browser }) => {
+    const page = await browser.open();
+    await signIn(page, await freshUser(stack, "a11y-account"));
     // The four sections the issue names, and the others.
     for (const path of [
       "/account",

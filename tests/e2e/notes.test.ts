@@ -59,6 +59,10 @@ describe.each([
     await visit(page, stack, "/notes");
     expect(await noteTitles(page)).toEqual(["Trip plan", "Groceries"]);
     await expectAccessible(page, "/notes with a note card");
+    // Each card's buttons name their note (the pin toggle's name stays; aria-pressed changes).
+    for (const name of ["Pin “Groceries”", "Archive “Groceries”", "Pin “Trip plan”"]) {
+      expect(await page.getByRole("button", { name, exact: true }).count(), name).toBe(1);
+    }
     await page.fill("#notes-search", word);
     await page.getByRole("button", { name: "Search" }).click();
     await page.waitForURL((url) => url.searchParams.get("q") === word);
@@ -88,6 +92,8 @@ describe.each([
     await signInWithPassword(friendPage, stack, friend);
     await visit(friendPage, stack, "/notes?view=shared");
     expect(await noteTitles(friendPage)).toEqual(["Groceries for Sunday"]);
+    const leave = { name: "Remove from my list: “Groceries for Sunday”", exact: true };
+    expect(await friendPage.getByRole("button", leave).count()).toBe(1);
     await visit(friendPage, stack, groceries);
     expect(await friendPage.getByTestId("note").textContent()).toContain("read-only");
     await expectAccessible(friendPage, "/notes/:id shared with me (read-only)");

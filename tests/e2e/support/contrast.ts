@@ -21,7 +21,10 @@ export interface Paint {
 }
 
 export function paintOf(locator: Locator): Promise<Paint> {
-  return locator.evaluate((element) => {
+  return locator.evaluate(async (element) => {
+    // The settled look: a focus outline fades in with the button's colour transition.
+    const transitions = element.getAnimations().filter((a) => a instanceof CSSTransition);
+    await Promise.all(transitions.map((transition) => transition.finished));
     const canvas = document.createElement("canvas");
     canvas.width = 1;
     canvas.height = 1;

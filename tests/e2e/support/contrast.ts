@@ -24,7 +24,7 @@ export function paintOf(locator: Locator): Promise<Paint> {
   return locator.evaluate(async (element) => {
     // The settled look: a focus outline fades in with the button's colour transition.
     const transitions = element.getAnimations().filter((a) => a instanceof CSSTransition);
-    await Promise.all(transitions.map((transition) => transition.finished));
+    await Promise.all(transitions.map((transition) => transition.finished.catch(() => {})));
     const canvas = document.createElement("canvas");
     canvas.width = 1;
     canvas.height = 1;

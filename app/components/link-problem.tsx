@@ -12,7 +12,7 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
           page.action.href === "/" ? undefined : <FooterLink to="/">Go to the home page</FooterLink>
         }
       >
-        <div className="space-y-3 text-sm text-ink-600 dark:text-ink-400">
+        <div className="space-y-3 text-sm text-muted">
           <p>{page.what}</p>
           <p className="font-medium text-ink-800 dark:text-ink-100">{page.todo}</p>
           <Link
@@ -22,7 +22,7 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
             {page.action.label}
           </Link>
           {code ? (
-            <p className="pt-2 font-mono text-xs text-ink-400">
+            <p className="pt-2 font-mono text-xs text-muted">
               Error code: <span data-testid="error-code">{code}</span>
             </p>
           ) : null}
@@ -37,7 +37,7 @@ export function LinkNotice({ title, message }: { title: string; message: string 
   return (
     <div data-testid="link-notice">
       <AuthCard title={title} footer={<FooterLink to="/">Go to the home page</FooterLink>}>
-        <p className="text-sm text-ink-600 dark:text-ink-400">{message}</p>
+        <p className="text-sm text-muted">{message}</p>
       </AuthCard>
     </div>
   );

@@ -58,7 +58,7 @@ export function NoteForm({
         <SubmitButton className="w-auto! px-6">{submitLabel}</SubmitButton>
         <Link
           to={cancelTo}
-          className="rounded-lg px-4 py-2.5 text-sm font-medium text-ink-600 hover:bg-ink-100 dark:text-ink-400 dark:hover:bg-ink-800"
+          className="rounded-lg px-4 py-2.5 text-sm font-medium text-muted hover:bg-subtle"
         >
           Cancel
         </Link>
@@ -74,10 +74,7 @@ export function NotePage({ children }: { children: React.ReactNode }) {
 
 export function BackLink({ to, children }: { to: string; children: React.ReactNode }) {
   return (
-    <Link
-      to={to}
-      className="text-sm font-medium text-brand-600 underline-offset-2 hover:underline dark:text-brand-500"
-    >
+    <Link to={to} className="text-sm font-medium text-accent underline-offset-2 hover:underline">
       ← {children}
     </Link>
   );

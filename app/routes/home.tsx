@@ -40,10 +40,7 @@ export default function Home({ loaderData }: Route.ComponentProps) {
         aria-labelledby="session-title"
         className="mt-10 max-w-2xl rounded-2xl border border-ink-200 bg-white p-6 shadow-sm dark:border-ink-800 dark:bg-ink-800/40"
       >
-        <h2
-          id="session-title"
-          className="text-sm font-semibold uppercase tracking-wide text-ink-400"
-        >
+        <h2 id="session-title" className="text-sm font-semibold uppercase tracking-wide text-muted">
           Session
         </h2>
         {user ? (

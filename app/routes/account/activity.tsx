@@ -108,7 +108,7 @@ export default function AccountActivity({ loaderData }: Route.ComponentProps) {
                     </span>
                   ) : null}
                   {browserName(event.detail.user_agent) ? (
-                    <span className="block text-xs text-ink-400">
+                    <span className="block text-xs text-muted">
                       {browserName(event.detail.user_agent)}
                     </span>
                   ) : null}

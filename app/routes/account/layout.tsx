@@ -36,7 +36,7 @@ export default function AccountLayout() {
     <div className="py-8 sm:py-12">
       <div className="grid grid-cols-[minmax(0,1fr)] gap-6 md:grid-cols-[12rem_minmax(0,1fr)] md:gap-10">
         <nav aria-label="Account sections" className="min-w-0 md:pt-1">
-          <p className="mb-3 hidden text-xs font-semibold uppercase tracking-wide text-ink-400 md:block">
+          <p className="mb-3 hidden text-xs font-semibold uppercase tracking-wide text-muted md:block">
             Account
           </p>
           <ul
@@ -52,7 +52,7 @@ export default function AccountLayout() {
                   className={({ isActive }) =>
                     `block rounded-lg px-3 py-1.5 font-medium whitespace-nowrap transition-colors ${
                       isActive
-                        ? "bg-brand-50 text-brand-700 dark:bg-ink-800 dark:text-brand-500"
+                        ? "bg-brand-50 text-brand-700 dark:bg-ink-800 dark:text-brand-300"
                         : "text-ink-600 hover:bg-ink-100 hover:text-ink-900 dark:text-ink-400 dark:hover:bg-ink-800 dark:hover:text-ink-50"
                     }`
                   }

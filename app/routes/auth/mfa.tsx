@@ -89,7 +89,7 @@ export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
               id="field-factorId"
               name="factorId"
               defaultValue={actionData?.values.factorId}
-              className="mt-1.5 block w-full rounded-lg border border-ink-200 bg-white px-3 py-2 text-base sm:text-sm dark:border-ink-600 dark:bg-ink-900"
+              className="mt-1.5 block w-full rounded-lg border border-control bg-field px-3 py-2 text-base sm:text-sm"
             >
               {factors.map((f) => (
                 <option key={f.id} value={f.id}>

@@ -124,7 +124,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
                 aria-current={v === view ? "page" : undefined}
                 className={`inline-block border-b-2 px-1 pb-2 font-medium whitespace-nowrap ${
                   v === view
-                    ? "border-brand-600 text-brand-700 dark:text-brand-500"
+                    ? "border-brand-600 text-brand-700 dark:text-brand-300"
                     : "border-transparent text-ink-600 hover:text-ink-900 dark:text-ink-400 dark:hover:text-ink-50"
                 }`}
               >
@@ -148,7 +148,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
           defaultValue={q}
           maxLength={200}
           placeholder="Search notes"
-          className="block w-full min-w-0 rounded-lg border border-ink-200 bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none placeholder:text-ink-400 focus:border-brand-500 focus:ring-2 focus:ring-brand-500/30 sm:text-sm dark:border-ink-600 dark:bg-ink-900 dark:text-ink-50"
+          className="block w-full min-w-0 rounded-lg border border-control bg-field px-3 py-2 text-base text-fg shadow-xs placeholder:text-muted sm:text-sm"
         />
         <button
           type="submit"
@@ -170,7 +170,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
       {filtered ? (
         <p className="mt-4 text-sm text-ink-600 dark:text-ink-400" data-testid="filter-summary">
           {`${total} note${total === 1 ? "" : "s"}${q ? ` matching “${q}”` : ""}${tag ? ` tagged #${tag}` : ""}.`}{" "}
-          <Link to={listUrl({ view })} className="font-medium text-brand-600 hover:underline">
+          <Link to={listUrl({ view })} className="font-medium text-accent hover:underline">
             Clear
           </Link>
         </p>

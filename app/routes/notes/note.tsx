@@ -140,7 +140,7 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
           className="mt-6 text-base leading-relaxed break-words whitespace-pre-wrap"
           data-testid="note-body"
         >
-          {note.body || <span className="text-ink-400">(No text)</span>}
+          {note.body || <span className="text-muted">(No text)</span>}
         </div>
         {mine ? (
           <footer className="mt-8 flex flex-wrap items-center gap-2 border-t border-ink-200 pt-4 dark:border-ink-800">
@@ -180,7 +180,7 @@ function Badge({ tone, children }: { tone: "amber" | "ink" | "brand"; children: 
   const colours = {
     amber: "bg-amber-100 text-amber-900 dark:bg-amber-950 dark:text-amber-100",
     ink: "bg-ink-100 text-ink-800 dark:bg-ink-800 dark:text-ink-100",
-    brand: "bg-brand-50 text-brand-700 dark:bg-brand-500/15 dark:text-brand-500",
+    brand: "bg-brand-50 text-brand-700 dark:bg-brand-500/15 dark:text-brand-300",
   }[tone];
   return <span className={`rounded-full px-2 py-0.5 font-medium ${colours}`}>{children}</span>;
 }

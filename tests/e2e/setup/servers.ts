@@ -30,7 +30,10 @@ export default async function setup() {
   assertChromium();
   // Screenshots and logs are this run's only.
   rmSync(RESULTS_DIR, { recursive: true, force: true });
-  await Promise.all(STACKS.map((stack) => assertPortFree(stack.appUrl)));
+  // (A stack without a backend needs its backend port free too: nothing may answer there.)
+  await Promise.all(
+    STACKS.flatMap((stack) => [assertPortFree(stack.appUrl), assertPortFree(stack.backendUrl)]),
+  );
   const started = performance.now();
   const backends: Worker[] = [];
   const apps: ChildProcess[] = [];
@@ -39,9 +42,10 @@ export default async function setup() {
     await Promise.all([...apps.map(stop), ...backends.map(closeBackend)]);
   };
   try {
-    await Promise.all([build(), ...STACKS.map((stack) => startBackend(stack, backends))]);
+    const withBackend = STACKS.filter((stack) => stack.backend);
+    await Promise.all([build(), ...withBackend.map((stack) => startBackend(stack, backends))]);
     await Promise.all(STACKS.map((stack) => startApp(stack, apps)));
-    await Promise.all(STACKS.map(warmUp));
+    await Promise.all(withBackend.map(warmUp));
   } catch (error) {
     await teardown();
     throw error;
@@ -227,7 +231,9 @@ async function assertPortFree(url: string) {
   } catch {
     return;
   }
-  throw new Error(`${url} already answers; stop whatever runs there or set E2E_APP_PORT.`);
+  throw new Error(
+    `${url} already answers; stop whatever runs there or set E2E_APP_PORT and E2E_BACKEND_PORT.`,
+  );
 }
 
 /**

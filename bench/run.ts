@@ -12,7 +12,7 @@
 //   BENCH_SKIP_BUILD=1 reuse build/ and bench/get-user/build/ from an earlier run
 //   BENCH_ALLOW        budgets reported as warnings instead of failures (e.g. backend-start)
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   assertPortFree,
@@ -57,6 +57,8 @@ const BUDGETS = {
 };
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+/** The machine's 1-minute load average when the arms start and end: other work skews the figures. */
+const load: number[] = [];
 
 const checks: { label: string; ok: boolean; detail?: string }[] = [];
 const budgets: Budget[] = [];
@@ -140,7 +142,16 @@ budgets.push(
 log("starting the local backend and both builds in wrangler dev…");
 const backend = await startBackendThread({ port: BACKEND_PORT, host: "127.0.0.1" });
 const previews: Preview[] = [];
-let arms: ArmResult[] = [];
+// wrangler dev runs in process groups of its own: Ctrl-C must stop them too.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, async () => {
+    log(`${signal}: stopping the servers…`);
+    await Promise.allSettled([...previews.map((preview) => preview.stop()), backend.close()]);
+    process.exit(130);
+  });
+}
+const arms: ArmResult[] = [];
+const byKey: Record<string, ArmResult> = {};
 let firstLoads: Awaited<ReturnType<typeof measureFirstLoad>>[] = [];
 let node: Awaited<ReturnType<typeof clientChecks>> | undefined;
 try {
@@ -197,43 +208,52 @@ try {
   await expectPage(getUserApp.url, "/notes", signedIn, { auth: "1", text: NEWEST_NOTE });
   await expectPage(app.url, "/notes", undefined, { status: 302 });
 
-  const load = { seconds: SECONDS, connections: CONNECTIONS };
+  const options = { seconds: SECONDS, connections: CONNECTIONS };
   const plan = [
     {
+      key: "static",
       label: "static asset: GET /favicon.svg",
       url: `${app.url}/favicon.svg`,
       expectAuth: every("-"),
     },
-    { label: "GET / signed out", url: `${app.url}/`, expectAuth: every("0") },
+    { key: "signedOut", label: "GET / signed out", url: `${app.url}/`, expectAuth: every("0") },
     {
+      key: "signedInHome",
       label: "GET / signed in (warm)",
       url: `${app.url}/`,
       visitors: [signedIn],
       expectAuth: every("0"),
     },
     {
+      key: "signedInNotes",
       label: `GET /notes signed in (warm, ${NOTE_COUNT} notes)`,
       url: `${app.url}/notes`,
       visitors: [signedIn],
       expectAuth: every("0"),
     },
     {
+      key: "refresh",
       label: "GET /notes, access token expired (1 refresh per visitor)",
       url: `${app.url}/notes`,
       visitors: expired,
       expectAuth: oneRefreshPerVisitor,
     },
     {
+      key: "getUser",
       label: "GET /notes, getUser() every request (UI-library blocks)",
       url: `${getUserApp.url}/notes`,
       visitors: [signedIn],
       expectAuth: every("1"),
     },
   ];
+  load.push(loadavg()[0] ?? 0);
   for (const arm of plan) {
     log(`${arm.label}: ${SECONDS} s, ${CONNECTIONS} connections…`);
-    arms.push(await runArm(arm, load));
+    const result = await runArm(arm, options);
+    arms.push(result);
+    byKey[arm.key] = result;
   }
+  load.push(loadavg()[0] ?? 0);
 } finally {
   await Promise.all(previews.map((preview) => preview.stop()));
   await backend.close();
@@ -252,7 +272,7 @@ function printReport() {
   const out: string[] = [];
   out.push("");
   out.push(
-    `Edge Notes bench: ${availableParallelism()} cores (os.availableParallelism()), Node ${process.version}`,
+    `Edge Notes bench: ${availableParallelism()} cores (os.availableParallelism()), Node ${process.version}, load average ${load.map((l) => l.toFixed(1)).join(" -> ")} during the arms`,
   );
   out.push("");
   out.push(
@@ -267,7 +287,7 @@ function printReport() {
     );
     for (const problem of arm.problems) out.push(`    ! ${problem}`);
   }
-  const [, signedOut, signedInHome, signedInNotes, , getUser] = arms;
+  const { signedOut, signedInHome, signedInNotes, getUser } = byKey;
   out.push("");
   if (signedOut && signedInHome && signedInNotes && getUser) {
     out.push(
@@ -300,8 +320,9 @@ function printReport() {
     `  local backend import (not counted): fresh ${fmt(fresh.importMs)} ms, warm ${fmt(warm.importMs)} ms`,
   );
   for (const load of firstLoads) {
+    const supabase = load.scripts.some((script) => script.supabase);
     out.push(
-      `  first load of ${load.page}: ${load.scripts.length} scripts, lazily loaded Supabase client not among them: ${!load.scripts.some((s) => s.supabase)}`,
+      `  first load of ${load.page}: ${load.scripts.length} scripts, ${load.gzipKib.toFixed(1)} KiB gzip (${load.brotliKib.toFixed(1)} KiB brotli), Supabase client ${supabase ? "AMONG THEM" : "not among them (lazy)"}`,
     );
   }
   out.push("");

@@ -28,6 +28,7 @@ import { type Budget, judge, parseAllowed, type Verdict } from "./budgets.ts";
 import { listFiles, measureFirstLoad, measureWorkerUpload } from "./bundle.ts";
 import { clientChecks } from "./client-checks.ts";
 import type { CookieJar } from "./cookies.ts";
+import { BENCH_ONLY_MARKER } from "./get-user/marker.ts";
 import { type ArmResult, authCalls, every, oneRefreshPerVisitor, runArm } from "./load.ts";
 import { NEWEST_NOTE, NOTE_COUNT, userWithNotes, withExpiredAccessToken } from "./sessions.ts";
 
@@ -47,7 +48,6 @@ const STORAGE_KEY = "sb-127-auth-token";
 
 const GET_USER_PROJECT = "bench/get-user";
 const GET_USER_CONFIG = `${ROOT}${GET_USER_PROJECT}/build/server/wrangler.json`;
-const BENCH_ONLY_MARKER = "bench-only: getUser() on every request";
 
 const BUDGETS = {
   workerUploadGzipKib: 250,
@@ -327,7 +327,11 @@ function printReport() {
   }
   out.push("");
   out.push("Checks");
-  for (const check of checks) out.push(`  ${check.ok ? "ok  " : "FAIL"} ${check.label}`);
+  for (const check of checks) {
+    out.push(
+      `  ${check.ok ? "ok  " : "FAIL"} ${check.label}${check.detail ? `: ${check.detail}` : ""}`,
+    );
+  }
   out.push("");
   const over = verdicts.filter((v) => v.status === "over").map((v) => v.label);
   const erroredArms = arms.filter((arm) => arm.errors > 0 || arm.problems.length > 0);

@@ -7,11 +7,9 @@ import {
   createSupabaseServerClient as createAppClient,
   type ServerSupabase,
 } from "../../app/lib/supabase.server";
+import { BENCH_ONLY_MARKER } from "./marker";
 
 export type { ServerSupabase, ServerSupabaseOptions } from "../../app/lib/supabase.server";
-
-/** Greps for it tell this build from the app's (`npm run bench` checks it never ships). */
-export const BENCH_ONLY_MARKER = "bench-only: getUser() on every request";
 
 export function createSupabaseServerClient(
   ...args: Parameters<typeof createAppClient>

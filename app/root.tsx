@@ -16,17 +16,16 @@ import { SiteHeader } from "./components/site-header";
 import { StatusPage } from "./components/status-page";
 import { authMiddleware, getAuth } from "./lib/auth.server";
 import { documentNonce } from "./lib/document-nonce";
-import { readSupabaseEnv, toPublicEnv } from "./lib/env.server";
+import { toPublicEnv } from "./lib/env.server";
 import { toSessionUser } from "./lib/session-user";
 import { useBrowserSession } from "./lib/use-browser-session";
-import { workerContext } from "./lib/worker-context.server";
+import { getSupabaseEnv } from "./lib/worker-context.server";
 
 export const middleware: Route.MiddlewareFunction[] = [authMiddleware];
 
 export function loader({ context }: Route.LoaderArgs) {
   const { claims } = getAuth(context);
-  const { env } = context.get(workerContext);
-  return { env: toPublicEnv(readSupabaseEnv(env)), user: toSessionUser(claims) };
+  return { env: toPublicEnv(getSupabaseEnv(context)), user: toSessionUser(claims) };
 }
 
 export const meta: Route.MetaFunction = () => [
@@ -50,7 +49,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
       <body className="flex min-h-full flex-col">
         <a
           href="#main"
-          className="sr-only focus:not-sr-only focus:absolute focus:left-4 focus:top-4 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-ink-900"
+          className="sr-only focus:not-sr-only focus:absolute focus:left-4 focus:top-4 focus:z-50 focus:rounded focus:bg-surface focus:px-3 focus:py-2 focus:text-fg"
         >
           Skip to content
         </a>
@@ -59,7 +58,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
         <main id="main" className="mx-auto w-full max-w-5xl flex-1 px-4 sm:px-6">
           {children}
         </main>
-        <footer className="border-t border-ink-200 py-6 text-center text-xs text-ink-400 dark:border-ink-800">
+        <footer className="border-t border-line py-6 text-center text-xs text-muted">
           Edge Notes · React Router on Cloudflare Workers · Supabase
         </footer>
         <ScrollRestoration nonce={nonce} />
@@ -89,7 +88,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
         <p className="mt-4">
           <Link
             to={String(error.data.next)}
-            className="font-medium text-brand-600 underline-offset-2 hover:underline dark:text-brand-500"
+            className="font-medium text-accent underline-offset-2 hover:underline"
           >
             Enter your code
           </Link>
@@ -128,7 +127,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
     <StatusPage code="500" title="Something went wrong">
       <p>An unexpected error stopped this page from loading. Try again in a moment.</p>
       {detail ? (
-        <pre className="mt-6 overflow-x-auto rounded-lg bg-ink-100 p-4 text-left text-xs dark:bg-ink-800">
+        <pre className="mt-6 overflow-x-auto rounded-lg bg-subtle p-4 text-left text-xs">
           {detail}
         </pre>
       ) : null}

@@ -12,16 +12,11 @@ export function AccountPanel({
   children: ReactNode;
   tone?: "default" | "danger";
 }) {
-  const border =
-    tone === "danger" ? "border-red-200 dark:border-red-900" : "border-ink-200 dark:border-ink-800";
+  const border = tone === "danger" ? "border-red-200 dark:border-red-900" : "border-line";
   return (
-    <section
-      className={`rounded-2xl border bg-white p-5 shadow-sm sm:p-6 dark:bg-ink-800/40 ${border}`}
-    >
+    <section className={`rounded-2xl border bg-surface p-5 shadow-sm sm:p-6 ${border}`}>
       <h2 className="text-lg font-semibold tracking-tight">{title}</h2>
-      {description ? (
-        <div className="mt-1 text-sm text-ink-600 dark:text-ink-400">{description}</div>
-      ) : null}
+      {description ? <div className="mt-1 text-sm text-muted">{description}</div> : null}
       <div className="mt-5">{children}</div>
     </section>
   );
@@ -34,7 +29,7 @@ export function AccountHeading({ title, intro }: { title: string; intro?: ReactN
       <h1 id="account-page-title" className="text-2xl font-semibold tracking-tight">
         {title}
       </h1>
-      {intro ? <p className="mt-1 text-sm text-ink-600 dark:text-ink-400">{intro}</p> : null}
+      {intro ? <p className="mt-1 text-sm text-muted">{intro}</p> : null}
     </div>
   );
 }

@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { Link } from "react-router";
 
 /** The frame every sign-in page uses: a centred card with a heading, an intro and a footer. */
 export function AuthCard({
@@ -15,20 +16,43 @@ export function AuthCard({
   return (
     // No aria-labelledby: a titled region would also answer getByLabel("Code") on the code page.
     <section className="mx-auto w-full max-w-md py-10 sm:py-16">
-      <div className="rounded-2xl border border-ink-200 bg-white p-6 shadow-sm sm:p-8 dark:border-ink-800 dark:bg-ink-800/40">
+      <div className="rounded-2xl border border-line bg-surface p-6 shadow-sm sm:p-8">
         <h1 id="auth-title" className="text-2xl font-semibold tracking-tight">
           {title}
         </h1>
-        {intro ? <div className="mt-2 text-sm text-ink-600 dark:text-ink-400">{intro}</div> : null}
+        {intro ? <div className="mt-2 text-sm text-muted">{intro}</div> : null}
         <div className="mt-6">{children}</div>
       </div>
-      {footer ? (
-        <div className="mt-6 text-center text-sm text-ink-600 dark:text-ink-400">{footer}</div>
-      ) : null}
+      {footer ? <div className="mt-6 text-center text-sm text-muted">{footer}</div> : null}
     </section>
   );
 }
 
 /** A plain text link in the sign-in pages' style. */
-export const linkClass =
-  "font-medium text-brand-600 underline-offset-2 hover:underline dark:text-brand-500";
+export const linkClass = "font-medium text-accent underline-offset-2 hover:underline";
+
+/**
+ * The link under a sign-in card ("Back to sign in", "Go to the home page"), after a short
+ * question when there is one ("New to Edge Notes? Create an account").
+ */
+export function FooterLink({
+  to,
+  prompt,
+  children,
+}: {
+  to: string;
+  prompt?: string;
+  children: ReactNode;
+}) {
+  const link = (
+    <Link to={to} className={linkClass}>
+      {children}
+    </Link>
+  );
+  if (!prompt) return link;
+  return (
+    <>
+      {prompt} {link}
+    </>
+  );
+}

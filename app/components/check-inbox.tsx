@@ -10,14 +10,14 @@ interface Answer {
 
 /** "Check your inbox" after an email was sent, with a Resend that respects the server's limit. */
 export function CheckInbox({
-  title,
+  title = "Check your inbox",
   email,
   next,
   answer,
   children,
   footer,
 }: {
-  title: string;
+  title?: string;
   email: string;
   next?: string;
   answer: Answer | undefined;
@@ -28,10 +28,10 @@ export function CheckInbox({
   const message = errors?.form ?? errors?.fields.email;
   return (
     <AuthCard title={title} footer={footer}>
-      <div className="space-y-4 text-sm text-ink-600 dark:text-ink-400">
+      <div className="space-y-4 text-sm text-muted">
         <div
           aria-hidden="true"
-          className="grid size-12 place-items-center rounded-full bg-brand-50 text-2xl dark:bg-ink-800"
+          className="grid size-12 place-items-center rounded-full bg-accent-subtle text-2xl"
         >
           ✉
         </div>

@@ -61,12 +61,13 @@ export function fieldIds(name: string, error: string | undefined, hint: ReactNod
   };
 }
 
-/** An input's or textarea's look; red while it carries an error, focused or not. */
+/**
+ * An input's or textarea's look: a border in the control role (3:1 against the page), red while
+ * it carries an error; keyboard focus shows the page-wide :focus-visible outline.
+ */
 export function controlClass(error: string | undefined, extra = "") {
-  return `mt-1.5 block w-full rounded-lg border bg-white px-3 py-2 text-base text-ink-900 shadow-xs outline-none transition-colors placeholder:text-ink-400 focus:ring-2 sm:text-sm dark:bg-ink-900 dark:text-ink-50 ${extra} ${
-    error
-      ? "border-red-500 focus:border-red-500 focus:ring-red-500/30 dark:border-red-400"
-      : "border-ink-200 focus:border-brand-500 focus:ring-brand-500/30 dark:border-ink-600"
+  return `mt-1.5 block w-full rounded-lg border bg-field px-3 py-2 text-base text-fg shadow-xs transition-colors placeholder:text-muted sm:text-sm ${extra} ${
+    error ? "border-red-600 dark:border-red-400" : "border-control"
   }`;
 }
 
@@ -88,7 +89,7 @@ export function FieldMessages({
         </p>
       ) : null}
       {hint ? (
-        <p id={ids.hintId} className="mt-1.5 text-xs text-ink-600 dark:text-ink-400">
+        <p id={ids.hintId} className="mt-1.5 text-xs text-muted">
           {hint}
         </p>
       ) : null}

@@ -22,7 +22,7 @@ export function LeaveSharedNote({
         intent="leave"
         variant="secondary"
         className="w-auto! px-2.5 py-1.5! text-xs"
-        aria-label={`Remove “${title}” from my list`}
+        aria-label={`Remove from my list: “${title}”`}
       >
         Remove from my list
       </SubmitButton>

@@ -1,6 +1,6 @@
 import { Link } from "react-router";
 import type { LinkProblemPage } from "../lib/auth-errors";
-import { AuthCard, linkClass } from "./auth-card";
+import { AuthCard, FooterLink } from "./auth-card";
 
 /** The page for an email link or OAuth return that could not sign someone in. */
 export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: string }) {
@@ -9,14 +9,10 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
       <AuthCard
         title={page.title}
         footer={
-          page.action.href === "/" ? undefined : (
-            <Link to="/" className={linkClass}>
-              Go to the home page
-            </Link>
-          )
+          page.action.href === "/" ? undefined : <FooterLink to="/">Go to the home page</FooterLink>
         }
       >
-        <div className="space-y-3 text-sm text-ink-600 dark:text-ink-400">
+        <div className="space-y-3 text-sm text-muted">
           <p>{page.what}</p>
           <p className="font-medium text-ink-800 dark:text-ink-100">{page.todo}</p>
           <Link
@@ -26,7 +22,7 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
             {page.action.label}
           </Link>
           {code ? (
-            <p className="pt-2 font-mono text-xs text-ink-400">
+            <p className="pt-2 font-mono text-xs text-muted">
               Error code: <span data-testid="error-code">{code}</span>
             </p>
           ) : null}
@@ -40,15 +36,8 @@ export function LinkProblemView({ page, code }: { page: LinkProblemPage; code?: 
 export function LinkNotice({ title, message }: { title: string; message: string }) {
   return (
     <div data-testid="link-notice">
-      <AuthCard
-        title={title}
-        footer={
-          <Link to="/" className={linkClass}>
-            Go to the home page
-          </Link>
-        }
-      >
-        <p className="text-sm text-ink-600 dark:text-ink-400">{message}</p>
+      <AuthCard title={title} footer={<FooterLink to="/">Go to the home page</FooterLink>}>
+        <p className="text-sm text-muted">{message}</p>
       </AuthCard>
     </div>
   );

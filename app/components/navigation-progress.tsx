@@ -11,7 +11,7 @@ export function NavigationProgress({ pending }: { pending: boolean }) {
           pending ? "opacity-100 delay-150" : "opacity-0"
         }`}
       >
-        <div className="h-full w-2/5 bg-brand-500 motion-safe:animate-progress" />
+        <div className="h-full w-2/5 bg-accent motion-safe:animate-progress" />
       </div>
       <p className="sr-only" aria-live="polite">
         {pending ? "Loading…" : ""}

@@ -1,6 +1,6 @@
 import { Link } from "react-router";
-import type { ListView } from "../lib/note-list-url";
-import type { NoteListItem } from "../lib/notes.server";
+import type { NoteListItem } from "../routes/notes/data.server";
+import type { ListView } from "../routes/notes/list-url";
 import { LeaveSharedNote } from "./leave-shared-note";
 import { NoteDate, ownerName, TagLink } from "./note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "./note-toggles";
@@ -26,20 +26,23 @@ export function NoteCard({
     <li
       data-testid="note-card"
       data-note-id={note.id}
-      className="rounded-xl border border-ink-200 bg-white p-4 shadow-xs dark:border-ink-800 dark:bg-ink-800/40"
+      className="rounded-xl border border-line bg-surface p-4 shadow-xs"
     >
       <h2 className="min-w-0 text-base font-semibold break-words">
-        <Link to={`/notes/${note.id}`} className="hover:text-brand-600 hover:underline">
+        <Link to={`/notes/${note.id}`} className="hover:text-accent hover:underline">
           {note.title}
         </Link>
       </h2>
       {note.excerpt ? (
-        <p className="mt-1 line-clamp-2 text-sm break-words text-ink-600 dark:text-ink-400">
-          {note.excerpt}
-        </p>
+        <p className="mt-1 line-clamp-2 text-sm break-words text-muted">{note.excerpt}</p>
       ) : null}
       <div className="mt-3 flex flex-wrap items-center justify-between gap-3">
-        <div className="flex min-w-0 flex-wrap items-center gap-2 text-xs text-ink-600 dark:text-ink-400">
+        <div className="flex min-w-0 flex-wrap items-center gap-2 text-xs text-muted">
+          {mine && shown.pinned ? (
+            <span className="rounded-full bg-amber-100 px-2 py-0.5 font-medium text-amber-900 dark:bg-amber-950 dark:text-amber-100">
+              Pinned
+            </span>
+          ) : null}
           {mine ? null : <span>{`Shared by ${ownerName(note.owner)} ·`}</span>}
           <NoteDate iso={note.updated_at} prefix="Edited" />
           {note.tags.map((tag) => (

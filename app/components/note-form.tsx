@@ -1,7 +1,6 @@
-import { useRef } from "react";
 import { Form, Link } from "react-router";
 import type { FormErrors } from "../lib/forms.server";
-import { BODY_MAX, TAG_RULES, TITLE_MAX } from "../lib/note-rules";
+import { BODY_MAX, TAG_RULES, TITLE_MAX } from "../routes/notes/rules";
 import { FormAlert } from "./form-alert";
 import { FormField } from "./form-field";
 import { FormTextarea } from "./form-textarea";
@@ -23,8 +22,7 @@ export function NoteForm({
   /** The action's answer, to move focus to the first error. */
   result: unknown;
 }) {
-  const formRef = useRef<HTMLFormElement>(null);
-  useFocusFirstError(formRef, result);
+  const formRef = useFocusFirstError(result);
   return (
     <Form method="post" noValidate ref={formRef} className="space-y-5" data-testid="note-form">
       {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
@@ -60,7 +58,7 @@ export function NoteForm({
         <SubmitButton className="w-auto! px-6">{submitLabel}</SubmitButton>
         <Link
           to={cancelTo}
-          className="rounded-lg px-4 py-2.5 text-sm font-medium text-ink-600 hover:bg-ink-100 dark:text-ink-400 dark:hover:bg-ink-800"
+          className="rounded-lg px-4 py-2.5 text-sm font-medium text-muted hover:bg-subtle"
         >
           Cancel
         </Link>
@@ -76,10 +74,7 @@ export function NotePage({ children }: { children: React.ReactNode }) {
 
 export function BackLink({ to, children }: { to: string; children: React.ReactNode }) {
   return (
-    <Link
-      to={to}
-      className="text-sm font-medium text-brand-600 underline-offset-2 hover:underline dark:text-brand-500"
-    >
+    <Link to={to} className="text-sm font-medium text-accent underline-offset-2 hover:underline">
       ← {children}
     </Link>
   );

@@ -1,5 +1,5 @@
 import { Link } from "react-router";
-import { listUrl } from "../lib/note-list-url";
+import { listUrl } from "../routes/notes/list-url";
 
 /** "3 Nov 2026" in UTC, so the server's and the browser's renders agree. */
 export function NoteDate({ iso, prefix }: { iso: string; prefix?: string }) {
@@ -25,9 +25,7 @@ export function TagLink({ name, active = false }: { name: string; active?: boole
       to={listUrl({ tag: name })}
       aria-current={active ? "true" : undefined}
       className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ${
-        active
-          ? "bg-brand-600 text-white"
-          : "bg-brand-50 text-brand-700 hover:bg-brand-500/15 dark:bg-brand-500/15 dark:text-brand-500"
+        active ? "bg-brand-600 text-white" : "bg-accent-subtle text-accent-strong hover:underline"
       }`}
     >
       {`#${name}`}

@@ -39,7 +39,8 @@ const pressedClass =
 /**
  * Pin and archive buttons for one note: real forms (they post to /notes/:id and come back to
  * `returnTo` without JavaScript); with JavaScript a fetcher submits them and the change shows at
- * once.
+ * once. Pin is a toggle button: its name stays "Pin “title”" and aria-pressed (and the pressed
+ * look) tells whether the note is pinned; the name always starts with the words the button shows.
  */
 export function NoteToggles({
   id,
@@ -71,12 +72,12 @@ export function NoteToggles({
           name="intent"
           value={shown.pinned ? "unpin" : "pin"}
           aria-pressed={shown.pinned}
-          aria-label={`${shown.pinned ? "Unpin" : "Pin"} “${title}”`}
+          aria-label={`Pin “${title}”`}
           data-testid="toggle-pin"
           className={`${buttonClass} ${pressedClass}`}
         >
           <PinIcon />
-          {shown.pinned ? "Pinned" : "Pin"}
+          Pin
         </button>
       </fetcher.Form>
       <fetcher.Form method="post" action={`/notes/${id}`}>

@@ -33,7 +33,7 @@ export function ResendForm({
         <SubmitButton intent={intent} variant="link" disabled={waiting}>
           Resend
         </SubmitButton>
-        <span aria-live="polite" className="text-ink-600 tabular-nums dark:text-ink-400">
+        <span aria-live="polite" className="text-muted tabular-nums">
           {waiting ? `You can resend in ${left} s.` : ""}
         </span>
       </div>

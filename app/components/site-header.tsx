@@ -5,7 +5,7 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
   // The /sign-out page has its own buttons; one "Sign out" button per page is clearer.
   const onSignOutPage = useLocation().pathname === "/sign-out";
   return (
-    <header className="border-b border-ink-200 bg-white/80 backdrop-blur dark:border-ink-800 dark:bg-ink-900/80">
+    <header className="border-b border-line bg-surface/80 backdrop-blur">
       <div className="mx-auto flex h-14 max-w-5xl items-center justify-between gap-3 px-4 sm:gap-4 sm:px-6">
         <Link to="/" className="flex shrink-0 items-center gap-2 font-semibold tracking-tight">
           <span
@@ -27,7 +27,7 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
                 Account
               </NavLink>
             </nav>
-            <p className="hidden min-w-0 truncate text-ink-600 md:block dark:text-ink-400">
+            <p className="hidden min-w-0 truncate text-muted md:block">
               <span className="sr-only">Signed in as </span>
               <span className="font-medium text-ink-800 dark:text-ink-100">
                 {user.email ?? "your account"}
@@ -68,8 +68,6 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
 
 function navLinkClass({ isActive }: { isActive: boolean }) {
   return `rounded-lg px-2.5 py-1.5 font-medium ${
-    isActive
-      ? "bg-ink-100 text-ink-900 dark:bg-ink-800 dark:text-ink-50"
-      : "text-ink-600 hover:bg-ink-100 hover:text-ink-900 dark:text-ink-400 dark:hover:bg-ink-800 dark:hover:text-ink-50"
+    isActive ? "bg-subtle text-fg" : "text-muted hover:bg-subtle hover:text-fg"
   }`;
 }

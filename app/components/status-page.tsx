@@ -13,11 +13,11 @@ export function StatusPage({
 }) {
   return (
     <section className="mx-auto max-w-xl py-16 text-center sm:py-24" aria-labelledby="status-title">
-      <p className="font-mono text-sm font-semibold text-brand-600 dark:text-brand-500">{code}</p>
+      <p className="font-mono text-sm font-semibold text-accent">{code}</p>
       <h1 id="status-title" className="mt-3 text-3xl font-semibold tracking-tight sm:text-4xl">
         {title}
       </h1>
-      <div className="mt-4 text-ink-600 dark:text-ink-400">{children}</div>
+      <div className="mt-4 text-muted">{children}</div>
       <Link
         to="/"
         className="mt-8 inline-flex items-center rounded-lg bg-brand-600 px-4 py-2 text-sm font-medium text-white hover:bg-brand-700"

@@ -12,7 +12,7 @@ const STYLES = {
   primary: "w-full bg-brand-600 text-white hover:bg-brand-700 disabled:bg-brand-600/70 px-4 py-2.5",
   secondary:
     "w-full border border-ink-200 bg-white text-ink-800 hover:bg-ink-50 dark:border-ink-600 dark:bg-ink-800 dark:text-ink-50 dark:hover:bg-ink-800/70 disabled:opacity-60 px-4 py-2.5",
-  link: "text-brand-600 underline-offset-2 hover:underline disabled:opacity-50 disabled:no-underline dark:text-brand-500 px-0 py-0",
+  link: "text-accent underline-offset-2 hover:underline disabled:opacity-50 disabled:no-underline px-0 py-0",
 } as const;
 
 /**

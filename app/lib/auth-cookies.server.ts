@@ -4,9 +4,7 @@ import {
   parseCookieHeader,
   serializeCookieHeader,
 } from "@supabase/ssr";
-
-/** What every response that sets or clears auth cookies must say to caches. */
-export const NO_STORE = "private, no-store";
+import { NO_STORE } from "./http.server";
 
 /**
  * Auth cookie options from the product spec: path /, SameSite Lax, readable by the browser

@@ -5,9 +5,9 @@ import {
 } from "@supabase/supabase-js";
 import { createContext, type MiddlewareFunction, type RouterContextProvider } from "react-router";
 import type { Database } from "./database.types";
-import { readSupabaseEnv } from "./env.server";
+import { NO_STORE } from "./http.server";
 import { createSupabaseServerClient, type ServerSupabaseOptions } from "./supabase.server";
-import { workerContext } from "./worker-context.server";
+import { getSupabaseEnv } from "./worker-context.server";
 
 /** The verified access-token claims (sub, email, role, aal, session_id, exp, …). */
 export type Claims = JwtPayload;
@@ -42,10 +42,9 @@ export const authOptionsContext = createContext<ServerSupabaseOptions>({});
  */
 export const authMiddleware: MiddlewareFunction<Response> = async ({ request, context }, next) => {
   const started = performance.now();
-  const { env } = context.get(workerContext);
   const server = createSupabaseServerClient(
     request,
-    readSupabaseEnv(env),
+    getSupabaseEnv(context),
     context.get(authOptionsContext),
   );
   const verified = await verifyClaims(server.supabase);
@@ -57,7 +56,7 @@ export const authMiddleware: MiddlewareFunction<Response> = async ({ request, co
   const headers = mutableHeaders(response);
   server.cookies.applyTo(headers.headers);
   if (verified.claims && !headers.headers.has("Cache-Control")) {
-    headers.headers.set("Cache-Control", "private, no-store");
+    headers.headers.set("Cache-Control", NO_STORE);
   }
   headers.headers.append("Server-Timing", serverTiming(authMs, server.backend.calls));
   return headers.response;

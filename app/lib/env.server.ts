@@ -1,7 +1,11 @@
 import { z } from "zod";
 import type { PublicEnv } from "./public-env";
 
-/** The Supabase project the app talks to, read from the Worker's bindings (wrangler.toml [vars]). */
+/**
+ * The Supabase project the app talks to, read from the Worker's bindings (wrangler.toml [vars]) by
+ * the Worker entry, once per request; everything else reads it from the request context
+ * (getSupabaseEnv in worker-context.server.ts).
+ */
 export interface SupabaseEnv {
   /** Project URL, e.g. https://abc.supabase.co or http://127.0.0.1:54321 (no trailing slash). */
   url: string;
@@ -26,15 +30,28 @@ const schema = z.object({
 export function readSupabaseEnv(bindings: Env): SupabaseEnv {
   const cached = parsedEnvs.get(bindings);
   if (cached) return cached;
-  const env = parseSupabaseEnv(bindings);
+  const env = validate(bindings);
   parsedEnvs.set(bindings, env);
   return env;
+}
+
+/**
+ * What the Worker entry puts in the request context: the settings, or the misconfiguration as an
+ * error that the code needing the settings throws (getSupabaseEnv), so requests that never need
+ * them (a cross-origin refusal) are answered as usual.
+ */
+export function parseSupabaseEnv(bindings: Env): SupabaseEnv | Error {
+  try {
+    return readSupabaseEnv(bindings);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }
 
 /** The bindings object is the same for every request an isolate serves: parse it once. */
 const parsedEnvs = new WeakMap<object, SupabaseEnv>();
 
-function parseSupabaseEnv(bindings: Env): SupabaseEnv {
+function validate(bindings: Env): SupabaseEnv {
   const parsed = schema.safeParse(bindings);
   if (!parsed.success) {
     throw new Error(`Invalid Worker configuration: ${parsed.error.issues[0]?.message}`);

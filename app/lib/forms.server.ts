@@ -1,6 +1,4 @@
-import { data } from "react-router";
 import type { z } from "zod";
-import { NO_STORE } from "./auth-cookies.server";
 
 /** Messages beside fields (by field name) and one for the whole form. */
 export interface FormErrors {
@@ -94,15 +92,4 @@ function publicValues(values: Record<string, string>, chars = 320): Record<strin
     if (!SECRET_FIELDS.has(name)) echo[name] = value.slice(0, chars);
   }
   return echo;
-}
-
-/** An action result for a form that needs fixing: 400 (or the given status), never cached. */
-export function formFailure(
-  failure: Omit<FormFailure, "ok"> | FormFailure,
-  status = 400,
-): ReturnType<typeof data<FormFailure>> {
-  return data(
-    { ok: false as const, errors: failure.errors, values: failure.values },
-    { status, headers: { "Cache-Control": NO_STORE } },
-  );
 }

@@ -1,6 +1,7 @@
 import { isAuthRetryableFetchError } from "@supabase/supabase-js";
-import { data, type RouterContextProvider, redirect } from "react-router";
+import { data, type RouterContextProvider } from "react-router";
 import { type Auth, type Claims, getAuth } from "./auth.server";
+import { noStore, redirectNoStore } from "./http.server";
 import { withNext } from "./next-path";
 import { type SafePath, safeNext } from "./safe-redirect";
 
@@ -9,8 +10,6 @@ export const SIGN_IN_PATH = "/sign-in";
 
 /** Where a signed-in user with a second factor proves it (exempt from the aal2 rule). */
 export const MFA_PATH = "/mfa";
-
-const NO_STORE = { "Cache-Control": "private, no-store" };
 
 /** What a refused POST from an aal1 session carries to the error page. */
 export interface AalRequired {
@@ -39,12 +38,12 @@ export function requireUser(
   const auth = getAuth(context);
   const next = pagePath(request);
   if (!auth.claims) {
-    throw redirect(withNext(SIGN_IN_PATH, next), { headers: NO_STORE });
+    throw redirectNoStore(withNext(SIGN_IN_PATH, next), 302);
   }
   if (needsSecondFactor(auth)) {
     const target = withNext(MFA_PATH, next);
     if (request.method === "GET" || request.method === "HEAD") {
-      throw redirect(target, { headers: NO_STORE });
+      throw redirectNoStore(target, 302);
     }
     throw data<AalRequired>(
       {
@@ -53,7 +52,7 @@ export function requireUser(
           "This needs your second factor. Enter the code from your authenticator app, then try again.",
         next: target,
       },
-      { status: 403, headers: NO_STORE },
+      noStore({ status: 403 }),
     );
   }
   return { ...auth, claims: auth.claims };
@@ -87,7 +86,7 @@ export async function requireFreshUser(request: Request, context: Readonly<Route
   if (!unreachable) {
     const next = pagePath(request);
     const params = new URLSearchParams(next ? { next, ended: "1" } : { ended: "1" });
-    throw redirect(`${SIGN_IN_PATH}?${params}`, { headers: NO_STORE });
+    throw redirectNoStore(`${SIGN_IN_PATH}?${params}`, 302);
   }
   throw data503();
 }
@@ -98,6 +97,6 @@ function data503() {
       code: "backend_unreachable",
       message: "The sign-in service can't be reached right now. Try again in a moment.",
     },
-    { status: 503, headers: NO_STORE },
+    noStore({ status: 503 }),
   );
 }

@@ -1,3 +1,5 @@
+import { NO_STORE } from "./http.server";
+
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
@@ -24,6 +26,6 @@ export function crossOriginRefusal(): Response {
 <p><a href="/">Go to the home page</a></p></body></html>`;
   return new Response(html, {
     status: 403,
-    headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "private, no-store" },
+    headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": NO_STORE },
   });
 }

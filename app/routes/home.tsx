@@ -1,14 +1,13 @@
 import { Link } from "react-router";
 import { getAuth } from "../lib/auth.server";
 import { getBackendStatus } from "../lib/backend-status.server";
-import { readSupabaseEnv } from "../lib/env.server";
 import { toSessionUser } from "../lib/session-user";
-import { workerContext } from "../lib/worker-context.server";
+import { getSupabaseEnv } from "../lib/worker-context.server";
 import type { Route } from "./+types/home";
 
 export async function loader({ context }: Route.LoaderArgs) {
   const { claims, backendUnreachable } = getAuth(context);
-  const supabaseEnv = readSupabaseEnv(context.get(workerContext).env);
+  const supabaseEnv = getSupabaseEnv(context);
   const backend = backendUnreachable ? "unreachable" : await getBackendStatus(supabaseEnv);
   return { user: toSessionUser(claims), backend, backendUrl: supabaseEnv.url };
 }
@@ -41,10 +40,7 @@ export default function Home({ loaderData }: Route.ComponentProps) {
         aria-labelledby="session-title"
         className="mt-10 max-w-2xl rounded-2xl border border-ink-200 bg-white p-6 shadow-sm dark:border-ink-800 dark:bg-ink-800/40"
       >
-        <h2
-          id="session-title"
-          className="text-sm font-semibold uppercase tracking-wide text-ink-400"
-        >
+        <h2 id="session-title" className="text-sm font-semibold uppercase tracking-wide text-muted">
           Session
         </h2>
         {user ? (

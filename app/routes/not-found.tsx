@@ -1,8 +1,8 @@
-import { data } from "react-router";
+import { notFound } from "../lib/http.server";
 
 /** Catch-all route: unknown URLs get the root error boundary's 404 page, inside the layout. */
 export function loader() {
-  throw data(null, { status: 404, statusText: "Not Found" });
+  notFound();
 }
 
 export default function NotFound() {

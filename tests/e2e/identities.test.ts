@@ -2,6 +2,7 @@
 // stand-in for github.com's consent screen), signing in with it, and unlinking it again.
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
   expectSignedIn,
@@ -47,6 +48,7 @@ describe.each([
     await allowOnProviderPage(page, github);
     await arrivedAt(page, stack, "/account/identities");
     expect((await providers(page)).sort()).toEqual(["email", "github"]);
+    await expectAccessible(page, "/account/identities with GitHub linked");
 
     // GitHub now signs in to this same account (its address differs from the account's).
     await visit(page, stack, "/");

@@ -5,6 +5,7 @@
 import { Secret, TOTP } from "otpauth";
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
   expectSignedIn,
@@ -48,6 +49,7 @@ describe.concurrent.each([
     await page.getByTestId("totp-qr").waitFor();
     const secret = (await page.getByTestId("totp-secret").getAttribute("data-secret")) ?? "";
     expect(secret).toMatch(/^[A-Z2-7]+=*$/);
+    await expectAccessible(page, "/account/security enrolling (QR code)");
 
     // A wrong code is refused beside the field; the right one turns the factor on.
     const current = new TOTP({ secret: Secret.fromBase32(secret) }).generate();
@@ -57,10 +59,13 @@ describe.concurrent.each([
     );
     await submit(page, "Verify and turn on");
     await page.locator("#field-code-error").waitFor();
+    await expectAccessible(page, "/account/security with a wrong code");
     await page.fill("#field-code", await codeFor(page, secret, used));
     await submit(page, "Verify and turn on");
     await page.getByTestId("factors").waitFor();
     expect(await page.getByTestId("factors").textContent()).toContain("Phone");
+    expect(await page.getByRole("button", { name: "Remove Phone", exact: true }).count()).toBe(1);
+    await expectAccessible(page, "/account/security with a factor");
 
     // Signing in again: the password alone leads to the code page, not into the account.
     await visit(page, stack, "/");

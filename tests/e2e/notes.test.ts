@@ -1,6 +1,7 @@
 // Notes end to end: write, find, change and share, as two people in two browsers.
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
 import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
@@ -44,6 +45,7 @@ describe.each([
     await submit(page, "Create note");
     await page.locator("#field-title-error").waitFor();
     expect(await page.inputValue("#field-body")).toBe("no title yet");
+    await expectAccessible(page, "/notes/new with field errors");
 
     const word = `fennel${crypto.randomUUID().slice(0, 6)}`;
     const groceries = await createNote(page, {
@@ -56,6 +58,11 @@ describe.each([
     // The list has both (newest first); a search finds the one with the word in its body.
     await visit(page, stack, "/notes");
     expect(await noteTitles(page)).toEqual(["Trip plan", "Groceries"]);
+    await expectAccessible(page, "/notes with a note card");
+    // Each card's buttons name their note (the pin toggle's name stays; aria-pressed changes).
+    for (const name of ["Pin “Groceries”", "Archive “Groceries”", "Pin “Trip plan”"]) {
+      expect(await page.getByRole("button", { name, exact: true }).count(), name).toBe(1);
+    }
     await page.fill("#notes-search", word);
     await page.getByRole("button", { name: "Search" }).click();
     await page.waitForURL((url) => url.searchParams.get("q") === word);
@@ -79,13 +86,17 @@ describe.each([
     await submit(page, "Share");
     await page.getByTestId("share-list").waitFor();
     expect(await page.getByTestId("share-list").textContent()).toContain(friend.email);
+    await expectAccessible(page, "/notes/:id shared with someone");
 
     const friendPage = await browser.open({ javaScriptEnabled });
     await signInWithPassword(friendPage, stack, friend);
     await visit(friendPage, stack, "/notes?view=shared");
     expect(await noteTitles(friendPage)).toEqual(["Groceries for Sunday"]);
+    const leave = { name: "Remove from my list: “Groceries for Sunday”", exact: true };
+    expect(await friendPage.getByRole("button", leave).count()).toBe(1);
     await visit(friendPage, stack, groceries);
     expect(await friendPage.getByTestId("note").textContent()).toContain("read-only");
+    await expectAccessible(friendPage, "/notes/:id shared with me (read-only)");
     expect(await friendPage.getByRole("link", { name: "Edit", exact: true }).count()).toBe(0);
     expect(await friendPage.getByTestId("sharing").count()).toBe(0);
     // Their own list stays theirs.

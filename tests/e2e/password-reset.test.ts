@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
   expectSignedIn,
@@ -27,6 +28,7 @@ describe.each([
     const sent = page.getByRole("status");
     await sent.waitFor();
     expect(await sent.textContent()).toContain(user.email);
+    await expectAccessible(page, "/forgot-password, link sent");
 
     await followEmailLink(page, stack, user.email, "recovery");
     await arrivedAt(page, stack, "/reset-password");

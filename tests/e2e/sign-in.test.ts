@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
   emailedCode,
@@ -26,6 +27,7 @@ describe.each([
     const alert = page.getByRole("alert");
     await alert.waitFor();
     expect(await alert.textContent()).toContain("The email or password is incorrect.");
+    await expectAccessible(page, "/sign-in with a wrong password");
     expect(await page.getByTestId("error-code").textContent()).toBe("invalid_credentials");
     expect(await page.inputValue("#field-email")).toBe(user.email);
 

@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
   expectSignedIn,
@@ -26,6 +27,7 @@ describe.each([
     await submit(page, "Sign up");
     await page.locator("#field-password-error").waitFor();
     expect(await page.getAttribute("#field-password", "aria-invalid")).toBe("true");
+    await expectAccessible(page, "/sign-up with field errors");
 
     await page.fill("#field-displayName", "Ada E2E");
     await page.fill("#field-email", email);

@@ -67,7 +67,7 @@ describe("the local backend's package boundary", () => {
         "tests/setup/local-backend.ts",
         "scripts/dev.ts",
         "scripts/gen-types.ts",
-        "bench/auth-check.ts",
+        "bench/backend.ts",
       ]),
     );
   });

@@ -5,6 +5,7 @@ import { createClient } from "@supabase/supabase-js";
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
 import { PASSWORD, randomEmail, SECRET_KEY } from "../../support/backend.ts";
+import { expectAccessible } from "./accessibility.ts";
 import type { Stack } from "./stacks.ts";
 import { runsJavaScript } from "./test.ts";
 
@@ -25,10 +26,14 @@ export async function freshUser(stack: Stack, prefix = "e2e") {
   return { email, password: PASSWORD };
 }
 
-/** Opens an app page; with JavaScript on, waits until React has hydrated it. */
+/**
+ * Opens an app page; with JavaScript on, waits until React has hydrated it. Then the accessibility
+ * check audits the page (once per page and signed-in state in a run: see `auditPage`).
+ */
 export async function visit(page: Page, stack: Stack, path: string) {
   await page.goto(`${stack.appUrl}${path}`);
   await settled(page);
+  await auditPage(page);
 }
 
 /** After a navigation: with JavaScript on, the page is hydrated and the router idle. */
@@ -42,10 +47,30 @@ export async function settled(page: Page) {
   });
 }
 
-/** Waits for the app to be on `path` (query string ignored) and done loading it. */
+/** Waits for the app to be on `path` (query string ignored) and done loading it; audits it. */
 export async function arrivedAt(page: Page, stack: Stack, path: string) {
   await page.waitForURL((url) => url.origin === stack.appUrl && url.pathname === path);
   await settled(page);
+  await auditPage(page);
+}
+
+/**
+ * expectAccessible for the page the browser is on, labelled by what makes it a distinct page:
+ * the route (ids as `:id`), the names of its query parameters and whether someone is signed in
+ * ("/notes/:id?returnTo, signed in"). Each label is audited once per run, whichever test gets
+ * there first; states that a URL does not tell apart (a form with errors) get their own
+ * expectAccessible call in the tests.
+ */
+export async function auditPage(page: Page) {
+  const url = new URL(page.url());
+  const path = url.pathname.replace(
+    /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g,
+    ":id",
+  );
+  const keys = [...new Set(url.searchParams.keys())].sort();
+  const signedIn = (await page.locator('header nav[aria-label="Main"]').count()) > 0;
+  const label = `${path}${keys.length ? `?${keys.join("&")}` : ""}, ${signedIn ? "signed in" : "signed out"}`;
+  await expectAccessible(page, label);
 }
 
 export async function submit(page: Page, button: string) {

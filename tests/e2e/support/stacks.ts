@@ -5,7 +5,9 @@
 //   shortTokens  10-second access tokens (shorter than the browser client's 30 s refresh tick, so
 //                they really expire between ticks): sign-out scopes and idle tabs meet token
 //                expiry and rotation within seconds
-// E2E_APP_PORT and E2E_BACKEND_PORT move both pairs (the second uses the port after each).
+//   unreachable  the app alone, pointed at a port where no backend listens: what a visitor sees
+//                when Supabase is down (the accessibility check audits those pages too)
+// E2E_APP_PORT and E2E_BACKEND_PORT move all three (the others use the ports after each).
 
 export interface Stack {
   name: string;
@@ -17,12 +19,14 @@ export interface Stack {
   backendPort: number;
   /** Access-token lifetime in seconds, when it differs from config.toml's. */
   jwtExpiry?: number;
+  /** false: no backend is started; the app's SUPABASE_URL points at a port nobody answers. */
+  backend: boolean;
 }
 
 const APP_PORT = Number(process.env.E2E_APP_PORT ?? 8793);
 const BACKEND_PORT = Number(process.env.E2E_BACKEND_PORT ?? 54393);
 
-function stack(name: string, offset: number, jwtExpiry?: number): Stack {
+function stack(name: string, offset: number, jwtExpiry?: number, backend = true): Stack {
   const appPort = APP_PORT + offset;
   const backendPort = BACKEND_PORT + offset;
   return {
@@ -32,9 +36,11 @@ function stack(name: string, offset: number, jwtExpiry?: number): Stack {
     backendUrl: `http://127.0.0.1:${backendPort}`,
     backendPort,
     jwtExpiry,
+    backend,
   };
 }
 
 export const main = stack("main", 0);
 export const shortTokens = stack("short-tokens", 1, 10);
-export const STACKS = [main, shortTokens];
+export const unreachable = stack("unreachable", 2, undefined, false);
+export const STACKS = [main, shortTokens, unreachable];

@@ -13,6 +13,10 @@ import { RESULTS_DIR } from "./results.ts";
 export interface OpenOptions {
   /** false: a browser with JavaScript disabled (forms post natively, redirects are followed). */
   javaScriptEnabled?: boolean;
+  /** The `prefers-color-scheme` the pages see (default: light). */
+  colorScheme?: "light" | "dark";
+  /** The `prefers-reduced-motion` the pages see (default: no-preference). */
+  reducedMotion?: "reduce" | "no-preference";
 }
 
 export interface Browsers {
@@ -77,6 +81,8 @@ export const test = base.extend<{ browser: Browsers; chromium: Browser }>({
         const context = await chromium.newContext({
           javaScriptEnabled: options.javaScriptEnabled ?? true,
           viewport: { width: 1024, height: 800 },
+          colorScheme: options.colorScheme ?? "light",
+          reducedMotion: options.reducedMotion ?? "no-preference",
         });
         context.setDefaultTimeout(15_000);
         javaScript.set(context, options.javaScriptEnabled ?? true);

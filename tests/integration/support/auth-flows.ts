@@ -31,6 +31,11 @@ export async function waitForMessage(to: string, type: string) {
 }
 
 /** The text of an element with `data-testid` (first match), or null. */
+/** The message shown under a form field (FormField's `field-<name>-error`), or null. */
+export function fieldError(body: string, name: string): string | null {
+  return new RegExp(`id="field-${name}-error"[^>]*>([^<]*)<`).exec(body)?.[1] ?? null;
+}
+
 export function testId(body: string, id: string): string | null {
   const match = new RegExp(`data-testid="${id}"[^>]*>([^<]*)<`).exec(body);
   return match ? (match[1] ?? "") : null;

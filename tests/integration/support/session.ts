@@ -1,6 +1,7 @@
 import { createServerClient } from "@supabase/ssr";
 import { createClient } from "@supabase/supabase-js";
-import { BACKEND_URL, PUBLISHABLE_KEY, SECRET_KEY } from "./app.ts";
+import { BACKEND_URL, PUBLISHABLE_KEY, SECRET_KEY, STORAGE_KEY } from "./app.ts";
+import type { BrowserLess } from "./browser-less.ts";
 
 /**
  * A fresh user on the test backend, signed in with the real @supabase/ssr client so the cookies
@@ -43,4 +44,11 @@ export function decodeSession(value: string): Record<string, unknown> {
 
 export function encodeSession(session: Record<string, unknown>): string {
   return `base64-${Buffer.from(JSON.stringify(session)).toString("base64url")}`;
+}
+
+/** Make the access token look expired so the next request must ask the auth server. */
+export function expireAccessToken(browser: BrowserLess) {
+  const value = browser.cookies.get(STORAGE_KEY);
+  if (!value) throw new Error("expected a single-chunk session cookie");
+  browser.cookies.set(STORAGE_KEY, encodeSession({ ...decodeSession(value), expires_at: 1 }));
 }

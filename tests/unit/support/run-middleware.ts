@@ -5,6 +5,7 @@ import {
   authOptionsContext,
   getAuth,
 } from "../../../app/lib/auth.server";
+import { parseSupabaseEnv } from "../../../app/lib/env.server";
 import { workerContext } from "../../../app/lib/worker-context.server";
 import { TEST_SUPABASE_URL } from "./fake-auth-server";
 
@@ -22,10 +23,12 @@ export async function runMiddleware(
   options: { fetch?: typeof fetch; env?: Env; loader?: (auth: Auth) => Promise<void> | void } = {},
 ): Promise<{ response: Response; auth: Auth }> {
   const context = new RouterContextProvider();
+  const env = options.env ?? testEnv;
   context.set(workerContext, {
-    env: options.env ?? testEnv,
+    env,
     ctx: {} as ExecutionContext,
     nonce: "test-nonce",
+    supabase: parseSupabaseEnv(env),
   });
   if (options.fetch) context.set(authOptionsContext, { fetch: options.fetch });
   let seen: Auth | undefined;

@@ -1,0 +1,51 @@
+import type { PostgrestError } from "@supabase/supabase-js";
+import { data, redirect } from "react-router";
+
+/**
+ * The one home for the HTTP answers routes give besides their pages: never-cached answers,
+ * redirects, 404 and 503.
+ *
+ * `Cache-Control: private, no-store` goes on every response that sets or clears auth cookies, on
+ * every page that names the signed-in person, and on every answer to a form post: no shared
+ * cache may keep them, and no browser may show them again from its cache.
+ */
+export const NO_STORE = "private, no-store";
+
+/** Headers that say "never cached"; also a route's `headers` export as it is. */
+export function noStoreHeaders(): { "Cache-Control": string } {
+  return { "Cache-Control": NO_STORE };
+}
+
+/** `init` (status, statusText, headers) plus `Cache-Control: private, no-store`. */
+export function noStore(
+  init: Omit<ResponseInit, "headers"> & { headers?: Record<string, string> } = {},
+): ResponseInit & { headers: Record<string, string> } {
+  return { ...init, headers: { ...init.headers, ...noStoreHeaders() } };
+}
+
+/** Loader or action data that is never cached. */
+export function dataNoStore<T>(value: T, init?: Omit<ResponseInit, "headers">) {
+  return data(value, noStore(init));
+}
+
+/**
+ * A redirect that is never cached (the middleware adds the auth cookies it carries). 303 after a
+ * form post unless told otherwise; the notes pages and the guards answer 302, as they always have.
+ */
+export function redirectNoStore(location: string, status = 303): Response {
+  return redirect(location, noStore({ status }));
+}
+
+/** The 404 page (the root error boundary draws it); thrown, so nothing after it runs. */
+export function notFound(): never {
+  throw data(null, { status: 404, statusText: "Not Found" });
+}
+
+/** The data API failed in a way the person cannot fix: a 503 page (never a 500). */
+export function backendFailure(error: PostgrestError | null): never {
+  console.error("notes: data API error", error);
+  throw data(
+    { code: error?.code ?? "unexpected" },
+    { status: 503, statusText: "Your notes could not be loaded right now" },
+  );
+}

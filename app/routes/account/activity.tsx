@@ -1,0 +1,123 @@
+import { AccountHeading, AccountPanel } from "../../components/account-panel";
+import { FormAlert } from "../../components/form-alert";
+import { requireFreshUser } from "../../lib/guards.server";
+import { dataNoStore, noStoreHeaders } from "../../lib/http.server";
+import { listSecurityEvents, type SecurityEventKind } from "../../lib/security-events.server";
+import { providerLabel } from "../auth/oauth-providers";
+import type { Route } from "./+types/activity";
+import { authMethodLabel } from "./auth-methods";
+
+export const headers: Route.HeadersFunction = noStoreHeaders;
+
+export const meta: Route.MetaFunction = () => [{ title: "Activity · Account · Edge Notes" }];
+
+/** The user's latest security events (RLS: only their own rows; nobody can edit them). */
+export async function loader({ request, context }: Route.LoaderArgs) {
+  const { supabase } = await requireFreshUser(request, context);
+  const { data: events, error } = await listSecurityEvents(supabase);
+  if (error) {
+    return dataNoStore({ events: [], failed: error.code ?? "unexpected" }, { status: 503 });
+  }
+  return { events: events ?? [], failed: null };
+}
+
+const LABELS: Record<SecurityEventKind, string> = {
+  signed_in: "Signed in",
+  mfa_verified: "Confirmed with authenticator app",
+  signed_out: "Signed out",
+  signed_out_others: "Signed out other devices",
+  signed_out_everywhere: "Signed out everywhere",
+  password_changed: "Password changed",
+  email_change_requested: "Email change requested",
+  email_changed: "Email address changed",
+  mfa_factor_added: "Authenticator app added",
+  mfa_factor_removed: "Authenticator app removed",
+  identity_linked: "Account linked",
+  identity_unlinked: "Account unlinked",
+};
+
+const dateFormat = new Intl.DateTimeFormat("en", {
+  dateStyle: "medium",
+  timeStyle: "short",
+  timeZone: "UTC",
+});
+
+/** The detail worth a glance: how, which factor or provider, which address; and the browser. */
+function describe(detail: Record<string, unknown>): string {
+  const parts = ["method", "via", "provider", "name", "new_email", "email"]
+    .map((key) => {
+      const value = detail[key];
+      if (typeof value !== "string" || value === "") return null;
+      if (key === "method") return authMethodLabel(value);
+      return key === "provider" ? providerLabel(value) : value;
+    })
+    .filter((value): value is string => value !== null);
+  return parts.join(" · ");
+}
+
+function browserName(agent: unknown): string | null {
+  if (typeof agent !== "string") return null;
+  const known = /(Firefox|Edg|Chrome|Safari)\/[\d.]+/.exec(agent)?.[1];
+  const name = known === "Edg" ? "Edge" : known;
+  const os = /(Windows|Android|iPhone|iPad|Mac OS X|Linux)/.exec(agent)?.[1];
+  if (!name && !os) return agent.slice(0, 40);
+  return [name, os === "Mac OS X" ? "macOS" : os].filter(Boolean).join(" on ");
+}
+
+export default function AccountActivity({ loaderData }: Route.ComponentProps) {
+  const { events, failed } = loaderData;
+  return (
+    <div className="space-y-6">
+      <AccountHeading
+        title="Activity"
+        intro="Recent sign-ins and changes to your account. Something you don't recognise? Change your password and sign out other devices."
+      />
+      {failed ? (
+        <FormAlert code={failed}>
+          Your activity can't be loaded right now. Try again soon.
+        </FormAlert>
+      ) : null}
+      <AccountPanel
+        title="Recent activity"
+        description="The latest 50 events, newest first. Times are UTC."
+      >
+        {events.length === 0 ? (
+          <p className="text-sm text-ink-600 dark:text-ink-400" data-testid="no-activity">
+            Nothing yet.
+          </p>
+        ) : (
+          <ol className="divide-y divide-ink-200 dark:divide-ink-800" data-testid="activity">
+            {events.map((event) => (
+              <li
+                key={event.id}
+                data-kind={event.kind}
+                className="flex flex-col gap-0.5 py-3 text-sm sm:flex-row sm:items-baseline sm:gap-4"
+              >
+                <time
+                  dateTime={event.created_at}
+                  className="shrink-0 text-xs text-ink-600 tabular-nums sm:w-40 dark:text-ink-400"
+                >
+                  {dateFormat.format(new Date(event.created_at))}
+                </time>
+                <span className="min-w-0">
+                  <span className="font-medium">{LABELS[event.kind] ?? event.kind}</span>
+                  {describe(event.detail) ? (
+                    <span className="text-ink-600 dark:text-ink-400">
+                      {" "}
+                      · <span className="[overflow-wrap:anywhere]">{describe(event.detail)}</span>
+                    </span>
+                  ) : null}
+                  {browserName(event.detail.user_agent) ? (
+                    <span className="block text-xs text-muted">
+                      {browserName(event.detail.user_agent)}
+                    </span>
+                  ) : null}
+                </span>
+              </li>
+            ))}
+          </ol>
+        )}
+      </AccountPanel>
+    </div>
+  );
+}

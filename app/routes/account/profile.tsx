@@ -1,0 +1,134 @@
+import { Form } from "react-router";
+import { FormAlert } from "../../components/form-alert";
+import { FormField } from "../../components/form-field";
+import { SubmitButton } from "../../components/submit-button";
+import { useFocusFirstError } from "../../components/use-focus-first-error";
+import { authFailure, formFailure } from "../../lib/form-results.server";
+import { parseForm } from "../../lib/forms.server";
+import { requireUser } from "../../lib/guards.server";
+import { backendFailure, dataNoStore } from "../../lib/http.server";
+import type { Route } from "./+types/profile";
+import { DISPLAY_NAME_MAX, USERNAME_RULES } from "./profile-rules";
+import { profileSchema } from "./schemas.server";
+
+export const meta: Route.MetaFunction = () => [{ title: "Profile · Edge Notes" }];
+
+export async function loader({ request, context }: Route.LoaderArgs) {
+  const { supabase, claims } = requireUser(request, context);
+  const { data: profile, error } = await supabase
+    .from("profiles")
+    .select("username, display_name")
+    .eq("id", claims.sub)
+    .maybeSingle();
+  if (error) backendFailure(error);
+  return dataNoStore({
+    email: claims.email ?? null,
+    username: profile?.username ?? "",
+    displayName: profile?.display_name ?? "",
+  });
+}
+
+/**
+ * Saves both fields: the username into public.profiles (unique, so "taken" shows beside the field
+ * and nothing is saved), then the display name into the user's metadata, which a trigger mirrors
+ * into the profile.
+ */
+export async function action({ request, context }: Route.ActionArgs) {
+  const { supabase, claims } = requireUser(request, context);
+  const parsed = await parseForm(request, profileSchema);
+  if (!parsed.ok) return formFailure(parsed);
+  const { username, displayName } = parsed.data;
+  const { data: current, error: readError } = await supabase
+    .from("profiles")
+    .select("username, display_name")
+    .eq("id", claims.sub)
+    .maybeSingle();
+  if (readError) backendFailure(readError);
+  if ((current?.username ?? "") !== username) {
+    const { error } = await supabase
+      .from("profiles")
+      .update({ username: username || null })
+      .eq("id", claims.sub);
+    if (error?.code === "23505") {
+      return formFailure(
+        {
+          errors: { fields: { username: "That username is taken. Try another one." } },
+          values: parsed.values,
+        },
+        409,
+      );
+    }
+    if (error?.code === "23514") {
+      return formFailure(
+        { errors: { fields: { username: USERNAME_RULES } }, values: parsed.values },
+        400,
+      );
+    }
+    if (error) backendFailure(error);
+  }
+  if ((current?.display_name ?? "") !== displayName) {
+    const { error } = await supabase.auth.updateUser({
+      data: { display_name: displayName || null },
+    });
+    if (error) return authFailure(error, parsed.values);
+  }
+  return dataNoStore({ ok: true as const });
+}
+
+export default function Profile({ loaderData, actionData }: Route.ComponentProps) {
+  const formRef = useFocusFirstError(actionData);
+  const failed = actionData && !actionData.ok ? actionData : undefined;
+  const values = failed?.values ?? loaderData;
+  return (
+    <section className="w-full max-w-xl" aria-labelledby="profile-title">
+      <h1 id="profile-title" className="text-2xl font-semibold tracking-tight">
+        Profile
+      </h1>
+      <p className="mt-1 text-sm text-ink-600 dark:text-ink-400">
+        How you appear to people you share notes with
+        {loaderData.email ? (
+          <>
+            {" "}
+            (signed in as <span className="font-medium">{loaderData.email}</span>)
+          </>
+        ) : null}
+        .
+      </p>
+      <Form
+        method="post"
+        noValidate
+        ref={formRef}
+        className="mt-6 space-y-5 rounded-2xl border border-ink-200 bg-white p-6 shadow-sm sm:p-8 dark:border-ink-800 dark:bg-ink-800/40"
+        data-testid="profile-form"
+      >
+        {actionData?.ok ? <FormAlert tone="success">Your profile was saved.</FormAlert> : null}
+        {failed?.errors.form ? (
+          <FormAlert code={failed.errors.code}>{failed.errors.form}</FormAlert>
+        ) : null}
+        <FormField
+          label="Username"
+          name="username"
+          type="text"
+          autoComplete="username"
+          autoCapitalize="none"
+          spellCheck={false}
+          maxLength={30}
+          defaultValue={values.username}
+          error={failed?.errors.fields.username}
+          hint={USERNAME_RULES}
+        />
+        <FormField
+          label="Display name"
+          name="displayName"
+          type="text"
+          autoComplete="nickname"
+          maxLength={DISPLAY_NAME_MAX}
+          defaultValue={values.displayName}
+          error={failed?.errors.fields.displayName}
+          hint="Shown on notes you share instead of your email. Leave empty to show your username."
+        />
+        <SubmitButton className="w-auto! px-6">Save profile</SubmitButton>
+      </Form>
+    </section>
+  );
+}

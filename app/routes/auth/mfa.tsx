@@ -1,0 +1,109 @@
+import { Form } from "react-router";
+import { AuthCard, FooterLink } from "../../components/auth-card";
+import { TotpCodeField } from "../../components/auth-fields";
+import { FormAlert } from "../../components/form-alert";
+import { SubmitButton } from "../../components/submit-button";
+import { useFocusFirstError } from "../../components/use-focus-first-error";
+import { getAuth } from "../../lib/auth.server";
+import { authFailure, formFailure, formRefusal } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
+import { needsSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
+import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
+import { withNext } from "../../lib/next-path";
+import { safeNext } from "../../lib/safe-redirect";
+import { recordSecurityEvent } from "../../lib/security-events.server";
+import type { Route } from "./+types/mfa";
+import { nextFromUrl, redirectToNext } from "./redirects.server";
+import { challengeSchema } from "./schemas.server";
+
+export const headers: Route.HeadersFunction = noStoreHeaders;
+
+export const meta: Route.MetaFunction = () => [{ title: "Two-factor check · Edge Notes" }];
+
+/**
+ * The second step of signing in for users with an authenticator app. It is the one signed-in
+ * page exempt from the aal2 rule; it sends away anyone who has nothing to prove (signed out: to
+ * sign in; already aal2 or no factor: straight to `next`), so it can never loop.
+ */
+export async function loader({ request, context }: Route.LoaderArgs) {
+  const auth = getAuth(context);
+  const next = nextFromUrl(request);
+  if (!auth.claims) throw redirectNoStore(withNext(SIGN_IN_PATH, next));
+  if (!needsSecondFactor(auth)) throw redirectToNext(next);
+  const { data } = await auth.supabase.auth.mfa.listFactors();
+  const factors = (data?.totp ?? []).map((f) => ({ id: f.id, name: f.friendly_name ?? "" }));
+  return { next, factors, email: (auth.claims.email as string | undefined) ?? null };
+}
+
+export async function action({ request, context }: Route.ActionArgs) {
+  const auth = getAuth(context);
+  const form = await readFormValues(request);
+  if (!auth.claims) return redirectNoStore(SIGN_IN_PATH);
+  if (!needsSecondFactor(auth)) return redirectToNext(safeNext(form.next));
+  const parsed = validateForm(form, challengeSchema);
+  if (!parsed.ok) return formFailure(parsed);
+  const { code, next } = parsed.data;
+  const { data: listed, error: listError } = await auth.supabase.auth.mfa.listFactors();
+  if (listError) return authFailure(listError, parsed.values);
+  const factors = listed.totp;
+  const factor = factors.find((f) => f.id === parsed.data.factorId) ?? factors[0];
+  if (!factor) {
+    return formRefusal(
+      "Your account has no authenticator app any more. Sign out and sign in again.",
+      404,
+      "mfa_factor_not_found",
+      parsed.values,
+    );
+  }
+  const { error } = await auth.supabase.auth.mfa.challengeAndVerify({ factorId: factor.id, code });
+  if (error) return authFailure(error, parsed.values);
+  await recordSecurityEvent(auth.supabase, request, "mfa_verified", {
+    name: factor.friendly_name ?? null,
+  });
+  return redirectToNext(next);
+}
+
+export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
+  const formRef = useFocusFirstError(actionData);
+  const errors = actionData?.errors;
+  const { factors, next } = loaderData;
+  return (
+    <AuthCard
+      title="Enter your code"
+      intro="Open your authenticator app and enter the 6-digit code for Edge Notes."
+      footer={
+        <FooterLink to="/sign-out" prompt="Not you, or lost your phone?">
+          Sign out
+        </FooterLink>
+      }
+    >
+      <Form method="post" noValidate ref={formRef} className="space-y-4">
+        <input type="hidden" name="next" value={next ?? ""} />
+        {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
+        {factors.length > 1 ? (
+          <div>
+            <label htmlFor="field-factorId" className="block text-sm font-medium">
+              Authenticator
+            </label>
+            <select
+              id="field-factorId"
+              name="factorId"
+              defaultValue={actionData?.values.factorId}
+              className="mt-1.5 block w-full rounded-lg border border-control bg-field px-3 py-2 text-base sm:text-sm"
+            >
+              {factors.map((f) => (
+                <option key={f.id} value={f.id}>
+                  {f.name || "Authenticator app"}
+                </option>
+              ))}
+            </select>
+          </div>
+        ) : factors[0] ? (
+          <input type="hidden" name="factorId" value={factors[0].id} />
+        ) : null}
+        <TotpCodeField label="Code" error={errors?.fields.code} />
+        <SubmitButton intent="verify">Continue</SubmitButton>
+      </Form>
+    </AuthCard>
+  );
+}

@@ -1,0 +1,23 @@
+// One local backend start, timed in a fresh Node process (nothing compiled or cached from an
+// earlier start): `node bench/backend-start.ts <dataDir> <port>` prints
+// {"importMs": …, "readyMs": …}. readyMs runs from the createLocalBackend() call to its promise
+// resolving (database open, migrations applied, listening), as `npm run local` reports it.
+export {};
+
+const [dataDir, port] = process.argv.slice(2);
+if (!dataDir || !port) throw new Error("usage: node bench/backend-start.ts <dataDir> <port>");
+
+const importStarted = performance.now();
+const { createLocalBackend } = await import("./backend.ts");
+const started = performance.now();
+const backend = await createLocalBackend({ dataDir, port: Number(port), host: "127.0.0.1" });
+const ready = performance.now();
+try {
+  const health = await fetch(`${backend.url}/auth/v1/health`, {
+    headers: { apikey: backend.keys.publishable },
+  });
+  if (!health.ok) throw new Error(`the backend answered its health check with ${health.status}`);
+} finally {
+  await backend.close();
+}
+console.log(JSON.stringify({ importMs: started - importStarted, readyMs: ready - started }));

@@ -1,0 +1,34 @@
+// The local backend, as the benchmark uses it. This is the one place bench/ imports it from.
+import { Worker } from "node:worker_threads";
+
+import { createLocalBackend, type LocalBackendOptions } from "@edge-notes/supabase-local";
+
+export { createLocalBackend, type LocalBackendOptions };
+
+/**
+ * A local backend (in memory) in a worker thread of its own, so its bcrypt and PGlite work gets
+ * an event loop apart from the load generator's. Resolves once it listens; `close()` stops it.
+ */
+export async function startBackendThread(
+  options: LocalBackendOptions,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const thread = new Worker(new URL("./backend-thread.ts", import.meta.url), {
+    workerData: options,
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    thread.once("error", reject);
+    thread.once("message", (message: { url?: string; error?: string }) => {
+      if (message.url) resolve(message.url);
+      else reject(new Error(`The bench backend did not start: ${message.error}`));
+    });
+  });
+  return {
+    url,
+    close: async () => {
+      const closed = new Promise((resolve) => thread.once("message", resolve));
+      thread.postMessage("close");
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      await thread.terminate();
+    },
+  };
+}

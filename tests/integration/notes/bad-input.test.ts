@@ -1,0 +1,198 @@
+// Bad input on the notes pages: every answer a clear 4xx (never a 500 or a blank page), nothing
+// typed is lost, and nothing tells whether someone else's note exists.
+import { beforeAll, describe, expect, it } from "vitest";
+import { fieldError, signedInBrowser } from "../support/auth-flows";
+import { cardTitles, createNote, noteRow, seedNotes } from "../support/notes";
+
+/** The page without what differs per request (nonces, ids in the URL). */
+function mainOf(body: string): string {
+  return (/<main[^>]*>([\s\S]*)<\/main>/.exec(body)?.[1] ?? "").replace(/nonce="[^"]*"/g, "");
+}
+
+describe("note forms", () => {
+  let writer: Awaited<ReturnType<typeof signedInBrowser>>;
+  beforeAll(async () => {
+    writer = await signedInBrowser();
+  });
+
+  it.each([
+    ["an empty title", { title: "", body: "Kept text" }, "title", "Give the note a title."],
+    ["a blank title", { title: "   ", body: "Kept text" }, "title", "Give the note a title."],
+    [
+      "a 201-character title",
+      { title: "t".repeat(201), body: "Kept text" },
+      "title",
+      "at most 200",
+    ],
+    [
+      "a 20 001-character body",
+      { title: "Long", body: "b".repeat(20_001) },
+      "body",
+      "at most 20,000",
+    ],
+    [
+      "a bad tag",
+      { title: "Tags", body: "Kept text", tags: "ok, no!pe" },
+      "tags",
+      "letters, digits",
+    ],
+    [
+      "eleven tags",
+      { title: "Tags", body: "Kept text", tags: "a,b,c,d,e,f,g,h,i,j,k" },
+      "tags",
+      "at most 10",
+    ],
+  ])(
+    "new note with %s: 400, the message beside the field, the text kept",
+    async (_name, form, field, message) => {
+      const { browser } = await signedInBrowser();
+      const visit = await browser.post("/notes/new", { tags: "", ...form });
+      expect(visit.status).toBe(400);
+      expect(visit.redirects).toEqual([]);
+      expect(fieldError(visit.body, field)).toContain(message);
+      // what was typed is back in the form (the whole body, even when too long)
+      expect(visit.body).toContain(form.body);
+      expect(cardTitles((await browser.get("/notes")).body)).toEqual([]);
+    },
+  );
+
+  it("a 20 000-character body in multi-byte characters saves (CRLF counted as one)", async () => {
+    const { browser } = await signedInBrowser();
+    const body = "😀".repeat(9_000) + "\r\n".repeat(2_000);
+    const visit = await browser.post("/notes/new", { title: "Big", body, tags: "" });
+    expect(visit.status).toBe(200);
+    const id = new URL(visit.url).pathname.split("/").pop() as string;
+    expect((await noteRow(id))?.body).toBe("😀".repeat(9_000) + "\n".repeat(2_000));
+  });
+
+  it("the same rules on edit; the note is unchanged", async () => {
+    const { browser } = await signedInBrowser();
+    const id = await createNote(browser, { title: "Stable", body: "Original" });
+    const visit = await browser.post(`/notes/${id}/edit`, {
+      title: "",
+      body: "New text",
+      tags: "",
+    });
+    expect(visit.status).toBe(400);
+    expect(fieldError(visit.body, "title")).toBe("Give the note a title.");
+    expect(visit.body).toContain("New text");
+    expect(await noteRow(id)).toMatchObject({ title: "Stable", body: "Original" });
+  });
+
+  it("a crafted owner_id (or other columns) in the form is ignored: the note stays the poster's", async () => {
+    const { browser, user } = await signedInBrowser();
+    const other = await signedInBrowser();
+    const created = await browser.post("/notes/new", {
+      title: "Mine",
+      body: "",
+      tags: "",
+      owner_id: other.user.id,
+      id: "00000000-0000-0000-0000-000000000000",
+      pinned: "true",
+    });
+    const id = new URL(created.url).pathname.split("/").pop() as string;
+    expect(await noteRow(id)).toMatchObject({ owner_id: user.id, pinned: false });
+    await browser.post(`/notes/${id}/edit`, {
+      title: "Still mine",
+      body: "",
+      tags: "",
+      owner_id: other.user.id,
+    });
+    expect(await noteRow(id)).toMatchObject({ owner_id: user.id, title: "Still mine" });
+    expect(cardTitles((await other.browser.get("/notes")).body)).toEqual([]);
+  });
+});
+
+describe("note ids", () => {
+  it("unknown, malformed and someone else's ids are the same 404 on every page", async () => {
+    const owner = await signedInBrowser();
+    const stranger = await signedInBrowser();
+    const theirs = await createNote(owner.browser, { title: "Owner only" });
+    const unknown = crypto.randomUUID();
+    for (const suffix of ["", "/edit", "/delete"]) {
+      const pages = await Promise.all(
+        [theirs, unknown, "not-a-uuid", "1%27%20or%201=1", "%00"].map((id) =>
+          stranger.browser.get(`/notes/${id}${suffix}`),
+        ),
+      );
+      for (const page of pages) {
+        expect([page.url, page.status]).toEqual([page.url, 404]);
+        expect(page.body).not.toContain("Owner only");
+      }
+      expect(mainOf(pages[0]?.body ?? "")).toBe(mainOf(pages[1]?.body ?? ""));
+    }
+    for (const id of [theirs, unknown, "nope"]) {
+      const posts = await Promise.all([
+        stranger.browser.post(`/notes/${id}`, { intent: "pin", returnTo: "/notes" }),
+        stranger.browser.post(`/notes/${id}/delete`, {}),
+        stranger.browser.post(`/notes/${id}/edit`, { title: "x", body: "", tags: "" }),
+        stranger.browser.post(`/notes/${id}`, { intent: "share", email: stranger.email }),
+      ]);
+      expect(posts.map((p) => p.status)).toEqual([404, 404, 404, 404]);
+    }
+    expect(await noteRow(theirs)).toMatchObject({ title: "Owner only", pinned: false });
+  });
+
+  it("an unknown intent is a 400 with a message, not a 500", async () => {
+    const { browser } = await signedInBrowser();
+    const id = await createNote(browser, { title: "Intent" });
+    const visit = await browser.post(`/notes/${id}`, { intent: "explode" });
+    expect(visit.status).toBe(400);
+  });
+});
+
+describe("list URLs", () => {
+  it("search strings with SQL or PostgREST syntax answer 200: plain words, never syntax", async () => {
+    const { browser, user } = await signedInBrowser();
+    await seedNotes(user.id, [{ title: "Visible drop table", minutesAgo: 1 }]);
+    for (const q of [
+      "'; drop table notes; --",
+      "a,b),or=(title.eq.x",
+      "*",
+      "title:*",
+      '"unclosed',
+      "& | ! <-> ()",
+      "\\",
+      "%",
+      "\u0000",
+      "x".repeat(5000),
+    ]) {
+      const visit = await browser.get(`/notes?${new URLSearchParams({ q })}`);
+      expect([q.slice(0, 20), visit.status]).toEqual([q.slice(0, 20), 200]);
+      expect(visit.body).toContain('role="search"');
+    }
+    const found = await browser.get(`/notes?${new URLSearchParams({ q: "'; drop table" })}`);
+    expect(cardTitles(found.body)).toEqual(["Visible drop table"]);
+  });
+
+  it("page numbers: past the end is a 404 with the count; not a number is a 400; both say why", async () => {
+    const { browser, user } = await signedInBrowser();
+    await seedNotes(
+      user.id,
+      Array.from({ length: 21 }, (_, i) => ({ title: `N${i}`, minutesAgo: i })),
+    );
+    const past = await browser.get("/notes?page=3");
+    expect(past.status).toBe(404);
+    expect(past.body).toContain("There is no page 3: this list has 2 pages.");
+    expect(past.body).toContain('href="/notes?page=2"');
+    for (const page of ["0", "-1", "abc", "1.5", "99999999", "1e3", ""]) {
+      const visit = await browser.get(`/notes?page=${encodeURIComponent(page)}`);
+      expect([page, visit.status]).toEqual([page, 400]);
+      expect(visit.body).toContain("is not a page number");
+    }
+    expect((await browser.get("/notes?page=2")).status).toBe(200);
+  });
+
+  it("a tag that cannot exist is a 400; an unknown view falls back to the list", async () => {
+    const { browser } = await signedInBrowser();
+    const badTag = await browser.get(`/notes?${new URLSearchParams({ tag: "a,b)" })}`);
+    expect(badTag.status).toBe(400);
+    expect(badTag.body).toContain("That is not a tag name");
+    const unknownTag = await browser.get("/notes?tag=nothing-here");
+    expect(unknownTag.status).toBe(200);
+    expect(unknownTag.body).toContain('data-testid="empty-list"');
+    const view = await browser.get("/notes?view=everyone");
+    expect(view.status).toBe(200);
+    expect(view.body).toContain(">Notes</h1>");
+  });
+});

@@ -1,0 +1,193 @@
+// The benchmark's own parsing and bookkeeping (bench/): what it counts as first-load JavaScript,
+// how it reads Wrangler's upload size, how a virtual visitor's cookies follow the responses, and
+// how budgets are judged. The timed figures themselves live only in `npm run bench`.
+import { describe, expect, it } from "vitest";
+import { judge, parseAllowed } from "../../bench/budgets.ts";
+import {
+  initialScripts,
+  isSupabaseClient,
+  parseTotalUpload,
+  staticImports,
+} from "../../bench/bundle.ts";
+import { CookieJar } from "../../bench/cookies.ts";
+import { authCalls, every, oneRefreshPerVisitor } from "../../bench/load.ts";
+import { withExpiredAccessToken } from "../../bench/sessions.ts";
+
+describe("initialScripts", () => {
+  const html = `<!DOCTYPE html><html><head>
+    <link rel="icon" href="/favicon.svg"/>
+    <link rel="modulepreload" href="/assets/entry.client-A.js" nonce="x"/>
+    <link nonce="x" rel="modulepreload" href="/assets/components-B.js"/>
+    <link rel="stylesheet" href="/assets/root.css"/>
+    </head><body>
+    <script nonce="x">window.__reactRouterContext = {"module": "/assets/not-loaded.js"};</script>
+    <script src="/assets/legacy.js"></script>
+    <script nonce="x" type="module" async="">;
+import * as route0 from "/assets/root-C.js";
+import * as route1 from "/assets/home-D.js";
+  window.__reactRouterManifest = { "entry": { "module": "/assets/entry.client-A.js",
+    "imports": ["/assets/listed-only-in-the-manifest.js"] } };
+import("/assets/entry.client-A.js");</script></body></html>`;
+
+  it("lists modulepreloads, script sources and the inline module's imports, once each", () => {
+    expect(initialScripts(html).sort()).toEqual([
+      "/assets/components-B.js",
+      "/assets/entry.client-A.js",
+      "/assets/home-D.js",
+      "/assets/legacy.js",
+      "/assets/root-C.js",
+    ]);
+  });
+
+  it("leaves out stylesheets, icons and URLs that only appear in data", () => {
+    const scripts = initialScripts(html);
+    expect(scripts).not.toContain("/assets/root.css");
+    expect(scripts).not.toContain("/favicon.svg");
+    expect(scripts).not.toContain("/assets/not-loaded.js");
+    expect(scripts).not.toContain("/assets/listed-only-in-the-manifest.js");
+  });
+});
+
+describe("staticImports", () => {
+  it("follows static imports and re-exports of a minified chunk, never a lazy import()", () => {
+    const chunk =
+      'import{a as b}from"./components-B.js";import"./side-effect.js";export{c}from"./lib.js";' +
+      'const m=`call it from "react-router/route-pattern"`;const lazy=()=>import("./supabase.client-E.js");';
+    expect(staticImports(chunk)).toEqual(["./components-B.js", "./side-effect.js", "./lib.js"]);
+  });
+});
+
+describe("isSupabaseClient", () => {
+  it("recognises the browser client's chunk by name or by supabase-js's code", () => {
+    expect(isSupabaseClient("/assets/supabase.client-CmqY08j7.js", "")).toBe(true);
+    expect(
+      isSupabaseClient("/assets/chunk-1.js", 'headers:{"X-Client-Info":"supabase-js-web/2"}'),
+    ).toBe(true);
+    expect(isSupabaseClient("/assets/root-C.js", "export default function App(){}")).toBe(false);
+  });
+});
+
+describe("parseTotalUpload", () => {
+  it("reads Wrangler's total, colours and all", () => {
+    const output =
+      "│ Total (4 modules) │ │ 744.29 KiB │\n✨ Read 53 files\nTotal Upload: \u001b[32m761.11 KiB / gzip: 214.77 KiB\u001b[39m\n";
+    expect(parseTotalUpload(output)).toEqual({ kib: 761.11, gzipKib: 214.77 });
+  });
+
+  it("says so when the line is missing", () => {
+    expect(parseTotalUpload("✘ [ERROR] Could not resolve ./app")).toBeNull();
+  });
+});
+
+describe("CookieJar", () => {
+  it("follows Set-Cookie: new values replace old ones, Max-Age=0 and past Expires remove", () => {
+    const jar = new CookieJar();
+    jar.set("a", "1");
+    jar.set("b", "2");
+    jar.set("c", "3");
+    const changed = jar.applySetCookie([
+      "a=10; Path=/; HttpOnly; SameSite=Lax",
+      "b=; Path=/; Max-Age=0",
+      "c=3; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
+      "d=4; Max-Age=3600",
+    ]);
+    expect(changed).toBe(true);
+    expect(jar.header()).toBe("a=10; d=4");
+  });
+
+  it("reports no change when the response repeats what it has", () => {
+    const jar = new CookieJar();
+    jar.set("a", "1");
+    expect(jar.applySetCookie(["a=1; Path=/"])).toBe(false);
+    expect(jar.applySetCookie([])).toBe(false);
+  });
+
+  it("reads a session stored as one cookie or in chunks, and writes it back as one", () => {
+    const session = { access_token: "x".repeat(50), expires_at: 2_000_000_000 };
+    const encoded = `base64-${Buffer.from(JSON.stringify(session)).toString("base64url")}`;
+    const jar = new CookieJar();
+    jar.set("sb-127-auth-token.0", encoded.slice(0, 30));
+    jar.set("sb-127-auth-token.1", encoded.slice(30));
+    expect(jar.readSession("sb-127-auth-token")).toEqual(session);
+
+    jar.writeSession("sb-127-auth-token", { ...session, expires_at: 1 });
+    expect(jar.entries().map((cookie) => cookie.name)).toEqual(["sb-127-auth-token"]);
+    expect(jar.readSession("sb-127-auth-token")).toEqual({ ...session, expires_at: 1 });
+  });
+
+  it("withExpiredAccessToken ages a copy, never the original session", () => {
+    const jar = new CookieJar();
+    jar.writeSession("sb-127-auth-token", { access_token: "t", expires_at: 2_000_000_000 });
+    const aged = withExpiredAccessToken(jar, "sb-127-auth-token");
+    expect(Number(aged.readSession("sb-127-auth-token")?.expires_at)).toBeLessThan(
+      Date.now() / 1000,
+    );
+    expect(jar.readSession("sb-127-auth-token")?.expires_at).toBe(2_000_000_000);
+    expect(() => withExpiredAccessToken(new CookieJar(), "sb-127-auth-token")).toThrow();
+  });
+});
+
+describe("auth round-trip tallies", () => {
+  it("reads auth=N from Server-Timing, '-' when the Worker did not answer", () => {
+    expect(authCalls('auth;dur=0.4, supabase;desc="auth=1 rest=2"')).toBe("1");
+    expect(authCalls(undefined)).toBe("-");
+  });
+
+  it("every() wants one count on every response", () => {
+    expect(every("0")(new Map([["0", 500]]))).toBeNull();
+    expect(
+      every("0")(
+        new Map([
+          ["0", 499],
+          ["1", 1],
+        ]),
+      ),
+    ).toMatch(/auth=0/);
+  });
+
+  it("oneRefreshPerVisitor() wants exactly one refresh per connection", () => {
+    const tally = (refreshes: number) =>
+      new Map([
+        ["0", 100],
+        ["1", refreshes],
+      ]);
+    expect(oneRefreshPerVisitor(tally(10), 10)).toBeNull();
+    expect(oneRefreshPerVisitor(tally(11), 10)).not.toBeNull();
+    expect(oneRefreshPerVisitor(tally(9), 10)).not.toBeNull();
+    expect(
+      oneRefreshPerVisitor(
+        new Map([
+          ["1", 10],
+          ["2", 1],
+        ]),
+        10,
+      ),
+    ).not.toBeNull();
+  });
+});
+
+describe("budgets", () => {
+  const budget = (actual: number) => ({
+    name: "backend-start" as const,
+    label: "local backend ready",
+    limit: 1000,
+    actual,
+    unit: "ms",
+  });
+
+  it("BENCH_ALLOW names budgets; an unknown name is refused, not ignored", () => {
+    expect([...parseAllowed("backend-start, first-load-js")]).toEqual([
+      "backend-start",
+      "first-load-js",
+    ]);
+    expect(parseAllowed(undefined).size).toBe(0);
+    expect(() => parseAllowed("backend-starts")).toThrow(/unknown budget "backend-starts"/);
+  });
+
+  it("a figure over its limit fails unless allowed; one that could not be measured fails", () => {
+    expect(judge([budget(1000)], new Set())[0]?.status).toBe("ok");
+    expect(judge([budget(1001)], new Set())[0]?.status).toBe("over");
+    expect(judge([budget(1001)], new Set(["backend-start"]))[0]?.status).toBe("allowed");
+    expect(judge([budget(Number.NaN)], new Set())[0]?.status).toBe("over");
+  });
+});

@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import {
+  createFakeAuthServer,
+  STORAGE_KEY,
+  sessionCookie,
+  TEST_USER,
+} from "../support/fake-auth-server";
+import { backendCalls, page, runMiddleware } from "../support/run-middleware";
+
+describe("auth middleware", () => {
+  it("makes no round trip for a signed-out request", async () => {
+    const server = await createFakeAuthServer();
+    const { response, auth } = await runMiddleware(page(), { fetch: server.fetch });
+    expect(auth.claims).toBeNull();
+    expect(auth.backendUnreachable).toBe(false);
+    expect(server.calls).toEqual([]);
+    expect(backendCalls(response)).toEqual({ auth: 0, rest: 0 });
+    expect(response.headers.get("Set-Cookie")).toBeNull();
+  });
+
+  it("hands a valid session's verified claims to the loader", async () => {
+    const server = await createFakeAuthServer();
+    const cookie = sessionCookie(await server.session());
+    const { auth, response } = await runMiddleware(page(cookie), { fetch: server.fetch });
+    expect(auth.claims?.sub).toBe(TEST_USER.id);
+    expect(auth.claims?.email).toBe(TEST_USER.email);
+    expect(auth.claims?.role).toBe("authenticated");
+    // Signed-in pages are never stored by shared caches; nothing needed rewriting.
+    expect(response.headers.get("Cache-Control")).toBe("private, no-store");
+    expect(response.headers.get("Set-Cookie")).toBeNull();
+  });
+
+  it("verifies a warm signed-in request locally: the JWKS survives across per-request clients", async () => {
+    const server = await createFakeAuthServer();
+    const cookie = sessionCookie(await server.session());
+    const first = await runMiddleware(page(cookie), { fetch: server.fetch });
+    expect(first.auth.claims?.sub).toBe(TEST_USER.id);
+    const callsAfterFirst = server.calls.length;
+    expect(callsAfterFirst).toBeLessThanOrEqual(1); // at most one JWKS fetch (cold isolate)
+
+    for (let i = 0; i < 3; i++) {
+      const warm = await runMiddleware(page(cookie), { fetch: server.fetch });
+      expect(warm.auth.claims?.sub).toBe(TEST_USER.id);
+      expect(backendCalls(warm.response)).toEqual({ auth: 0, rest: 0 });
+    }
+    expect(server.calls.length).toBe(callsAfterFirst);
+  });
+
+  it.each([
+    ["not base64", `${STORAGE_KEY}=base64-%%%not-base64%%%`],
+    ["not JSON", `${STORAGE_KEY}=base64-bm90IGpzb24`],
+    ["a JSON string instead of a session", `${STORAGE_KEY}="just a string"`],
+    ["an empty chunk", `${STORAGE_KEY}.0=`],
+  ])("treats a malformed cookie (%s) as signed out", async (_name, cookie) => {
+    const server = await createFakeAuthServer();
+    const { auth } = await runMiddleware(page(cookie), { fetch: server.fetch });
+    expect(auth.claims).toBeNull();
+  });
+
+  it("treats a truncated token as signed out", async () => {
+    const server = await createFakeAuthServer();
+    const session = await server.session();
+    const truncated = { ...session, access_token: session.access_token.slice(0, -20) };
+    const { auth } = await runMiddleware(page(sessionCookie(truncated)), { fetch: server.fetch });
+    expect(auth.claims).toBeNull();
+  });
+
+  it("treats a token signed by another key with the same kid as signed out (forged)", async () => {
+    const kid = crypto.randomUUID();
+    const real = await createFakeAuthServer({ kid });
+    const forger = await createFakeAuthServer({ kid });
+    const forged = await forger.session();
+    const { auth } = await runMiddleware(page(sessionCookie(forged)), { fetch: real.fetch });
+    expect(auth.claims).toBeNull();
+  });
+
+  it("treats a token with a tampered payload as signed out", async () => {
+    const server = await createFakeAuthServer();
+    const session = await server.session();
+    const [header, , signature] = session.access_token.split(".");
+    const payload = btoa(JSON.stringify({ sub: "someone-else", role: "service_role", exp: 9e9 }))
+      .replaceAll("=", "")
+      .replaceAll("+", "-")
+      .replaceAll("/", "_");
+    const tampered = { ...session, access_token: `${header}.${payload}.${signature}` };
+    const { auth } = await runMiddleware(page(sessionCookie(tampered)), { fetch: server.fetch });
+    expect(auth.claims).toBeNull();
+  });
+
+  it("refreshes an expired session and puts the new cookies on a no-store response", async () => {
+    const server = await createFakeAuthServer();
+    const expired = await server.session({ expiresIn: -60 });
+    const { auth, response } = await runMiddleware(page(sessionCookie(expired)), {
+      fetch: server.fetch,
+    });
+    expect(server.calls).toContain("/auth/v1/token");
+    expect(auth.claims?.sub).toBe(TEST_USER.id);
+    const setCookie = response.headers.get("Set-Cookie") ?? "";
+    expect(setCookie).toContain(`${STORAGE_KEY}=base64-`);
+    expect(setCookie).toMatch(/Path=\//);
+    expect(setCookie).toMatch(/SameSite=Lax/i);
+    expect(setCookie).toMatch(/Max-Age=34560000/);
+    expect(setCookie).not.toMatch(/HttpOnly/i);
+    expect(response.headers.get("Cache-Control")).toMatch(/private/);
+    expect(response.headers.get("Cache-Control")).toMatch(/no-store/);
+  });
+
+  it("clears the cookies of a session whose refresh token is rejected", async () => {
+    const server = await createFakeAuthServer({ refreshable: false });
+    const expired = await server.session({ expiresIn: -60 });
+    const { auth, response } = await runMiddleware(page(sessionCookie(expired)), {
+      fetch: server.fetch,
+    });
+    expect(auth.claims).toBeNull();
+    expect(auth.backendUnreachable).toBe(false);
+    expect(response.headers.get("Set-Cookie")).toMatch(new RegExp(`${STORAGE_KEY}=; Max-Age=0`));
+    expect(response.headers.get("Cache-Control")).toMatch(/no-store/);
+  });
+
+  it("marks Secure cookies on https", async () => {
+    const server = await createFakeAuthServer();
+    const expired = await server.session({ expiresIn: -60 });
+    const { response } = await runMiddleware(page(sessionCookie(expired), "https://app.test/"), {
+      fetch: server.fetch,
+    });
+    expect(response.headers.get("Set-Cookie")).toMatch(/Secure/);
+  });
+
+  it("gives up within the deadline when the backend is down, as signed out", async () => {
+    const server = await createFakeAuthServer();
+    const expired = await server.session({ expiresIn: -60 });
+    const refused: typeof fetch = () => Promise.reject(new TypeError("fetch failed"));
+    const started = Date.now();
+    const { auth } = await runMiddleware(page(sessionCookie(expired)), { fetch: refused });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(auth.claims).toBeNull();
+    expect(auth.backendUnreachable).toBe(true);
+  });
+
+  it("gives up within the deadline when the backend hangs", async () => {
+    const server = await createFakeAuthServer();
+    const expired = await server.session({ expiresIn: -60 });
+    const hang: typeof fetch = (_input, init) =>
+      new Promise((_resolve, reject) =>
+        init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)),
+      );
+    const started = Date.now();
+    const { auth } = await runMiddleware(page(sessionCookie(expired)), { fetch: hang });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(auth.claims).toBeNull();
+    expect(auth.backendUnreachable).toBe(true);
+  });
+
+  it("puts cookies written later in the request (e.g. by an action signing out) on the response", async () => {
+    const server = await createFakeAuthServer();
+    const cookie = sessionCookie(await server.session());
+    const { response } = await runMiddleware(page(cookie), {
+      fetch: server.fetch,
+      loader: async ({ supabase }) => {
+        await supabase.auth.signOut({ scope: "local" });
+      },
+    });
+    expect(response.headers.get("Set-Cookie")).toMatch(new RegExp(`${STORAGE_KEY}=; Max-Age=0`));
+    expect(response.headers.get("Cache-Control")).toMatch(/no-store/);
+  });
+});

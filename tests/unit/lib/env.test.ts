@@ -1,0 +1,75 @@
+import { RouterContextProvider } from "react-router";
+import { describe, expect, it } from "vitest";
+import { parseSupabaseEnv, readSupabaseEnv, toPublicEnv } from "../../../app/lib/env.server";
+import { getSupabaseEnv, workerContext } from "../../../app/lib/worker-context.server";
+
+const env = (values: Record<string, unknown>) => values as unknown as Env;
+
+describe("readSupabaseEnv", () => {
+  it("reads the URL (without trailing slash) and the publishable key", () => {
+    expect(
+      readSupabaseEnv(
+        env({
+          SUPABASE_URL: "https://abc.supabase.co/",
+          SUPABASE_PUBLISHABLE_KEY: "sb_publishable_x",
+        }),
+      ),
+    ).toEqual({ url: "https://abc.supabase.co", publishableKey: "sb_publishable_x" });
+  });
+
+  it("accepts a legacy anon key", () => {
+    expect(
+      readSupabaseEnv(
+        env({ SUPABASE_URL: "http://127.0.0.1:54321", SUPABASE_ANON_KEY: "eyJhbGciOi" }),
+      ),
+    ).toEqual({ url: "http://127.0.0.1:54321", publishableKey: "eyJhbGciOi" });
+  });
+
+  it.each([
+    [{ SUPABASE_PUBLISHABLE_KEY: "k" }, /SUPABASE_URL is not set/],
+    [{ SUPABASE_URL: "not a url", SUPABASE_PUBLISHABLE_KEY: "k" }, /http\(s\) URL/],
+    [{ SUPABASE_URL: "ftp://x.test", SUPABASE_PUBLISHABLE_KEY: "k" }, /http\(s\) URL/],
+    [{ SUPABASE_URL: "https://x.test" }, /SUPABASE_PUBLISHABLE_KEY/],
+  ])("rejects a misconfiguration with a message naming the variable (%o)", (values, message) => {
+    expect(() => readSupabaseEnv(env(values))).toThrow(message);
+  });
+
+  it("exposes only the URL and publishable key to the browser", () => {
+    expect(toPublicEnv({ url: "https://abc.supabase.co", publishableKey: "k" })).toEqual({
+      SUPABASE_URL: "https://abc.supabase.co",
+      SUPABASE_PUBLISHABLE_KEY: "k",
+    });
+  });
+});
+
+describe("the Supabase settings in the request context", () => {
+  function contextFor(bindings: Env) {
+    const context = new RouterContextProvider();
+    context.set(workerContext, {
+      env: bindings,
+      ctx: {} as ExecutionContext,
+      nonce: "n",
+      supabase: parseSupabaseEnv(bindings),
+    });
+    return context;
+  }
+
+  it("are read from the context the Worker entry filled in", () => {
+    const context = contextFor(
+      env({ SUPABASE_URL: "https://abc.supabase.co/", SUPABASE_PUBLISHABLE_KEY: "k" }),
+    );
+    expect(getSupabaseEnv(context)).toEqual({
+      url: "https://abc.supabase.co",
+      publishableKey: "k",
+    });
+  });
+
+  it("a misconfiguration is kept, not thrown, by the entry, and thrown where the settings are needed", () => {
+    const bindings = env({ SUPABASE_URL: "ftp://x.test", SUPABASE_PUBLISHABLE_KEY: "k" });
+    const parsed = parseSupabaseEnv(bindings);
+    expect(parsed).toBeInstanceOf(Error);
+    expect(() => getSupabaseEnv(contextFor(bindings))).toThrow(
+      /SUPABASE_URL must be an http\(s\) URL/,
+    );
+  });
+});

@@ -12,7 +12,7 @@ export { createLocalBackend, type LocalBackendOptions };
 export async function startBackendThread(
   options: LocalBackendOptions,
 ): Promise<{ url: string; close: () => Promise<void> }> {
-  const thread = new Worker(new URL("./backend-thread.ts", import.meta.url), {
+  const thread = new Worker(new URL("../tests/support/backend-thread.ts", import.meta.url), {
     workerData: options,
   });
   const url = await new Promise<string>((resolve, reject) => {

@@ -85,7 +85,7 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
       },
     },
   };
-  const thread = new Worker(new URL("./backend-thread.ts", import.meta.url), {
+  const thread = new Worker(new URL("../../support/backend-thread.ts", import.meta.url), {
     workerData: options,
   });
   backends.push(thread);

@@ -1,6 +1,6 @@
-// One local backend in its own thread (started by servers.ts): each stack's backend gets its own
-// event loop, so bcrypt and PGlite work for one stack's tests never queue behind the other's, nor
-// behind the test runner. Messages: it posts { url } when listening (or { error }); it closes on
+// One local backend in its own thread (started by the e2e setup and by the bench): each gets its
+// own event loop, so bcrypt and PGlite work never queues behind another stack's, the test runner or
+// the load generator. Messages: it posts { url } when listening (or { error }); it closes on
 // "close" and answers "closed".
 import { parentPort, workerData } from "node:worker_threads";
 import { createLocalBackend, type LocalBackendOptions } from "@edge-notes/supabase-local";

@@ -46,7 +46,9 @@ export async function listNotes(
     "id, title, excerpt, pinned, archived, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)";
   let query = supabase
     .from("notes")
-    .select(request.tag ? `${columns}, tag_filter:tags!inner()` : columns, { count: "exact" });
+    .select(request.tag ? `${columns}, tag_filter:tags!inner()` : columns, { count: "exact" })
+    // tags in a stable order (by name), wherever a note shows them
+    .order("name", { referencedTable: "tags" });
   if (request.view === "shared") query = query.neq("owner_id", request.userId);
   else {
     query = query.eq("owner_id", request.userId).eq("archived", request.view === "archived");
@@ -87,6 +89,7 @@ export async function loadNote(supabase: Client, id: string) {
       "id, title, body, pinned, archived, created_at, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)",
     )
     .eq("id", id)
+    .order("name", { referencedTable: "tags" })
     .maybeSingle();
   if (error) backendFailure(error);
   if (!note) notFound();

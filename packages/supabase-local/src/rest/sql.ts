@@ -409,12 +409,13 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
     if (plan.missingDefault && cols.length > 0 && rows.length > 0) {
       // missing keys take the column default: one VALUES row per object, DEFAULT where absent
       const values = rows.map((row) => {
-        const p = b.p(JSON.stringify(row));
-        const cells = plan.columns.map((c) =>
-          Object.hasOwn(row, c)
-            ? `(json_populate_record(NULL::${target}, ${p}::json)).${ident(c)}`
-            : "DEFAULT",
-        );
+        // a row with none of the columns binds nothing: every cell is DEFAULT
+        let p: string | undefined;
+        const cells = plan.columns.map((c) => {
+          if (!Object.hasOwn(row, c)) return "DEFAULT";
+          p ??= b.p(JSON.stringify(row));
+          return `(json_populate_record(NULL::${target}, ${p}::json)).${ident(c)}`;
+        });
         return `(${cells.join(", ")})`;
       });
       stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) VALUES ${values.join(", ")}`;

@@ -330,6 +330,13 @@ describe("mutations", () => {
       { title: "m3", stars: 9 },
     ]);
     expect(bulk.status).toBe(201);
+    // an object with none of the columns is all DEFAULT: here the not-null title refuses it (400),
+    // never a 5xx from a parameter bound for nothing
+    const bare = await db
+      .from("rest_notes")
+      .insert([{ title: "m4" }, {}], { defaultToNull: false });
+    expect(bare.status).toBe(400);
+    expect(bare.error?.code).toBe("23502");
     const empty = await service.from("rest_labels").insert([]).select();
     expect(empty).toMatchObject({ status: 201, data: [] });
     await db.from("rest_notes").delete().in("title", ["m1", "m2", "m3"]);

@@ -12,7 +12,7 @@
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "./config.ts";
-import { KEYS, type Keys } from "./keys.ts";
+import { KEYS, type Keys, loadSigningKeys, projectKeys } from "./keys.ts";
 import { projectPaths, reset } from "./project.ts";
 import { createLocalBackend } from "./server.ts";
 
@@ -94,7 +94,11 @@ async function status(projectDir: string): Promise<number> {
     console.error(`No local backend answers on ${url}. Start one with \`supabase-local start\`.`);
     return 1;
   }
-  console.log(`Local Supabase backend is running.\n\n${statusTable(url, KEYS)}`);
+  // With signing_keys_path the API keys are JWTs signed with the file's first key (fresh ones here,
+  // as valid as the running backend's).
+  const path = loadConfig({ projectDir }).auth.signingKeysPath;
+  const keys = path ? await projectKeys((await loadSigningKeys({ path })).all[0]) : KEYS;
+  console.log(`Local Supabase backend is running.\n\n${statusTable(url, keys)}`);
   return 0;
 }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parse } from "smol-toml";
 import { projectPaths } from "./project.ts";
 
@@ -44,6 +45,16 @@ export interface Config {
        */
       mfaChallengeAndVerify: number;
     };
+    /** [auth] signing_keys_path, resolved against supabase/ as the CLI does (absolute here). */
+    signingKeysPath?: string;
+    /** [auth.sms]: phone sign-in. No SMS ever leaves the machine: only test_otp numbers get codes. */
+    sms: {
+      enableSignup: boolean;
+      enableConfirmations: boolean;
+      maxFrequencySeconds: number;
+      /** [auth.sms.test_otp]: number (without +) -> its fixed code. */
+      testOtp: Record<string, string>;
+    };
   };
 }
 
@@ -68,7 +79,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  return merge(fromToml(toml), options.overrides ?? {}) as Config;
+  const config = merge(fromToml(toml), options.overrides ?? {}) as Config;
+  const keys = config.auth.signingKeysPath;
+  if (keys) config.auth.signingKeysPath = resolve(dirname(path), keys);
+  return config;
 }
 
 function fromToml(toml: Table): Config {
@@ -78,6 +92,11 @@ function fromToml(toml: Table): Config {
   const mfa = table(auth.mfa);
   const totp = table(mfa.totp);
   const rate = table(auth.rate_limit);
+  const sms = table(auth.sms);
+  const testOtp: Config["auth"]["sms"]["testOtp"] = {};
+  for (const [phone, code] of Object.entries(table(sms.test_otp))) {
+    testOtp[phone.replace(/^\+/, "").replaceAll(" ", "")] = String(code);
+  }
   const external: Config["auth"]["external"] = {};
   for (const [name, value] of Object.entries(table(auth.external))) {
     external[name] = { enabled: bool(table(value).enabled, false) };
@@ -128,6 +147,13 @@ function fromToml(toml: Table): Config {
         tokenVerifications: num(rate.token_verifications, 30),
         anonymousUsers: num(rate.anonymous_users, 30),
         mfaChallengeAndVerify: 15,
+      },
+      signingKeysPath: str(auth.signing_keys_path) || undefined,
+      sms: {
+        enableSignup: bool(sms.enable_signup, false),
+        enableConfirmations: bool(sms.enable_confirmations, false),
+        maxFrequencySeconds: duration(sms.max_frequency, 5),
+        testOtp,
       },
     },
   };

@@ -1,5 +1,5 @@
-import { jwtVerify } from "jose";
-import type { Keys, SigningKey } from "./keys.ts";
+import { decodeProtectedHeader, jwtVerify, type ProtectedHeaderParameters } from "jose";
+import type { Keys, SigningKeys } from "./keys.ts";
 import type { Authenticate } from "./rest/index.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"] as const;
@@ -67,37 +67,110 @@ function invalidApiKey(): Response {
 
 export type Claims = Record<string, unknown> & { role: string };
 
-/** Verifies a JWT minted by this backend: HS256 (jwt_secret: anon/service_role keys) or ES256
- * (user access tokens). Throws jose errors (expired, bad signature, malformed). */
+/** Why a JWT was refused, in the words of each reader: Auth (golang-jwt) and the data API (PostgREST). */
+export class JwtRejected extends Error {
+  /** GoTrue's text after "invalid JWT: unable to parse or verify signature, ". */
+  readonly auth: string;
+  /** PostgREST's PGRST301/PGRST303 message and details. */
+  readonly rest: { message: string; details?: string };
+  constructor(auth: string, rest: { message: string; details?: string }) {
+    super(auth);
+    this.auth = auth;
+    this.rest = rest;
+  }
+}
+
+const VALID_METHODS = ["HS256", "RS256", "ES256"];
+const VERIFICATION_ERROR: Record<string, string> = {
+  HS256: "signature is invalid",
+  ES256: "crypto/ecdsa: verification error",
+  RS256: "crypto/rsa: verification error",
+};
+
+/**
+ * Verifies a JWT as the stack does (the CLI gives both readers HS256, RS256 and ES256): a `kid`
+ * of a signing key selects that key; otherwise HS256 is checked against the JWT secret (the
+ * legacy anon/service_role keys). Anything else is a JwtRejected with each reader's words.
+ */
 export async function verifyJwt(
   token: string,
   keys: Keys,
-  signingKey: SigningKey,
+  signingKeys: SigningKeys,
 ): Promise<Claims> {
-  const { payload } = await jwtVerify(token, async (header) => {
-    if (header.alg === "HS256") return new TextEncoder().encode(keys.jwtSecret);
-    if (header.alg === "ES256") return signingKey.publicKey;
-    throw new Error(`unsupported alg ${header.alg}`);
-  });
-  return payload as Claims;
+  const parts = token.split(".");
+  let header: ProtectedHeaderParameters;
+  try {
+    if (parts.length !== 3) throw new Error("segments");
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw new JwtRejected(
+      parts.length !== 3
+        ? "token is malformed: token contains an invalid number of segments"
+        : "token is malformed: could not parse the token",
+      {
+        message:
+          parts.length !== 3
+            ? `Expected 3 parts in JWT; got ${parts.length}`
+            : "JWT cryptographic operation failed",
+      },
+    );
+  }
+  const alg = String(header.alg);
+  if (!VALID_METHODS.includes(alg)) {
+    throw new JwtRejected(`token signature is invalid: signing method ${alg} is invalid`, {
+      message: "Wrong or unsupported encoding algorithm",
+    });
+  }
+  const kid = typeof header.kid === "string" ? header.kid : undefined;
+  const byKid = kid === undefined ? undefined : signingKeys.all.find((k) => k.kid === kid);
+  let key: CryptoKey | Uint8Array;
+  if (byKid && byKid.alg === alg) key = byKid.publicKey;
+  else if (alg === "HS256") key = new TextEncoder().encode(keys.jwtSecret);
+  else {
+    throw new JwtRejected(
+      `token is unverifiable: error while executing keyfunc: unrecognized JWT kid ${kid ?? "<nil>"} for algorithm ${alg}`,
+      {
+        message: "No suitable key or wrong key type",
+        details: "No suitable key was found to decode the JWT",
+      },
+    );
+  }
+  try {
+    const { payload } = await jwtVerify(token, key, { algorithms: [alg] });
+    return payload as Claims;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ERR_JWT_EXPIRED") {
+      throw new JwtRejected("token has invalid claims: token is expired", {
+        message: "JWT expired",
+      });
+    }
+    if (code === "ERR_JWS_SIGNATURE_VERIFICATION_FAILED") {
+      throw new JwtRejected(`token signature is invalid: ${VERIFICATION_ERROR[alg]}`, {
+        message: "JWT cryptographic operation failed",
+      });
+    }
+    throw new JwtRejected("token is malformed: could not parse the token", {
+      message: "JWT cryptographic operation failed",
+    });
+  }
 }
 
 /** The data API's view of the caller (PostgREST: no token = anon; a bad token = 401). */
-export function createAuthenticate(keys: Keys, signingKey: SigningKey): Authenticate {
+export function createAuthenticate(keys: Keys, signingKeys: SigningKeys): Authenticate {
   return async (request) => {
     const result = gateway(request, keys);
     if ("reject" in result) return { error: "Invalid API key" };
     if (!result.bearer) return { claims: { role: "anon" } };
     try {
-      const claims = await verifyJwt(result.bearer, keys, signingKey);
+      const claims = await verifyJwt(result.bearer, keys, signingKeys);
       if (!API_ROLES.includes(claims.role as (typeof API_ROLES)[number])) {
         return { error: `role "${String(claims.role)}" does not exist` };
       }
       return { claims };
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code === "ERR_JWT_EXPIRED") return { error: "JWT expired" };
-      return { error: "JWSError JWSInvalidSignature" };
+      if (!(error instanceof JwtRejected)) throw error;
+      return { error: error.rest.message, details: error.rest.details };
     }
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 
 /** The Supabase CLI's well-known local secrets (supabase/cli pkg/config/apikeys.go). */
 export const JWT_SECRET = "super-secret-jwt-token-with-at-least-32-characters-long";
@@ -30,39 +30,111 @@ export const KEYS: Keys = {
   jwtSecret: JWT_SECRET,
 };
 
-/** The asymmetric key user access tokens are signed with (ES256), and its public JWKS. */
+/** An asymmetric key of the JWKS: signs access tokens (the current one) or verifies them. */
 export interface SigningKey {
   kid: string;
+  alg: "ES256" | "RS256";
   privateKey: CryptoKey;
   publicKey: CryptoKey;
+  /** What /.well-known/jwks.json publishes: the public members, `use: sig`, `key_ops: [verify]`. */
   publicJwk: JWK;
 }
 
-/** Loads the ES256 key from `dataDir/signing-key.json`, generating it once; in memory without a dir. */
-export async function loadSigningKey(dataDir?: string): Promise<SigningKey> {
+/** The keys Auth signs and verifies with: `current` signs new access tokens, `all` verify. */
+export interface SigningKeys {
+  current: SigningKey;
+  all: SigningKey[];
+}
+
+/**
+ * The project's signing keys: the JWK array `[auth] signing_keys_path` names (what `supabase gen
+ * signing-key` writes: RS256 or ES256 private JWKs), or else an ES256 key generated once into
+ * `dataDir/signing-key.json` (a fresh one per run in memory). The key that signs is the first
+ * whose `key_ops` allow signing (GoTrue takes the one with `sign`).
+ */
+export async function loadSigningKeys(options: {
+  dataDir?: string;
+  path?: string;
+}): Promise<SigningKeys> {
+  const jwks = options.path
+    ? await readKeyFile(options.path)
+    : [await generatedKey(options.dataDir)];
+  const all = await Promise.all(jwks.map(importKey));
+  const current =
+    all[jwks.findIndex((jwk) => !jwk.key_ops || jwk.key_ops.includes("sign"))] ?? all[0];
+  if (!current) throw new Error(`No signing key in ${options.path}`);
+  return { current, all };
+}
+
+async function readKeyFile(path: string): Promise<JWK[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new Error(`failed to read signing keys: ${(error as Error).message}`);
+  }
+  let jwks: unknown;
+  try {
+    jwks = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`failed to decode signing keys: ${path}: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(jwks) || jwks.length === 0 || !jwks.every((k) => k && typeof k === "object")) {
+    throw new Error(`failed to decode signing keys: ${path} must hold a JSON array of JWKs`);
+  }
+  return jwks as JWK[];
+}
+
+async function generatedKey(dataDir: string | undefined): Promise<JWK> {
   const file = dataDir ? join(dataDir, "signing-key.json") : undefined;
-  let jwk: JWK | undefined;
   if (file) {
     try {
-      jwk = JSON.parse(await readFile(file, "utf8")) as JWK;
+      return { ext: true, ...(JSON.parse(await readFile(file, "utf8")) as JWK) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }
   }
-  if (!jwk) {
-    const pair = await generateKeyPair("ES256", { extractable: true });
-    jwk = { ...(await exportJWK(pair.privateKey)), kid: randomUUID(), alg: "ES256", use: "sig" };
-    if (dataDir && file) {
-      await mkdir(dataDir, { recursive: true });
-      await writeFile(file, `${JSON.stringify(jwk, null, 2)}\n`, { mode: 0o600 });
-    }
+  const pair = await generateKeyPair("ES256", { extractable: true });
+  const exported = await exportJWK(pair.privateKey);
+  const jwk = { ...exported, kid: randomUUID(), alg: "ES256", use: "sig", ext: true };
+  if (dataDir && file) {
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, `${JSON.stringify(jwk, null, 2)}\n`, { mode: 0o600 });
   }
-  const { d: _d, ...publicPart } = jwk;
-  const publicJwk: JWK = { ...publicPart, key_ops: ["verify"], ext: true };
+  return jwk;
+}
+
+const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth"];
+
+async function importKey(jwk: JWK): Promise<SigningKey> {
+  const alg = (jwk.alg ?? (jwk.kty === "RSA" ? "RS256" : "ES256")) as SigningKey["alg"];
+  if (alg !== "ES256" && alg !== "RS256") {
+    throw new Error(`unsupported signing key algorithm ${alg} (the CLI writes RS256 or ES256)`);
+  }
+  const publicPart = Object.fromEntries(
+    Object.entries(jwk).filter(([name]) => !PRIVATE_MEMBERS.includes(name)),
+  ) as JWK;
+  const publicJwk: JWK = { ...publicPart, alg, use: "sig", key_ops: ["verify"] };
   return {
-    kid: jwk.kid as string,
-    privateKey: (await importJWK(jwk, "ES256")) as CryptoKey,
-    publicKey: (await importJWK(publicPart, "ES256")) as CryptoKey,
+    kid: jwk.kid ?? "",
+    alg,
+    privateKey: (await importJWK({ ...jwk, key_ops: undefined }, alg)) as CryptoKey,
+    publicKey: (await importJWK({ ...publicPart, key_ops: undefined }, alg)) as CryptoKey,
     publicJwk,
   };
+}
+
+/**
+ * The API keys of a project: the CLI's well-known ones, except that with `signing_keys_path` the
+ * CLI signs the anon and service_role JWTs with the first key of the file (kid in the header,
+ * valid for ten years) instead of HS256 over the JWT secret (pkg/config/apikeys.go).
+ */
+export async function projectKeys(fromFile: SigningKey | undefined): Promise<Keys> {
+  if (!fromFile) return KEYS;
+  const exp = Math.floor(Date.now() / 1000) + 10 * 365 * 24 * 3600;
+  const sign = (role: string) =>
+    new SignJWT({ iss: "supabase-demo", role, exp })
+      .setProtectedHeader({ alg: fromFile.alg, kid: fromFile.kid, typ: "JWT" })
+      .sign(fromFile.privateKey);
+  return { ...KEYS, anon: await sign("anon"), serviceRole: await sign("service_role") };
 }

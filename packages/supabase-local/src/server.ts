@@ -9,7 +9,7 @@ import { rememberClientAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { openDatabase } from "./database.ts";
 import { createAuthenticate, gateway } from "./gateway.ts";
-import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
+import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
 import { applyMigrations } from "./migrations.ts";
@@ -96,12 +96,14 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   const url = `http://127.0.0.1:${actualPort}`;
 
   let db: PGlite | undefined;
-  let signingKey: SigningKey;
+  let signingKeys: SigningKeys;
+  let keys: Keys;
   try {
-    [db, signingKey] = await Promise.all([
+    [db, signingKeys] = await Promise.all([
       openDatabase(options.dataDir),
-      loadSigningKey(options.dataDir),
+      loadSigningKeys({ dataDir: options.dataDir, path: config.auth.signingKeysPath }),
     ]);
+    keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
     await applyMigrations(db, {
       migrationsDir: options.migrationsDir ?? project.migrationsDir,
       seedFile: options.seedFile ?? project.seedFile,
@@ -117,8 +119,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   const ctx = {
     db,
     config,
-    keys: KEYS,
-    signingKey,
+    keys,
+    signingKeys,
     inbox,
     rateLimits: new RateLimits(config.auth.rateLimit),
     externalUrl: () => `${url}/auth/v1`,
@@ -154,7 +156,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   });
   // The gateway's own answer (an unknown sb_ key) comes before Auth and the data API see the request.
   const apiGateway = async (c: { req: { raw: Request } }, next: () => Promise<void>) => {
-    const result = gateway(c.req.raw, KEYS);
+    const result = gateway(c.req.raw, keys);
     if ("reject" in result) return result.reject;
     await next();
   };
@@ -165,7 +167,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     db,
     schemas: config.api.schemas,
     maxRows: config.api.maxRows,
-    authenticate: createAuthenticate(KEYS, signingKey),
+    authenticate: createAuthenticate(keys, signingKeys),
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));
   app.route("/inbox", inboxRoutes(inbox));
@@ -185,7 +187,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       return url;
     },
     fetch,
-    keys: KEYS,
+    keys,
     db,
     config,
     inbox,

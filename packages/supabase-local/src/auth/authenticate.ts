@@ -1,4 +1,4 @@
-import { gateway, verifyJwt } from "../gateway.ts";
+import { gateway, JwtRejected, verifyJwt } from "../gateway.ts";
 import type { AuthContext } from "./context.ts";
 import { authError } from "./errors.ts";
 import { findSession, type SessionRow } from "./models/sessions.ts";
@@ -13,21 +13,11 @@ export async function requireClaims(ctx: AuthContext, request: Request): Promise
   const bearer = "bearer" in result ? result.bearer : undefined;
   if (!bearer) throw authError("noAuthorization");
   try {
-    return await verifyJwt(bearer, ctx.keys, ctx.signingKey);
+    return await verifyJwt(bearer, ctx.keys, ctx.signingKeys);
   } catch (error) {
-    throw authError(
-      "badJwt",
-      `invalid JWT: unable to parse or verify signature, ${jwtReason(error)}`,
-    );
+    if (!(error instanceof JwtRejected)) throw error;
+    throw authError("badJwt", `invalid JWT: unable to parse or verify signature, ${error.auth}`);
   }
-}
-
-function jwtReason(error: unknown): string {
-  const code = (error as { code?: string }).code;
-  if (code === "ERR_JWT_EXPIRED") return "token has invalid claims: token is expired";
-  if (code === "ERR_JWS_SIGNATURE_VERIFICATION_FAILED")
-    return "token signature is invalid: signature is invalid";
-  return "token is malformed: could not parse the token";
 }
 
 export interface Caller {

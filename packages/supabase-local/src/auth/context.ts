@@ -1,6 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { Config } from "../config.ts";
-import type { Keys, SigningKey } from "../keys.ts";
+import type { Keys, SigningKeys } from "../keys.ts";
 import type { Inbox } from "../mail/inbox.ts";
 import type { RateLimits } from "./rate-limits.ts";
 
@@ -9,7 +9,8 @@ export interface AuthContext {
   db: PGlite;
   config: Config;
   keys: Keys;
-  signingKey: SigningKey;
+  /** The key that signs access tokens, and every key that verifies them (the JWKS). */
+  signingKeys: SigningKeys;
   inbox: Inbox;
   /** [auth.rate_limit] counters (in memory, like the real service's limiters). */
   rateLimits: RateLimits;

@@ -3,7 +3,7 @@ import type { AuthContext } from "./context.ts";
 import type { AmrEntry } from "./models/sessions.ts";
 import type { UserRow } from "./models/users.ts";
 
-/** Signs a user access token (ES256, kid of the JWKS key) with the real service's claims. */
+/** Signs a user access token (the current signing key: ES256 or RS256, its kid in the header) with the real service's claims. */
 export async function signAccessToken(
   ctx: AuthContext,
   user: UserRow,
@@ -27,8 +27,9 @@ export async function signAccessToken(
     session_id: session.id,
     is_anonymous: user.is_anonymous,
   };
+  const key = ctx.signingKeys.current;
   const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: "ES256", kid: ctx.signingKey.kid, typ: "JWT" })
-    .sign(ctx.signingKey.privateKey);
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" })
+    .sign(key.privateKey);
   return { token, expiresAt: iat + expiresIn, expiresIn };
 }

@@ -156,12 +156,12 @@ export const errors = {
       "PGRST205",
       `Could not find the table '${schema}.${name}' in the schema cache`,
     ),
-  jwt: (message: string) => {
+  jwt: (message: string, details?: string) => {
     // a JWT whose role is not a database role: PostgREST's SET ROLE fails with 22023 -> 401
     if (/^role ".*" does not exist$/.test(message)) return new RestError(401, "22023", message);
     const expired = /expired/i.test(message);
     const text = expired ? "JWT expired" : message || "JWT cryptographic operation failed";
-    return new RestError(401, expired ? "PGRST303" : "PGRST301", text, null, null, {
+    return new RestError(401, expired ? "PGRST303" : "PGRST301", text, details ?? null, null, {
       "WWW-Authenticate": `Bearer error="invalid_token", error_description=${JSON.stringify(text)}`,
     });
   },

@@ -10,7 +10,9 @@ import { querySql } from "./sql.ts";
 /** Who is calling, as decided by the server from the apikey header and the bearer JWT. */
 export type Authenticate = (
   request: Request,
-) => Promise<{ claims: Record<string, unknown> & { role: string } } | { error: string }>;
+) => Promise<
+  { claims: Record<string, unknown> & { role: string } } | { error: string; details?: string }
+>;
 
 export interface RestDeps {
   db: PGlite;
@@ -51,7 +53,7 @@ export function createRestHandler(deps: RestDeps): (request: Request) => Promise
       const path = url.pathname.slice(PREFIX.length);
       if (request.method === "OPTIONS") return new Response(null, { status: 200 });
       const auth = await deps.authenticate(request);
-      if ("error" in auth) throw errors.jwt(auth.error);
+      if ("error" in auth) throw errors.jwt(auth.error, auth.details);
       authenticated = auth.claims.role !== "anon";
       if (path === "" || path === "/")
         throw new RestError(404, "PGRST126", "Root endpoint metadata is disabled");

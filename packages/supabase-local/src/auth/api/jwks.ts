@@ -1,9 +1,9 @@
 import type { AuthContext } from "../context.ts";
 
-/** GET /.well-known/jwks.json: the public half of the ES256 key user access tokens are signed with. */
-export function jwks({ signingKey }: AuthContext): Response {
+/** GET /.well-known/jwks.json: the public half of every signing key (never the HS256 secret). */
+export function jwks({ signingKeys }: AuthContext): Response {
   return Response.json(
-    { keys: [signingKey.publicJwk] },
+    { keys: signingKeys.all.map((key) => key.publicJwk) },
     { headers: { "Cache-Control": "public, max-age=600" } },
   );
 }

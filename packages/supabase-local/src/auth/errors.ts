@@ -256,6 +256,15 @@ const TABLE = {
     "Unable to unlink identity due to email conflict",
   ],
   linkingTargetMissing: [422, "user_not_found", "Linking target user not found"],
+  // Features a project has off (middleware.go require*Enabled, web3.go, token_oidc.go)
+  validationFailed: [400, "validation_failed", "Validation failed"],
+  providerDisabled: [400, "provider_disabled", "Provider is not enabled"],
+  web3Disabled: [422, "web3_provider_disabled", "Web3 provider is disabled"],
+  samlDisabled: [404, "saml_provider_disabled", "SAML 2.0 is disabled"],
+  ssoProviderNotFound: [404, "sso_provider_not_found", "SSO Identity Provider not found"],
+  oauthServerDisabled: [404, "feature_disabled", "OAuth server is disabled"],
+  customOAuthDisabled: [404, "feature_disabled", "Custom OAuth providers are disabled"],
+  scimDisabled: [404, "feature_disabled", "SCIM server is disabled"],
   // Rate limits (apilimiter, mail.go)
   requestRateLimit: [429, "over_request_rate_limit", "Request rate limit reached"],
   emailRateLimit: [429, "over_email_send_rate_limit", "email rate limit exceeded"],

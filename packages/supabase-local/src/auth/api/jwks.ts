@@ -7,3 +7,43 @@ export function jwks({ signingKeys }: AuthContext): Response {
     { headers: { "Cache-Control": "public, max-age=600" } },
   );
 }
+
+/** GET /.well-known/openid-configuration (WellKnownOpenID): the discovery document, issuer first. */
+export function openidConfiguration(ctx: AuthContext): Response {
+  const issuer = ctx.externalUrl();
+  return Response.json(
+    {
+      issuer,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      token_endpoint: `${issuer}/oauth/token`,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
+      userinfo_endpoint: `${issuer}/oauth/userinfo`,
+      scopes_supported: ["openid", "profile", "email", "phone", "offline_access"],
+      response_types_supported: ["code"],
+      response_modes_supported: ["query"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      subject_types_supported: ["public"],
+      id_token_signing_alg_values_supported: ["RS256", "HS256", "ES256"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+      claims_supported: [
+        "sub",
+        "aud",
+        "iss",
+        "exp",
+        "iat",
+        "auth_time",
+        "nonce",
+        "email",
+        "email_verified",
+        "phone_number",
+        "phone_number_verified",
+        "name",
+        "picture",
+        "preferred_username",
+        "updated_at",
+      ],
+      code_challenge_methods_supported: ["S256", "plain"],
+    },
+    { headers: { "Cache-Control": "public, max-age=600" } },
+  );
+}

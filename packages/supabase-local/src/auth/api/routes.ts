@@ -10,11 +10,21 @@ import {
   listUsers,
   updateUserAdmin,
 } from "./admin.ts";
+import {
+  adminOAuthDisabled,
+  customProvidersDisabled,
+  listSsoProviders,
+  oauthGrantsDisabled,
+  oauthServerDisabled,
+  samlDisabled,
+  scimDisabled,
+  ssoProviderNotFound,
+} from "./disabled.ts";
 import { authorize, callback } from "./external.ts";
 import { health } from "./health.ts";
 import { deleteIdentity, linkIdentity } from "./identities.ts";
 import { invite } from "./invite.ts";
-import { jwks } from "./jwks.ts";
+import { jwks, openidConfiguration } from "./jwks.ts";
 import { logout } from "./logout.ts";
 import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
 import { otp } from "./otp.ts";
@@ -62,6 +72,19 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["POST", "/factors/:id/challenge", challengeFactor],
   ["POST", "/factors/:id/verify", verifyFactor],
   ["DELETE", "/factors/:id", unenrollFactor],
+  // Features a local project has off: the answers of a project without them (api/disabled.ts)
+  ["GET", "/.well-known/openid-configuration", openidConfiguration],
+  ["GET", "/.well-known/oauth-authorization-server", oauthServerDisabled],
+  ["ALL", "/sso", samlDisabled],
+  ["ALL", "/sso/*", samlDisabled],
+  ["ALL", "/oauth/*", oauthServerDisabled],
+  ["ALL", "/user/oauth/grants", oauthGrantsDisabled],
+  ["ALL", "/admin/oauth/*", adminOAuthDisabled],
+  ["ALL", "/admin/custom-providers", customProvidersDisabled],
+  ["ALL", "/admin/custom-providers/*", customProvidersDisabled],
+  ["GET", "/admin/sso/providers", listSsoProviders],
+  ["ALL", "/admin/sso/providers/:idp_id", ssoProviderNotFound],
+  ["ALL", "/scim/v2/*", scimDisabled],
 ];
 
 /** The route table's middleware: the handler runs only within the bucket's limit. */

@@ -1,3 +1,4 @@
+import { requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError, oauthError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
@@ -9,10 +10,10 @@ import { comparePasswordForSignIn } from "../passwords.ts";
 import { clientIp, readParams } from "../request.ts";
 import { issueSession, refreshSession } from "../token-response.ts";
 
-/** POST /token?grant_type=password|refresh_token|pkce */
+/** POST /token?grant_type=password|refresh_token|pkce|id_token|web3 */
 export async function token(ctx: AuthContext, request: Request): Promise<Response> {
   const grantType = new URL(request.url).searchParams.get("grant_type");
-  if (grantType === "password" || grantType === "refresh_token" || grantType === "pkce") {
+  if (["password", "refresh_token", "pkce", "id_token"].includes(grantType ?? "")) {
     // Every grant counts against token_refresh (RATE_LIMIT_TOKEN_REFRESH), as the real /token.
     ctx.rateLimits.check("token_refresh", request);
   }
@@ -23,6 +24,11 @@ export async function token(ctx: AuthContext, request: Request): Promise<Respons
       return refreshTokenGrant(ctx, request);
     case "pkce":
       return pkceGrant(ctx, request);
+    case "id_token":
+      return idTokenGrant(ctx, request);
+    case "web3":
+      // No Web3 provider can be turned on locally ([auth.web3.*]): the answer of a project without.
+      throw authError("web3Disabled");
     default:
       throw authError("unsupportedGrant");
   }
@@ -109,4 +115,99 @@ async function pkceGrant(ctx: AuthContext, request: Request): Promise<Response> 
     return session;
   });
   return Response.json(body);
+}
+
+/** The issuer each OIDC provider's ID tokens carry (IdTokenGrantParams.getProvider). */
+const ID_TOKEN_ISSUERS: Record<string, string> = {
+  google: "https://accounts.google.com",
+  facebook: "https://www.facebook.com",
+  kakao: "https://kauth.kakao.com",
+  vercel_marketplace: "https://marketplace.vercel.com",
+  snapchat: "https://accounts.snapchat.com/accounts/oauth2/token",
+};
+const APPLE_ISSUERS = ["https://appleid.apple.com", "https://account.apple.com"];
+const AZURE_ISSUER = /^https:\/\/login[.]microsoftonline[.]com\/([^/]+)\/v2[.]0\/?$/;
+
+/**
+ * grant_type=id_token (signInWithIdToken): the provider is found as the real service finds it, and
+ * one not enabled in [auth.external] gets its `provider_disabled` answer. An enabled one cannot be
+ * checked offline (its ID tokens are verified against the provider's published keys), so the token
+ * is refused as one that does not verify.
+ */
+async function idTokenGrant(ctx: AuthContext, request: Request): Promise<Response> {
+  const params = await readParams(request, {
+    id_token: "string",
+    access_token: "string",
+    nonce: "string",
+    provider: "string",
+    client_id: "string",
+    issuer: "string",
+    link_identity: "boolean",
+  });
+  if (!params.id_token) throw oauthError("invalid request", "id_token required");
+  const provider = params.provider ?? "";
+  const issuer = params.issuer ?? "";
+  if (!provider && (!params.client_id || !issuer)) {
+    throw oauthError("invalid request", "provider or client_id and issuer required");
+  }
+  if (params.link_identity) {
+    if (!request.headers.get("authorization")) {
+      throw oauthError(
+        "invalid request",
+        "Linking requires a valid user access token in Authorization",
+      );
+    }
+    await requireUser(ctx, request);
+  }
+  let name: string;
+  let tokenIssuer: string;
+  if (provider === "apple" || APPLE_ISSUERS.includes(issuer)) {
+    name = "apple";
+    tokenIssuer = detectedIssuer(params.id_token, "Apple");
+    if (!APPLE_ISSUERS.includes(tokenIssuer)) throw notIssuer("Apple");
+  } else if (provider === "azure" || AZURE_ISSUER.test(issuer)) {
+    name = "azure";
+    tokenIssuer = detectedIssuer(params.id_token, "Azure");
+    if (!/^https:\/\/(login\.microsoftonline\.com|sts\.windows\.net)\//.test(tokenIssuer)) {
+      throw notIssuer("Azure");
+    }
+  } else {
+    const known = Object.entries(ID_TOKEN_ISSUERS).find(([p, i]) => p === provider || i === issuer);
+    if (known) [name, tokenIssuer] = known;
+    else if (provider === "keycloak") [name, tokenIssuer] = ["keycloak", ""];
+    else if (provider.startsWith("custom:")) {
+      throw authError("validationFailed", "Custom OAuth providers are disabled");
+    } else {
+      throw authError("validationFailed", `Custom OIDC provider "${provider}" not allowed`);
+    }
+  }
+  if ((name === "apple" || name === "azure") && issuer && issuer !== tokenIssuer) {
+    throw authError("validationFailed", "Provided issuer does not match ID token issuer");
+  }
+  if (ctx.config.auth.external[name]?.enabled !== true) {
+    throw authError("providerDisabled", `Provider (issuer "${tokenIssuer}") is not enabled`);
+  }
+  throw oauthError("invalid request", "Bad ID token");
+}
+
+/** The unverified `iss` of an ID token (DetectAppleIDTokenIssuer, DetectAzureIDTokenIssuer). */
+function detectedIssuer(idToken: string, provider: string): string {
+  try {
+    const parts = idToken.split(".");
+    if (parts.length !== 3) throw new Error("segments");
+    const payload = JSON.parse(Buffer.from(parts[1] as string, "base64url").toString("utf8"));
+    return typeof payload?.iss === "string" ? payload.iss : "";
+  } catch {
+    throw authError(
+      "validationFailed",
+      `Unable to detect issuer in ID token for ${provider} provider`,
+    );
+  }
+}
+
+function notIssuer(provider: string) {
+  return authError(
+    "validationFailed",
+    `Detected ID token issuer is not an ${provider} ID token issuer`,
+  );
 }

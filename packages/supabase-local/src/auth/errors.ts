@@ -256,6 +256,20 @@ const TABLE = {
     "Unable to unlink identity due to email conflict",
   ],
   linkingTargetMissing: [422, "user_not_found", "Linking target user not found"],
+  // Phone (phone.go, signup.go, otp.go, user.go, admin.go, token.go)
+  invalidPhone: [400, "validation_failed", "Invalid phone number format (E.164 required)"],
+  invalidChannel: [
+    400,
+    "validation_failed",
+    "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
+  ],
+  phoneSignupDisabled: [400, "phone_provider_disabled", "Phone signups are disabled"],
+  phoneLoginsDisabled: [422, "phone_provider_disabled", "Phone logins are disabled"],
+  phoneNotConfirmed: [400, "phone_not_confirmed", "Phone not confirmed"],
+  phoneExists: [422, "phone_exists", "A user with this phone number has already been registered"],
+  phoneExistsAdmin: [422, "phone_exists", "Phone number already registered by another user"],
+  pkcePhoneSignup: [400, "validation_failed", "PKCE not supported for phone signups"],
+  smsProviderMissing: [500, "unexpected_failure", "Unable to get SMS provider"],
   // Features a project has off (middleware.go require*Enabled, web3.go, token_oidc.go)
   validationFailed: [400, "validation_failed", "Validation failed"],
   providerDisabled: [400, "provider_disabled", "Provider is not enabled"],
@@ -283,7 +297,7 @@ export function weakPassword(message: string, reasons: string[]): AuthError {
 }
 
 export function rateLimited(
-  code: "over_email_send_rate_limit" | "over_request_rate_limit",
+  code: "over_email_send_rate_limit" | "over_request_rate_limit" | "over_sms_send_rate_limit",
   message: string,
 ) {
   return new AuthError(429, code, message);

@@ -15,3 +15,15 @@ export function validateEmail(email: string | undefined): string {
 
 /** A UUID as the real service's path and body parameters accept it (any version, any case). */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** validatePhone: "+" and spaces dropped, then E.164 digits (1-15, no leading 0). */
+export function validatePhone(phone: string | undefined): string {
+  const formatted = (phone ?? "").replace(/^\+/, "").replaceAll(" ", "");
+  if (!/^[1-9][0-9]{1,14}$/.test(formatted)) throw authError("invalidPhone");
+  return formatted;
+}
+
+/** IsValidMessageChannel: "sms" (the default); "whatsapp" needs Twilio, which is never local. */
+export function validateChannel(channel: string | undefined): void {
+  if ((channel || "sms") !== "sms") throw authError("invalidChannel");
+}

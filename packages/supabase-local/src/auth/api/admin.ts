@@ -5,17 +5,21 @@ import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import { deleteFactor, factorJson, factorsOf, findFactor } from "../models/factors.ts";
-import { upsertEmailIdentity } from "../models/identities.ts";
+import { upsertEmailIdentity, upsertPhoneIdentity } from "../models/identities.ts";
 import {
   confirmEmail,
+  confirmPhone,
   countUsers,
   createUser,
   deleteUser,
   findUserByEmail,
   findUserById,
+  findUserByPhone,
   listUsers as listUserRows,
+  markPermanent,
   setBan,
   setEmail,
+  setPhone,
   setRole,
   softDeleteUser,
   touchUpdatedAt,
@@ -28,7 +32,7 @@ import {
 import { checkPasswordStrength, hashPassword } from "../passwords.ts";
 import { redirectTarget } from "../redirect.ts";
 import { clientIp, pick, readBody, readParams } from "../request.ts";
-import { UUID, validateEmail } from "../validate.ts";
+import { UUID, validateEmail, validatePhone } from "../validate.ts";
 
 const USER_SHAPE = {
   id: "string",
@@ -84,9 +88,17 @@ export async function createUserAdmin(ctx: AuthContext, request: Request): Promi
   await requireAdmin(ctx, request);
   const params = await readParams(request, USER_SHAPE);
   if (!params.email && !params.phone) throw authError("adminNeedsEmailOrPhone");
-  if (params.phone) throw authError("unsupportedPhone");
-  const email = validateEmail(params.email);
-  if (await findUserByEmail(ctx.db, email)) throw authError("emailExists");
+  const providers: string[] = [];
+  const email = params.email ? validateEmail(params.email) : undefined;
+  if (email) {
+    if (await findUserByEmail(ctx.db, email)) throw authError("emailExists");
+    providers.push("email");
+  }
+  const phone = params.phone ? validatePhone(params.phone) : undefined;
+  if (phone) {
+    if (await findUserByPhone(ctx.db, phone)) throw authError("phoneExistsAdmin");
+    providers.push("phone");
+  }
   if (params.password && params.password_hash) throw authError("adminPasswordOrHash");
   if (params.id !== undefined && !UUID.test(params.id)) throw authError("idNotUuid");
   const bannedUntil = banUntil(params.ban_duration);
@@ -101,15 +113,20 @@ export async function createUserAdmin(ctx: AuthContext, request: Request): Promi
     const user = await createUser(tx, {
       id: params.id,
       email,
+      phone,
       encryptedPassword,
       userMetadata: params.user_metadata ?? {},
-      appMetadata: params.app_metadata ?? {},
-      provider: "email",
+      appMetadata: { providers, ...params.app_metadata },
+      provider: providers[0] as string,
       role: params.role,
       confirmed: params.email_confirm ?? false,
     });
+    if (phone) {
+      await upsertPhoneIdentity(tx, user.id, { sub: user.id, phone });
+      if (params.phone_confirm) await confirmPhone(tx, user.id);
+    }
     if (bannedUntil !== undefined) await setBan(tx, user.id, bannedUntil);
-    await audit(tx, clientIp(request), user, "user_signedup", { provider: "email" });
+    await audit(tx, clientIp(request), user, "user_signedup", { provider: providers[0] });
     return (await findUserById(tx, user.id)) ?? user;
   });
   return Response.json(await userJson(ctx.db, user));
@@ -135,6 +152,7 @@ export async function updateUserAdmin(ctx: AuthContext, request: Request): Promi
   const user = await loadUser(ctx, request);
   const params = await readParams(request, USER_SHAPE);
   const email = params.email ? validateEmail(params.email) : undefined;
+  const phone = params.phone ? validatePhone(params.phone) : undefined;
   if (email && email !== user.email) {
     const taken = await findUserByEmail(ctx.db, email);
     if (taken && taken.id !== user.id) throw authError("emailExists");
@@ -154,6 +172,13 @@ export async function updateUserAdmin(ctx: AuthContext, request: Request): Promi
     // An admin's password change signs the user out everywhere (UpdatePassword without a session).
     if (encrypted) await updatePassword(tx, user.id, encrypted, undefined);
     if (params.email_confirm) await confirmEmail(tx, user.id);
+    if (params.phone_confirm) await confirmPhone(tx, user.id);
+    if (phone) {
+      const verified = params.phone_confirm ?? false;
+      await upsertPhoneIdentity(tx, user.id, { phone, phone_verified: verified });
+      if (user.is_anonymous && verified) await markPermanent(tx, user.id);
+      await setPhone(tx, user.id, phone);
+    }
     if (params.user_metadata) await updateUserMetadata(tx, user.id, params.user_metadata);
     if (params.app_metadata) await updateAppMetadata(tx, user.id, params.app_metadata);
     if (bannedUntil !== undefined) await setBan(tx, user.id, bannedUntil);

@@ -1,13 +1,16 @@
+import { randomBytes } from "node:crypto";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import { createFlowState } from "../models/flow-state.ts";
-import { createUser, findUserByEmail } from "../models/users.ts";
+import { createUser, findUserByEmail, findUserByPhone } from "../models/users.ts";
+import { signUpWithPhone } from "../phone-signup.ts";
 import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
 import { clientIp, readParams } from "../request.ts";
-import { validateEmail } from "../validate.ts";
+import { sendSms } from "../sms.ts";
+import { validateChannel, validateEmail, validatePhone } from "../validate.ts";
 
 /**
  * POST /otp: an email with a magic link and a code (signInWithOtp). A new address gets an account
@@ -26,7 +29,7 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
   });
   if (params.email && params.phone) throw authError("otpEmailOrPhone");
   if (!params.email && !params.phone) throw authError("otpNeedsEmailOrPhone");
-  if (!params.email) throw authError("phoneProviderDisabled");
+  if (!params.email) return smsOtp(ctx, request, params);
   const email = validateEmail(params.email);
   const pkce = pkceRequested(params);
   const createUserAllowed = params.create_user ?? true;
@@ -56,4 +59,45 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
     await sendEmail(ctx, tx, user, flow, { redirectTo, pkce });
   });
   return Response.json({});
+}
+
+/**
+ * POST /otp with a phone (SmsOtp): a number new or not yet confirmed signs up first (with a random
+ * password); with confirmations off it is confirmed then and gets its sign-in code like a known
+ * number. The code is the number's [auth.sms.test_otp] one (sms.ts).
+ */
+async function smsOtp(
+  ctx: AuthContext,
+  request: Request,
+  params: {
+    phone?: string;
+    data?: Record<string, unknown>;
+    create_user?: boolean;
+    channel?: string;
+  },
+): Promise<Response> {
+  if (params.create_user === false) {
+    const known = await findUserByPhone(ctx.db, validatePhone(params.phone));
+    if (!known) throw authError("otpSignupDisabled");
+  }
+  if (!ctx.config.auth.sms.enableSignup) throw authError("phoneProviderDisabled");
+  const phone = validatePhone(params.phone);
+  validateChannel(params.channel);
+  const channel = params.channel || "sms";
+  let user = await findUserByPhone(ctx.db, phone);
+  if (!user?.phone_confirmed_at) {
+    if (!ctx.config.auth.enableSignup) throw authError("signupDisabled");
+    const password = randomBytes(48).toString("base64url");
+    const data = params.data ?? {};
+    await signUpWithPhone(ctx, request, { phone, password, data, channel });
+    if (ctx.config.auth.sms.enableConfirmations) return Response.json({});
+    user = await findUserByPhone(ctx.db, phone);
+    if (!user) throw authError("otpExpired");
+  }
+  const known = user;
+  const messageId = await ctx.db.transaction(async (tx) => {
+    await audit(tx, clientIp(request), known, "user_recovery_requested", { channel });
+    return sendSms(ctx, tx, known, phone, "confirmation");
+  });
+  return Response.json({ message_id: messageId });
 }

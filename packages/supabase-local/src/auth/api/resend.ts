@@ -1,12 +1,14 @@
 import type { AuthContext } from "../context.ts";
 import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { audit } from "../models/audit.ts";
 import { createFlowState } from "../models/flow-state.ts";
-import { findUserByEmail } from "../models/users.ts";
+import { findUserByEmail, findUserByPhone } from "../models/users.ts";
 import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
-import { readParams } from "../request.ts";
-import { validateEmail } from "../validate.ts";
+import { clientIp, readParams } from "../request.ts";
+import { sendSms } from "../sms.ts";
+import { validateEmail, validatePhone } from "../validate.ts";
 
 /** POST /resend: the signup confirmation or the email-change email again (same 200 for unknown). */
 export async function resend(ctx: AuthContext, request: Request): Promise<Response> {
@@ -25,7 +27,7 @@ export async function resend(ctx: AuthContext, request: Request): Promise<Respon
   if (!emailType && !params.phone) throw authError("resendNeedsPhone");
   if (params.email && params.phone)
     throw authError("otpEmailOrPhone", "Only an email address or phone number should be provided.");
-  if (!emailType) throw authError("phoneProviderDisabled", "Phone logins are disabled");
+  if (!emailType) return resendSms(ctx, request, type, params.phone);
   const email = validateEmail(params.email);
   const redirectTo = redirectTarget(ctx.config, request);
   // As the real service: a code_challenge starts a new PKCE flow for the resent link.
@@ -47,4 +49,28 @@ export async function resend(ctx: AuthContext, request: Request): Promise<Respon
     }
   });
   return Response.json({});
+}
+
+/** POST /resend for `sms` (the sign-up code) and `phone_change` (the new number's code). */
+async function resendSms(
+  ctx: AuthContext,
+  request: Request,
+  type: string,
+  rawPhone: string | undefined,
+): Promise<Response> {
+  if (!ctx.config.auth.sms.enableSignup) {
+    throw authError("phoneProviderDisabled", "Phone logins are disabled");
+  }
+  const phone = validatePhone(rawPhone);
+  const user = await findUserByPhone(ctx.db, phone);
+  if (!user) return Response.json({});
+  if (type === "sms" ? user.phone_confirmed_at : !user.phone_change) return Response.json({});
+  const messageId = await ctx.db.transaction(async (tx) => {
+    if (type === "sms") {
+      await audit(tx, clientIp(request), user, "user_recovery_requested");
+      return sendSms(ctx, tx, user, phone, "confirmation");
+    }
+    return sendSms(ctx, tx, user, user.phone_change, "phone_change");
+  });
+  return Response.json({ message_id: messageId });
 }

@@ -9,7 +9,7 @@ export function settings({ config }: AuthContext): Response {
     external: {
       anonymous_users: auth.enableAnonymousSignIns,
       email: auth.email.enableSignup,
-      phone: false,
+      phone: auth.sms.enableSignup,
       apple: on("apple"),
       azure: on("azure"),
       bitbucket: on("bitbucket"),
@@ -33,7 +33,7 @@ export function settings({ config }: AuthContext): Response {
     },
     disable_signup: !auth.enableSignup,
     mailer_autoconfirm: !auth.email.enableConfirmations,
-    phone_autoconfirm: false,
+    phone_autoconfirm: !auth.sms.enableConfirmations,
     sms_provider: "",
     saml_enabled: false,
   });

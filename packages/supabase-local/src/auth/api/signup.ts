@@ -12,11 +12,12 @@ import {
   userJson,
 } from "../models/users.ts";
 import { checkPasswordStrength, hashPassword } from "../passwords.ts";
+import { signUpWithPhone } from "../phone-signup.ts";
 import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
 import { clientIp, readParams } from "../request.ts";
 import { issueSession } from "../token-response.ts";
-import { validateEmail } from "../validate.ts";
+import { validateChannel, validateEmail } from "../validate.ts";
 
 const SHAPE = {
   email: "string",
@@ -28,7 +29,7 @@ const SHAPE = {
   channel: "string",
 } as const;
 
-/** POST /signup: email + password (confirmation on or off), or no address at all: anonymous. */
+/** POST /signup: email or phone + password (confirmation on or off), or neither: anonymous. */
 export async function signup(ctx: AuthContext, request: Request): Promise<Response> {
   const { config, db } = ctx;
   const params = await readParams(request, SHAPE);
@@ -43,8 +44,17 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
   if (!params.password) throw authError("signupNeedsPassword");
   checkPasswordStrength(config, params.password);
   if (params.email && params.phone) throw authError("emailOrPhoneSignup");
+  if (!params.email) {
+    validateChannel(params.channel);
+    if (params.code_challenge) throw authError("pkcePhoneSignup");
+  }
   const pkce = pkceRequested(params);
-  if (!params.email) throw authError("unsupportedPhone", "Phone signups are disabled");
+  if (!params.email) {
+    const phone = params.phone ?? "";
+    const data = params.data ?? {};
+    const input = { phone, password: params.password, data, channel: params.channel || "sms" };
+    return Response.json((await signUpWithPhone(ctx, request, input)).body);
+  }
   if (!config.auth.email.enableSignup) throw authError("emailSignupDisabled");
   const email = validateEmail(params.email);
   const data = params.data ?? {};

@@ -5,7 +5,7 @@ import { audit } from "../models/audit.ts";
 import { consumeFlowState } from "../models/flow-state.ts";
 import { revokeFamilyOf } from "../models/refresh-tokens.ts";
 import type { AuthMethod } from "../models/sessions.ts";
-import { findUserByEmail, findUserById, isBanned } from "../models/users.ts";
+import { findUserByEmail, findUserById, findUserByPhone, isBanned } from "../models/users.ts";
 import { comparePasswordForSignIn } from "../passwords.ts";
 import { clientIp, readParams } from "../request.ts";
 import { issueSession, refreshSession } from "../token-response.ts";
@@ -42,9 +42,12 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
   });
   if (params.email && params.phone) throw authError("emailOrPhoneLogin");
   if (!params.email && !params.phone) throw authError("missingEmailOrPhone");
-  if (!params.email) throw authError("invalidCredentials");
+  const byPhone = !params.email;
+  if (byPhone && !ctx.config.auth.sms.enableSignup) throw authError("phoneLoginsDisabled");
   const password = params.password ?? "";
-  const user = await findUserByEmail(ctx.db, params.email);
+  const user = byPhone
+    ? await findUserByPhone(ctx.db, (params.phone ?? "").replace(/^\+/, "").replaceAll(" ", ""))
+    : await findUserByEmail(ctx.db, params.email as string);
   // No account, or none with a password: the same answer after the same work as a wrong password.
   if (!user || user.is_anonymous || !user.encrypted_password) {
     await comparePasswordForSignIn(password, null);
@@ -54,9 +57,10 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
   if (!(await comparePasswordForSignIn(password, user.encrypted_password))) {
     throw authError("invalidCredentials");
   }
-  if (!user.email_confirmed_at) throw authError("emailNotConfirmed");
+  if (!byPhone && !user.email_confirmed_at) throw authError("emailNotConfirmed");
+  if (byPhone && !user.phone_confirmed_at) throw authError("phoneNotConfirmed");
   const body = await ctx.db.transaction(async (tx) => {
-    await audit(tx, clientIp(request), user, "login", { provider: "email" });
+    await audit(tx, clientIp(request), user, "login", { provider: byPhone ? "phone" : "email" });
     return issueSession(ctx, tx, user, "password", request);
   });
   return Response.json(body);

@@ -5,12 +5,16 @@ import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import { hasVerifiedFactor } from "../models/factors.ts";
 import { createFlowState } from "../models/flow-state.ts";
-import { upsertEmailIdentity } from "../models/identities.ts";
+import { upsertEmailIdentity, upsertPhoneIdentity } from "../models/identities.ts";
 import { consumeReauthenticationNonce } from "../models/one-time-tokens.ts";
 import {
+  applyPhoneChange,
   changeEmailConfirmed,
   findUserByEmail,
   findUserById,
+  findUserByPhone,
+  markPermanent,
+  startPhoneChange,
   updatePassword,
   updateUserMetadata,
   userJson,
@@ -19,7 +23,8 @@ import { checkPasswordStrength, comparePassword, hashPassword } from "../passwor
 import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
 import { clientIp, readParams } from "../request.ts";
-import { validateEmail } from "../validate.ts";
+import { sendSms } from "../sms.ts";
+import { validateChannel, validateEmail, validatePhone } from "../validate.ts";
 
 /** GET /user: the signed-in user. */
 export async function getUser(ctx: AuthContext, request: Request): Promise<Response> {
@@ -30,7 +35,7 @@ export async function getUser(ctx: AuthContext, request: Request): Promise<Respo
 /** A session younger than this may change the password without a nonce (secure_password_change). */
 const RECENT_SESSION_MS = 24 * 60 * 60 * 1000;
 
-/** PUT /user: metadata, password (optionally with a reauthentication nonce), email change. */
+/** PUT /user: metadata, password (optionally with a reauthentication nonce), email or phone change. */
 export async function updateUser(ctx: AuthContext, request: Request): Promise<Response> {
   const caller = await requireUser(ctx, request);
   const params = await readParams(request, {
@@ -48,11 +53,13 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
   // validateUserUpdateParams
   const newEmail =
     params.email !== undefined && params.email !== "" ? validateEmail(params.email) : undefined;
+  const newPhone = params.phone ? validatePhone(params.phone) : undefined;
+  if (newPhone) validateChannel(params.channel);
   if (params.password !== undefined) checkPasswordStrength(ctx.config, params.password);
   if (params.app_metadata) throw authError("appMetadataNeedsAdmin");
   // With MFA on, only an aal2 session may change how the account is signed in to.
   const emailChange = newEmail !== user.email ? newEmail : undefined;
-  const changesPhone = !!params.phone && params.phone !== (user.phone ?? "");
+  const changesPhone = !!newPhone && newPhone !== (user.phone ?? "");
   if (
     (params.password || emailChange || changesPhone) &&
     session?.aal !== "aal2" &&
@@ -68,6 +75,7 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
     const taken = await findUserByEmail(ctx.db, emailChange);
     if (taken && taken.id !== user.id) throw authError("emailExists");
   }
+  if (changesPhone && (await findUserByPhone(ctx.db, newPhone))) throw authError("phoneExists");
   let encrypted: string | undefined;
   if (params.password !== undefined) {
     const sessionIsRecent =
@@ -105,6 +113,18 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
         if (pkce) await createFlowState(tx, params, "email_change", user.id);
         const fresh = (await findUserById(tx, user.id)) ?? user;
         await sendEmailChange(ctx, tx, fresh, emailChange, { redirectTo, pkce });
+      }
+    }
+    if (changesPhone) {
+      if (!ctx.config.auth.sms.enableConfirmations) {
+        // autoconfirm: the change is verified at once (smsVerify, phone_change)
+        await startPhoneChange(tx, user.id, newPhone);
+        await audit(tx, clientIp(request), user, "user_modified");
+        await upsertPhoneIdentity(tx, user.id, { phone: newPhone, phone_verified: true });
+        await applyPhoneChange(tx, user.id);
+        if (user.is_anonymous) await markPermanent(tx, user.id);
+      } else {
+        await sendSms(ctx, tx, (await findUserById(tx, user.id)) ?? user, newPhone, "phone_change");
       }
     }
     await audit(tx, clientIp(request), user, "user_modified");

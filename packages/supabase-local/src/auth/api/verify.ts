@@ -3,23 +3,30 @@ import { AuthError, authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import { issueAuthCode } from "../models/flow-state.ts";
-import { upsertEmailIdentity } from "../models/identities.ts";
+import { updateProviders, upsertEmailIdentity, upsertPhoneIdentity } from "../models/identities.ts";
 import { clearToken, PKCE_PREFIX, stripPkce, tokenHash } from "../models/one-time-tokens.ts";
 import {
   applyEmailChange,
+  applyPhoneChange,
   confirmEmail,
+  confirmPhone,
   findUserByEmail,
   findUserByEmailOrNewEmail,
   findUserById,
+  findUserByPhone,
+  findUserByPhoneChange,
   findUserByTokenHash,
   isBanned,
   markEmailChangeHalfConfirmed,
+  markPermanent,
   sentTooLongAgo,
   type UserRow,
 } from "../models/users.ts";
 import { redirectTarget } from "../redirect.ts";
 import { clientIp, readParams } from "../request.ts";
+import { SMS_OTP_EXPIRY, testOtp } from "../sms.ts";
 import { issueSession } from "../token-response.ts";
+import { validatePhone } from "../validate.ts";
 
 const EMAIL_TYPES = ["signup", "invite", "magiclink", "recovery", "email_change", "email"] as const;
 type VerifyType = (typeof EMAIL_TYPES)[number];
@@ -153,8 +160,13 @@ async function verifyPost(ctx: AuthContext, request: Request): Promise<Response>
   if (usingHash && (params.email || params.phone)) throw authError("verifyOnlyHash");
   if (!usingHash) {
     if (params.email && params.phone) throw authError("verifyEmailOrPhone");
-    if (params.phone && !params.email) throw authError("otpExpired");
+    if (params.phone && !params.email) {
+      const phone = validatePhone(params.phone);
+      if (type !== "sms" && type !== "phone_change") throw authError("otpExpired");
+      return Response.json(await verifyPhone(ctx, request, type, phone, params.token ?? ""));
+    }
   }
+  if (type === "sms" || type === "phone_change") throw authError("otpExpired");
   if (!isEmailType(type)) throw authError("verifyBadType");
   let email = "";
   if (!usingHash) {
@@ -302,4 +314,47 @@ async function applyVerification(
     }
   }
   return (await findUserById(db, user.id)) ?? user;
+}
+
+/**
+ * verifyUserAndToken + smsVerify for `sms` (the sign-up or sign-in code of a number) and
+ * `phone_change` (the code sent to the new number): the number's [auth.sms.test_otp] code is always
+ * good; otherwise the stored code, within the SMS code lifetime. Signs the user in.
+ */
+async function verifyPhone(
+  ctx: AuthContext,
+  request: Request,
+  type: "sms" | "phone_change",
+  phone: string,
+  token: string,
+): Promise<Record<string, unknown>> {
+  return ctx.db.transaction(async (tx) => {
+    const user =
+      type === "sms" ? await findUserByPhone(tx, phone) : await findUserByPhoneChange(tx, phone);
+    if (!user) throw authError("otpExpired");
+    if (isBanned(user, ctx.now())) throw authError("userBanned").withStatus(403);
+    if (testOtp(ctx, phone) !== token) {
+      const [column, sentAt] =
+        type === "sms"
+          ? (["confirmation_token", "confirmation_sent_at"] as const)
+          : (["phone_change_token", "phone_change_sent_at"] as const);
+      const stored = user[column];
+      const matches = stored !== "" && stripPkce(stored) === tokenHash(phone, token);
+      if (!matches || (await sentTooLongAgo(tx, user.id, sentAt, SMS_OTP_EXPIRY))) {
+        throw authError("otpExpired");
+      }
+    }
+    if (type === "sms") {
+      await audit(tx, clientIp(request), user, "user_signedup", { provider: "phone" });
+      await confirmPhone(tx, user.id);
+    } else {
+      await audit(tx, clientIp(request), user, "user_modified");
+      await upsertPhoneIdentity(tx, user.id, { phone, phone_verified: true });
+      await applyPhoneChange(tx, user.id);
+    }
+    if (user.is_anonymous) await markPermanent(tx, user.id);
+    await updateProviders(tx, user.id);
+    const fresh = (await findUserById(tx, user.id)) ?? user;
+    return issueSession(ctx, tx, fresh, "otp", request);
+  });
 }

@@ -123,6 +123,37 @@ export async function upsertEmailIdentity(db: Db, userId: string, email: string)
   );
 }
 
+/**
+ * The phone identity gets `fields` merged into its data (phone, phone_verified), or is created with
+ * them (provider_id = the user's id, as createNewIdentity with provider.Claims does).
+ */
+export async function upsertPhoneIdentity(
+  db: Db,
+  userId: string,
+  fields: Record<string, unknown>,
+): Promise<void> {
+  const existing = await one(
+    db,
+    "select 1 from auth.identities where user_id = $1 and provider = 'phone'",
+    [userId],
+  );
+  if (existing) {
+    await run(
+      db,
+      `update auth.identities set identity_data = identity_data || $2::jsonb, updated_at = now()
+       where user_id = $1 and provider = 'phone'`,
+      [userId, JSON.stringify(fields)],
+    );
+    return;
+  }
+  await createIdentity(db, userId, "phone", {
+    sub: userId,
+    email_verified: false,
+    phone_verified: false,
+    ...fields,
+  });
+}
+
 /** UpdateAppMetaDataProviders: providers of the identities, oldest first; provider = the first. */
 export async function updateProviders(db: Db, userId: string): Promise<void> {
   const rows = await many<{ provider: string }>(

@@ -10,6 +10,7 @@ export const TOKEN_COLUMNS = {
   email_change_token_new: "email_change_token_new",
   email_change_token_current: "email_change_token_current",
   reauthentication_token: "reauthentication_token",
+  phone_change_token: "phone_change_token",
 } as const;
 
 export type TokenType = keyof typeof TOKEN_COLUMNS;

@@ -29,6 +29,9 @@ export interface UserRow {
   raw_user_meta_data: Record<string, unknown>;
   phone: string | null;
   phone_confirmed_at: Date | null;
+  phone_change: string;
+  phone_change_token: string;
+  phone_change_sent_at: Date | null;
   confirmed_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -184,6 +187,8 @@ export async function userJson(db: Db, user: UserRow): Promise<Record<string, un
     recovery_sent_at: iso(user.recovery_sent_at),
     new_email: user.email_change || undefined,
     email_change_sent_at: iso(user.email_change_sent_at),
+    new_phone: user.phone_change || undefined,
+    phone_change_sent_at: iso(user.phone_change_sent_at),
     reauthentication_sent_at: iso(user.reauthentication_sent_at),
     last_sign_in_at: iso(user.last_sign_in_at),
     app_metadata: user.raw_app_meta_data ?? {},
@@ -203,7 +208,8 @@ export type SentAtColumn =
   | "confirmation_sent_at"
   | "recovery_sent_at"
   | "email_change_sent_at"
-  | "reauthentication_sent_at";
+  | "reauthentication_sent_at"
+  | "phone_change_sent_at";
 
 /** The user whose stored token in one of `columns` is `hash`. */
 export async function findUserByTokenHash(
@@ -480,4 +486,55 @@ export async function softDeleteUser(db: Db, userId: string): Promise<void> {
 /** Deletes the user and, by foreign keys, everything of theirs. */
 export async function deleteUser(db: Db, userId: string): Promise<void> {
   await run(db, "delete from auth.users where id = $1", [userId]);
+}
+
+/** The user with this phone number (digits only, as stored). */
+export async function findUserByPhone(db: Db, phone: string): Promise<UserRow | undefined> {
+  return one<UserRow>(db, "select * from auth.users where phone = $1 and is_sso_user = false", [
+    phone,
+  ]);
+}
+
+/** The user changing their number to `phone`. */
+export async function findUserByPhoneChange(db: Db, phone: string): Promise<UserRow | undefined> {
+  return one<UserRow>(
+    db,
+    "select * from auth.users where phone_change = $1 and is_sso_user = false",
+    [phone],
+  );
+}
+
+/** ConfirmPhone: the number is confirmed; the code and every one-time token are used up. */
+export async function confirmPhone(db: Db, userId: string): Promise<void> {
+  await run(
+    db,
+    `update auth.users set confirmation_token = '', phone_confirmed_at = now(), updated_at = now()
+     where id = $1`,
+    [userId],
+  );
+  await run(db, "delete from auth.one_time_tokens where user_id = $1", [userId]);
+}
+
+/** A change of number to `phone` waits for its code (sendPhoneConfirmation, phone_change). */
+export async function startPhoneChange(db: Db, userId: string, phone: string): Promise<void> {
+  await run(db, "update auth.users set phone_change = $2 where id = $1", [userId, phone]);
+}
+
+/** ConfirmPhoneChange: the pending number becomes the user's, confirmed. */
+export async function applyPhoneChange(db: Db, userId: string): Promise<void> {
+  await run(
+    db,
+    `update auth.users set phone = phone_change, phone_change = '', phone_change_token = '',
+       phone_confirmed_at = now(), updated_at = now() where id = $1`,
+    [userId],
+  );
+  await run(db, "delete from auth.one_time_tokens where user_id = $1", [userId]);
+}
+
+/** The user's number becomes `phone` (admin; nothing else changes). */
+export async function setPhone(db: Db, userId: string, phone: string): Promise<void> {
+  await run(db, "update auth.users set phone = $2, updated_at = now() where id = $1", [
+    userId,
+    phone,
+  ]);
 }

@@ -10,6 +10,7 @@ import {
   listUsers,
   updateUserAdmin,
 } from "./admin.ts";
+import { adminAuditLog } from "./audit.ts";
 import {
   adminOAuthDisabled,
   customProvidersDisabled,
@@ -85,6 +86,7 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["GET", "/admin/sso/providers", listSsoProviders],
   ["ALL", "/admin/sso/providers/:idp_id", ssoProviderNotFound],
   ["ALL", "/scim/v2/*", scimDisabled],
+  ["GET", "/admin/audit", adminAuditLog],
 ];
 
 /** The route table's middleware: the handler runs only within the bucket's limit. */

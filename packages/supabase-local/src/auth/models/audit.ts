@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Db, run } from "./db.ts";
+import { type Db, iso, many, one, run } from "./db.ts";
 import type { UserRow } from "./users.ts";
 
 /** Writes an auth.audit_log_entries row with the payload shape of the real service; `ip` is the
@@ -55,4 +55,38 @@ const LOG_TYPES: Record<string, string> = {
 
 function logType(action: string): string {
   return LOG_TYPES[action] ?? "user";
+}
+
+/** FindAuditLogEntries: newest first, optionally where one of the payload `fields` ILIKE %value%. */
+export async function findAuditEntries(
+  db: Db,
+  filter: { fields: string[]; value: string } | undefined,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; entries: Record<string, unknown>[] }> {
+  const params: unknown[] = [];
+  let where = "instance_id = '00000000-0000-0000-0000-000000000000'";
+  if (filter && filter.value !== "") {
+    params.push(`%${filter.value}%`);
+    where += ` and (${filter.fields.map((f) => `payload->>'${f}' ilike $1`).join(" or ")})`;
+  }
+  const count = await one<{ n: number }>(
+    db,
+    `select count(*)::int as n from auth.audit_log_entries where ${where}`,
+    params,
+  );
+  const rows = await many<{ id: string; payload: unknown; created_at: Date; ip_address: string }>(
+    db,
+    `select id, payload, created_at, ip_address from auth.audit_log_entries where ${where}
+     order by created_at desc, id limit ${page.limit} offset ${page.offset}`,
+    params,
+  );
+  return {
+    total: count?.n ?? 0,
+    entries: rows.map((r) => ({
+      id: r.id,
+      payload: r.payload,
+      created_at: iso(r.created_at),
+      ip_address: r.ip_address,
+    })),
+  };
 }

@@ -4,7 +4,13 @@ import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
-import { deleteFactor, factorJson, factorsOf, findFactor } from "../models/factors.ts";
+import {
+  deleteFactor,
+  factorJson,
+  factorsOf,
+  findFactor,
+  renameFactor,
+} from "../models/factors.ts";
 import { upsertEmailIdentity, upsertPhoneIdentity } from "../models/identities.ts";
 import {
   confirmEmail,
@@ -344,4 +350,22 @@ export async function deleteFactorAdmin(ctx: AuthContext, request: Request): Pro
     await deleteFactor(tx, factor);
   });
   return Response.json(factorJson(factor));
+}
+
+/** PUT /admin/users/{id}/factors/{factor_id}: the factor's friendly_name (no phone factors locally). */
+export async function updateFactorAdmin(ctx: AuthContext, request: Request): Promise<Response> {
+  await requireAdmin(ctx, request);
+  const { user, factor } = await loadUserAndFactor(ctx, request);
+  if (!factor) throw authError("factorNotFound");
+  const params = await readParams(request, { friendly_name: "string", phone: "string" });
+  const updated = await ctx.db.transaction(async (tx) => {
+    if (params.friendly_name) await renameFactor(tx, factor.id, params.friendly_name);
+    await audit(tx, clientIp(request), user, "factor_updated", {
+      user_id: user.id,
+      factor_id: factor.id,
+      factor_type: factor.factor_type,
+    });
+    return (await findFactor(tx, factor.id, user.id)) ?? factor;
+  });
+  return Response.json(factorJson(updated));
 }

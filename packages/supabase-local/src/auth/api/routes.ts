@@ -8,6 +8,7 @@ import {
   getUserAdmin,
   listFactorsAdmin,
   listUsers,
+  updateFactorAdmin,
   updateUserAdmin,
 } from "./admin.ts";
 import { adminAuditLog } from "./audit.ts";
@@ -87,6 +88,7 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["ALL", "/admin/sso/providers/:idp_id", ssoProviderNotFound],
   ["ALL", "/scim/v2/*", scimDisabled],
   ["GET", "/admin/audit", adminAuditLog],
+  ["PUT", "/admin/users/:id/factors/:factor_id", updateFactorAdmin],
 ];
 
 /** The route table's middleware: the handler runs only within the bucket's limit. */

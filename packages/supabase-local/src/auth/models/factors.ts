@@ -120,6 +120,15 @@ export async function deleteFactor(db: Db, factor: { id: string; user_id: string
   );
 }
 
+/** UpdateFriendlyName (an admin's change). */
+export async function renameFactor(db: Db, factorId: string, name: string): Promise<void> {
+  await run(
+    db,
+    "update auth.mfa_factors set friendly_name = $2, updated_at = now() where id = $1",
+    [factorId, name],
+  );
+}
+
 /**
  * A challenge of the factor, from `ip`; the factor remembers it as its last challenge
  * (WriteChallengeToDatabase: a unique column, so a second factor challenged in the same instant

@@ -152,6 +152,7 @@ const TABLE = {
     "Reauthentication requires the user to have an email or a phone number",
   ],
   verifyEmailFirst: [422, "email_not_confirmed", "Please verify your email first."],
+  verifyPhoneFirst: [422, "phone_not_confirmed", "Please verify your phone first."],
   anonymousPasswordUpdate: [
     422,
     "validation_failed",

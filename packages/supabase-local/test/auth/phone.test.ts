@@ -257,6 +257,29 @@ describe("phone with confirmations off (the CLI's default)", () => {
   });
 });
 
+describe("reauthentication of a phone-only user", () => {
+  it("sends the nonce as the number's test code (max_frequency applies)", async () => {
+    const phone = freshNumber();
+    const { data } = await client(autoconfirm).auth.signUp({ phone, password: PASSWORD });
+    const reauth = () =>
+      autoconfirm.fetch(
+        new Request(`${autoconfirm.url}/auth/v1/reauthenticate`, {
+          headers: {
+            apikey: PUBLISHABLE_KEY,
+            Authorization: `Bearer ${data.session?.access_token}`,
+            "X-Supabase-Api-Version": "2024-01-01",
+          },
+        }),
+      );
+    const first = await reauth();
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ message_id: "test-otp" });
+    const second = await reauth();
+    expect(second.status).toBe(429);
+    expect(await second.json()).toMatchObject({ code: "over_sms_send_rate_limit" });
+  });
+});
+
 describe("phone with [auth.sms] enable_confirmations", () => {
   it("signUp sends the code; the password works only after verifyOtp", async () => {
     const supabase = client(confirming);

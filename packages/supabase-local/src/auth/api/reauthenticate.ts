@@ -2,13 +2,27 @@ import { requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { audit } from "../models/audit.ts";
+import { clientIp } from "../request.ts";
+import { sendSms } from "../sms.ts";
 
-/** GET /reauthenticate: emails a nonce (code) that PUT /user accepts as `nonce`. */
+/** GET /reauthenticate: emails (or, for a phone-only user, "texts") a nonce (code) that PUT /user
+ * accepts as `nonce`. */
 export async function reauthenticate(ctx: AuthContext, request: Request): Promise<Response> {
   const { user } = await requireUser(ctx, request);
-  if (!user.email) throw authError("reauthNeedsEmailOrPhone");
+  if (!user.email && !user.phone) throw authError("reauthNeedsEmailOrPhone");
+  if (!user.email && user.phone) {
+    if (!user.phone_confirmed_at) throw authError("verifyPhoneFirst");
+    const phone = user.phone;
+    const messageId = await ctx.db.transaction(async (tx) => {
+      await audit(tx, clientIp(request), user, "user_reauthenticate_requested");
+      return sendSms(ctx, tx, user, phone, "reauthentication");
+    });
+    return Response.json({ message_id: messageId });
+  }
   if (!user.email_confirmed_at) throw authError("verifyEmailFirst");
   await ctx.db.transaction(async (tx) => {
+    await audit(tx, clientIp(request), user, "user_reauthenticate_requested");
     await sendEmail(ctx, tx, user, "reauthentication", {
       redirectTo: ctx.config.auth.siteUrl,
       pkce: false,

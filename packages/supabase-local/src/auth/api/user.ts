@@ -23,7 +23,7 @@ import { checkPasswordStrength, comparePassword, hashPassword } from "../passwor
 import { pkceRequested } from "../pkce.ts";
 import { redirectTarget } from "../redirect.ts";
 import { clientIp, readParams } from "../request.ts";
-import { sendSms } from "../sms.ts";
+import { SMS_OTP_EXPIRY, sendSms } from "../sms.ts";
 import { validateChannel, validateEmail, validatePhone } from "../validate.ts";
 
 /** GET /user: the signed-in user. */
@@ -86,7 +86,7 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
         ctx.db,
         user,
         params.nonce,
-        ctx.config.auth.email.otpExpiry,
+        user.email ? ctx.config.auth.email.otpExpiry : SMS_OTP_EXPIRY,
       );
     }
     if (await comparePassword(params.password, user.encrypted_password))

@@ -83,7 +83,8 @@ export async function consumeReauthenticationNonce(
   otpExpirySeconds: number,
 ): Promise<void> {
   const stored = user.reauthentication_token;
-  if (!stored || !user.email || stripPkce(stored) !== tokenHash(user.email, nonce)) {
+  const address = user.email || user.phone;
+  if (!stored || !address || stripPkce(stored) !== tokenHash(address, nonce)) {
     throw authError("reauthenticationNotValid");
   }
   if (await sentTooLongAgo(db, user.id, "reauthentication_sent_at", otpExpirySeconds)) {

@@ -269,6 +269,11 @@ const TABLE = {
   phoneNotConfirmed: [400, "phone_not_confirmed", "Phone not confirmed"],
   phoneExists: [422, "phone_exists", "A user with this phone number has already been registered"],
   phoneExistsAdmin: [422, "phone_exists", "Phone number already registered by another user"],
+  otpChannelNeedsPhone: [
+    400,
+    "validation_failed",
+    "Channel should only be specified with Phone OTP",
+  ],
   pkcePhoneSignup: [400, "validation_failed", "PKCE not supported for phone signups"],
   smsProviderMissing: [500, "unexpected_failure", "Unable to get SMS provider"],
   // Features a project has off (middleware.go require*Enabled, web3.go, token_oidc.go)

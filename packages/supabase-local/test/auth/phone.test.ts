@@ -172,6 +172,17 @@ describe("phone with confirmations off (the CLI's default)", () => {
     expect(
       (await supabase.auth.verifyOtp({ phone: "0123", token: CODE, type: "sms" })).error,
     ).toMatchObject(invalid);
+    const emailWithChannel = await autoconfirm.fetch(
+      new Request(`${autoconfirm.url}/auth/v1/otp`, {
+        method: "POST",
+        headers: { apikey: PUBLISHABLE_KEY, "X-Supabase-Api-Version": "2024-01-01" },
+        body: JSON.stringify({ email: "a@example.com", channel: "sms" }),
+      }),
+    );
+    expect(await emailWithChannel.json()).toEqual({
+      code: "validation_failed",
+      message: "Channel should only be specified with Phone OTP",
+    });
     const whatsapp = await supabase.auth.signInWithOtp({
       phone: freshNumber(),
       options: { channel: "whatsapp" },

@@ -28,6 +28,7 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
     channel: "string",
   });
   if (params.email && params.phone) throw authError("otpEmailOrPhone");
+  if (params.email && params.channel) throw authError("otpChannelNeedsPhone");
   if (!params.email && !params.phone) throw authError("otpNeedsEmailOrPhone");
   if (!params.email) return smsOtp(ctx, request, params);
   const email = validateEmail(params.email);

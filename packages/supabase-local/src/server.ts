@@ -165,6 +165,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     db,
     schemas: config.api.schemas,
     maxRows: config.api.maxRows,
+    extraSearchPath: config.api.extraSearchPath,
     authenticate: createAuthenticate(KEYS, signingKey),
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));

@@ -219,10 +219,70 @@ interface PgLikeError {
   hint?: string;
 }
 
+const RAISE_PARSE = "Could not parse JSON in the \"RAISE SQLSTATE 'PGRST'\" error";
+const MESSAGE_HINT =
+  "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: 'details', 'hint'.";
+const DETAIL_HINT =
+  "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'.";
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+function parseJson(text: string | undefined): unknown {
+  try {
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `RAISE SQLSTATE 'PGRST' USING message = '{"code":…,"message":…}', detail = '{"status":…,
+ * "headers":{…}}'`: the function chooses the whole answer (PostgREST's parseRaisePGRST); a
+ * MESSAGE or DETAIL that is not such JSON is PGRST121.
+ */
+function raisedResponse(pg: PgLikeError): RestError {
+  const m = parseJson(pg.message);
+  if (!isObject(m) || typeof m.code !== "string" || typeof m.message !== "string")
+    return new RestError(
+      500,
+      "PGRST121",
+      RAISE_PARSE,
+      `Invalid JSON value for MESSAGE: '${pg.message ?? ""}'`,
+      MESSAGE_HINT,
+    );
+  if (pg.detail === undefined)
+    return new RestError(
+      500,
+      "PGRST121",
+      RAISE_PARSE,
+      "DETAIL is missing in the RAISE statement",
+      DETAIL_HINT,
+    );
+  const d = parseJson(pg.detail);
+  if (!isObject(d) || typeof d.status !== "number" || !isObject(d.headers))
+    return new RestError(
+      500,
+      "PGRST121",
+      RAISE_PARSE,
+      `Invalid JSON value for DETAIL: '${pg.detail}'`,
+      DETAIL_HINT,
+    );
+  const headers = Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k, String(v)]));
+  return new RestError(
+    d.status,
+    m.code,
+    m.message,
+    typeof m.details === "string" ? m.details : null,
+    typeof m.hint === "string" ? m.hint : null,
+    headers,
+  );
+}
+
 /** Turns whatever the database threw into PostgREST's answer. */
 export function fromDatabaseError(error: unknown, authenticated: boolean): RestError {
   if (error instanceof RestError) return error;
   const pg = (error ?? {}) as PgLikeError;
+  if (pg.code === "PGRST") return raisedResponse(pg);
   if (typeof pg.code === "string" && /^[0-9A-Z]{5}$/.test(pg.code)) {
     const message = pg.message ?? "";
     return new RestError(

@@ -14,6 +14,10 @@ export const API_ROLES = ["anon", "authenticated", "service_role"];
 
 /** Who is calling and the request's own metadata, for the transaction's request.* settings. */
 export interface RequestContext {
+  /** db-pre-request: the function called after the settings, before the statement */
+  preRequest?: string;
+  /** search_path: the request's schema, then db-extra-search-path */
+  searchPath: readonly string[];
   claims: Record<string, unknown> & { role: string };
   method: string;
   path: string;
@@ -51,7 +55,8 @@ export async function executePlan(
   return db.transaction(async (tx) => {
     if (readOnly) await tx.query("SET TRANSACTION READ ONLY");
     await tx.query(ROLE_SETTINGS, [role]);
-    await setRequestSettings(tx, plan.schema, ctx);
+    await setRequestSettings(tx, ctx);
+    if (ctx.preRequest) await tx.query(`SELECT ${qualifiedName(ctx.preRequest)}()`);
     const result = await tx.query<Row>(query.text, query.params);
     let row: Row;
     if (query.returnsBody) row = result.rows[0] ?? { body: "[]", n: 0 };
@@ -85,7 +90,13 @@ const ROLE_SETTINGS = `SELECT set_config(substr(s, 1, strpos(s, '=') - 1), subst
   WHERE d.setrole = to_regrole($1) AND d.setdatabase = 0
     AND s NOT LIKE 'default\\_transaction\\_isolation=%'`;
 
-async function setRequestSettings(tx: Transaction, schema: string, ctx: RequestContext) {
+/** `schema.fn` or `fn` (PostgREST's toQi: split at the first dot), quoted. */
+function qualifiedName(name: string): string {
+  const dot = name.indexOf(".");
+  return dot === -1 ? ident(name) : `${ident(name.slice(0, dot))}.${ident(name.slice(dot + 1))}`;
+}
+
+async function setRequestSettings(tx: Transaction, ctx: RequestContext) {
   const headers: Record<string, string> = {};
   ctx.headers.forEach((v, k) => {
     headers[k] = v;
@@ -105,7 +116,7 @@ async function setRequestSettings(tx: Transaction, schema: string, ctx: RequestC
       ctx.path,
       JSON.stringify(headers),
       JSON.stringify(ctx.cookies),
-      `${ident(schema)}, "extensions"`,
+      [...new Set(ctx.searchPath)].map(ident).join(", "),
     ],
   );
 }

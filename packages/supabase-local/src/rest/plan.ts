@@ -168,8 +168,12 @@ export interface CallPlan extends PlanBase {
 export type Plan = ReadPlan | MutatePlan | CallPlan;
 
 export interface PlanOptions {
-  /** config.toml [api] max_rows: the most rows one read returns (Supabase's default is 1000) */
+  /** db-max-rows (config.toml [api] max_rows): the most rows one read returns */
   maxRows?: number;
+  /** db-aggregates-enabled: count(), sum()… allowed in select (else PGRST123) */
+  aggregatesEnabled?: boolean;
+  /** db-plan-enabled: Accept: application/vnd.pgrst.plan answers with the EXPLAIN output */
+  planEnabled?: boolean;
 }
 
 const CASTS: Record<string, string> = {

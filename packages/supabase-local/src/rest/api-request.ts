@@ -116,9 +116,14 @@ export interface Preferences {
   readonly tx?: "commit" | "rollback";
   readonly handling?: "strict" | "lenient";
   readonly maxAffected?: number;
-  readonly params?: "single-object";
   readonly invalid: readonly string[];
 }
+
+/**
+ * What the body is, from Content-Type: JSON (the default), CSV or form fields (rows or named
+ * arguments), or for functions a single text, xml or bytea value.
+ */
+export type BodyType = "json" | "csv" | "form" | "text" | "xml" | "bytea";
 
 /** What the Accept header asked for: a JSON array, one JSON object, or CSV. */
 export type MediaType = "json" | "object" | "csv";
@@ -145,7 +150,12 @@ export interface ApiRequest {
   readonly media: MediaType;
   readonly stripNulls: boolean;
   readonly range?: { readonly from: number; readonly to?: number };
-  /** the JSON body (objects or an array of them); undefined for GET/HEAD/DELETE */
+  /** the Content-Type of the body */
+  readonly contentType: BodyType;
+  /**
+   * the body: objects or an array of them (JSON, CSV and form bodies alike), or the raw text of a
+   * text/xml/bytea body (bytea as `\x…` hex); undefined for GET/HEAD/DELETE
+   */
   readonly payload?: unknown;
   /** the Cookie header, name -> value */
   readonly cookies: Readonly<Record<string, string>>;

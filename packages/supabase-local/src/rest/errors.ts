@@ -130,8 +130,19 @@ export const errors = {
       details,
       `Try changing '${child}' to one of the following: ${hints.join(", ")}. Find the desired relationship in the 'details' key.`,
     ),
-  noFunction: (schema: string, name: string, args: string[]) => {
+  /**
+   * PGRST202. `body`: how a POST sent its arguments (json, or a single text/xml/bytea value),
+   * undefined for GET/HEAD; `hint`: the "Perhaps you meant …" suggestion, if any.
+   */
+  noFunction: (
+    schema: string,
+    name: string,
+    args: string[],
+    body: "json" | "text" | "xml" | "bytea" | "other" | undefined,
+    hint: string | null,
+  ) => {
     const fn = `${schema}.${name}`;
+    const single = body === "text" || body === "xml" || body === "bytea";
     const listed = args.length === 0 ? " without parameters" : `(${args.join(", ")})`;
     const searched =
       args.length === 0
@@ -140,10 +151,27 @@ export const errors = {
     return new RestError(
       404,
       "PGRST202",
-      `Could not find the function ${fn}${listed} in the schema cache`,
-      `Searched for the function ${fn}${searched} or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.`,
+      `Could not find the function ${fn}${single ? "" : listed} in the schema cache`,
+      `Searched for the function ${fn}${
+        single
+          ? ` with a single unnamed ${body} parameter`
+          : body === "json"
+            ? `${searched} or with a single unnamed json/jsonb parameter`
+            : searched
+      }, but no matches were found in the schema cache.`,
+      single ? null : hint,
     );
   },
+  ambiguousFunction: (candidates: { schema: string; name: string; args: [string, string][] }[]) =>
+    new RestError(
+      300,
+      "PGRST203",
+      `Could not choose the best candidate function between: ${candidates
+        .map((c) => `${c.schema}.${c.name}(${c.args.map(([n, t]) => `${n} => ${t}`).join(", ")})`)
+        .join(", ")}`,
+      null,
+      "Try renaming the parameters or the function itself in the database so function overloading can be resolved",
+    ),
   columnNotFound: (relation: string, column: string) =>
     new RestError(
       400,

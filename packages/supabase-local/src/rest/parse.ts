@@ -4,9 +4,12 @@
  * from reading the body: every failure is a RestError (PGRST1xx, PGRST106) with PostgREST's
  * message layout. Names are resolved against the schema cache later (plan.ts).
  */
+
+import { parse as parseCsv } from "csv-parse/sync";
 import type {
   ApiRequest,
   ArgOrFilter,
+  BodyType,
   Condition,
   Field,
   Filter,
@@ -435,7 +438,6 @@ export function parsePreferences(header: string | null): Preferences {
     else if (k === "handling" && ["strict", "lenient"].includes(v))
       prefer.handling = v as Preferences["handling"];
     else if (k === "max-affected" && /^\d{1,15}$/.test(v)) prefer.maxAffected = Number(v);
-    else if (k === "params" && v === "single-object") prefer.params = "single-object";
     else if (k === "timezone") {
       /* accepted, ignored */
     } else prefer.invalid.push(p);
@@ -480,8 +482,29 @@ function parseRange(header: string | null): ApiRequest["range"] {
 
 // ---------------------------------------------------------------- the body
 
-/** The JSON payload as PostgREST takes it: objects (an array of them for bulk inserts). */
-function parsePayload(text: string, action: ApiRequest["action"]): unknown {
+/** Content-Type -> what the body is; 415-like PGRST102 for anything else. */
+function parseContentType(header: string | null, isCall: boolean): BodyType {
+  const type = (header ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? "";
+  const byType: Record<string, BodyType> = {
+    "application/json": "json",
+    "text/csv": "csv",
+    "application/x-www-form-urlencoded": "form",
+  };
+  const raw: Record<string, BodyType> = {
+    "text/plain": "text",
+    "text/xml": "xml",
+    "application/octet-stream": "bytea",
+  };
+  const found = byType[type] ?? (isCall ? raw[type] : undefined);
+  if (!found) throw errors.invalidBody(`Content-Type not acceptable: ${type}`);
+  return found;
+}
+
+/** The payload as PostgREST takes it: objects (an array of them for bulk inserts), or raw text. */
+function parsePayload(text: string, action: ApiRequest["action"], type: BodyType): unknown {
+  if (type === "text" || type === "xml" || type === "bytea") return text;
+  if (type === "form") return Object.fromEntries(new URLSearchParams(text));
+  if (type === "csv") return csvRows(text);
   if (text.trim() === "") {
     if (action === "call") return {};
     if (action === "update") return {};
@@ -496,6 +519,24 @@ function parsePayload(text: string, action: ApiRequest["action"]): unknown {
   if (body === null || typeof body !== "object") throw errors.invalidBody("Empty or invalid json");
   if (action === "update" && Array.isArray(body)) throw errors.invalidBody("Empty or invalid json");
   return body;
+}
+
+/** A CSV body with a header line -> one object per line, strings ("NULL" is null). */
+function csvRows(text: string): Record<string, string | null>[] {
+  let records: string[][];
+  try {
+    records = parseCsv(text, { relax_column_count: false, skip_empty_lines: true });
+  } catch (error) {
+    throw errors.invalidBody(
+      /Invalid Record Length/i.test(String(error))
+        ? "All lines must have same number of fields"
+        : String((error as Error).message),
+    );
+  }
+  const [header = [], ...lines] = records;
+  return lines.map((line) =>
+    Object.fromEntries(header.map((h, i) => [h, line[i] === "NULL" ? null : (line[i] ?? null)])),
+  );
 }
 
 function parseCookies(header: string | null): Record<string, string> {
@@ -663,7 +704,11 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     throw errors.invalidSchema(schema, [...config.schemas]);
 
   const hasBody = method !== "GET" && method !== "HEAD" && method !== "DELETE";
-  const payload = hasBody && raw.body !== undefined ? parsePayload(raw.body, action) : undefined;
+  const contentType = hasBody
+    ? parseContentType(raw.headers.get("content-type"), isCall)
+    : ("json" as const);
+  const payload =
+    hasBody && raw.body !== undefined ? parsePayload(raw.body, action, contentType) : undefined;
 
   return deepFreeze({
     method: method as ApiRequest["method"],
@@ -682,6 +727,7 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     media,
     stripNulls,
     range,
+    contentType,
     payload,
     cookies: parseCookies(raw.headers.get("cookie")),
   });
@@ -698,8 +744,13 @@ export async function readRequest(
 ): Promise<ApiRequest> {
   const url = new URL(request.url);
   const method = request.method.toUpperCase();
-  const body =
-    method === "GET" || method === "HEAD" || method === "DELETE" ? undefined : await request.text();
+  let body: string | undefined;
+  if (method === "GET" || method === "HEAD" || method === "DELETE") body = undefined;
+  else if (
+    request.headers.get("content-type")?.toLowerCase().startsWith("application/octet-stream")
+  )
+    body = `\\x${Buffer.from(await request.arrayBuffer()).toString("hex")}`;
+  else body = await request.text();
   return parseRequest(
     { method: request.method, path, params: [...url.searchParams], headers: request.headers, body },
     config,

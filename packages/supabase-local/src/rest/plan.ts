@@ -16,6 +16,7 @@ import type {
   SelectItem,
 } from "./api-request.ts";
 import { errors, RestError } from "./errors.ts";
+import { findRoutine } from "./routines.ts";
 import {
   type ForeignKey,
   qualified,
@@ -157,12 +158,14 @@ export interface CallPlan extends PlanBase {
   readonly routine: RoutineDef;
   /** argument names given, in the routine's order */
   readonly args: readonly string[];
-  /** the whole payload goes to a single unnamed json parameter */
-  readonly singleJson: boolean;
+  /** the whole body goes to the single unnamed parameter (json/jsonb, text, xml or bytea) */
+  readonly single: boolean;
   /** the arguments: the JSON body, or for GET/HEAD the query string's argument params */
   readonly payload: unknown;
   /** for functions returning rows: the read over the function's result */
   readonly root?: ReadNode;
+  /** for functions returning a set of scalars: the page (limit/offset, Range, max_rows) */
+  readonly page: { readonly limit?: number; readonly offset?: number };
 }
 
 export type Plan = ReadPlan | MutatePlan | CallPlan;
@@ -602,39 +605,32 @@ function planCall(
   body: unknown,
   page: { limit?: number; offset?: number },
 ): Plan {
-  const overloads = cache.routines.get(qualified(schema, request.target)) ?? [];
   const readLike = request.method === "GET" || request.method === "HEAD";
-  let given: string[];
+  let keys: Set<string>;
   let payload = body;
   let scopes = request.scopes;
   if (readLike) {
-    // the query string's params: the function's arguments, and filters on its result
-    const argNames = new Set(overloads.flatMap((o) => o.args.map((a) => a.name)));
-    const args = request.argsOrFilters.filter((p) => argNames.has(p.key));
+    // the query string's params: a value that reads as a filter (op.value) filters the result,
+    // any other is an argument (PostgREST's rule, whatever the function's parameters are)
+    const args = request.argsOrFilters.filter((p) => "error" in p.filter);
     scopes = withFilters(
       request.scopes,
-      request.argsOrFilters.filter((p) => !argNames.has(p.key)),
+      request.argsOrFilters.filter((p) => !("error" in p.filter)),
     );
-    given = args.map((p) => p.key);
+    keys = new Set(args.map((p) => p.key));
     payload = Object.fromEntries(args.map((p) => [p.key, p.value]));
-  } else {
-    given =
-      body && typeof body === "object" && !Array.isArray(body) ? Object.keys(body as object) : [];
+  } else if (request.columns) keys = new Set(request.columns);
+  else {
+    const first = Array.isArray(body) ? body[0] : body;
+    keys = new Set(first && typeof first === "object" ? Object.keys(first as object) : []);
   }
-  const keys = [...new Set(given)];
-  const fits = (r: RoutineDef) =>
-    keys.every((k) => r.args.some((a) => a.name === k)) &&
-    r.args.every((a) => a.hasDefault || keys.includes(a.name));
-  let routine = overloads.find(fits);
-  let singleJson = false;
-  if (!routine && !readLike) {
-    routine = overloads.find(
-      (r) => r.args.length === 1 && r.args[0]?.name === "" && /^jsonb?$/.test(r.args[0].type),
-    );
-    singleJson = routine !== undefined;
-  }
-  if (!routine) throw errors.noFunction(schema, request.target, [...keys].sort());
-  if (request.prefer.params === "single-object" && routine.args.length === 1) singleJson = true;
+  const { routine, single } = findRoutine(
+    cache,
+    schema,
+    request.target,
+    keys,
+    readLike ? undefined : request.contentType,
+  );
   let root: ReadNode | undefined;
   if (routine.returnKind === "composite" || routine.returnRelation) {
     const relation: Relation = (routine.returnRelation &&
@@ -644,13 +640,11 @@ function planCall(
       schema,
       name: routine.name,
       isView: false,
-      columns: new Map(),
+      columns: new Map((routine.columns ?? []).map((c) => [c.name, c])),
       primaryKey: [],
       uniques: [],
     };
-    const select: readonly SelectItem[] =
-      relation.columns.size === 0 && !request.selectGiven ? [] : request.select;
-    root = { ...planNode(relation, select, [], scopes, cache, schema), ...page };
+    root = { ...planNode(relation, request.select, [], scopes, cache, schema), ...page };
     checkScopes(scopes, root);
   }
   const object = request.media === "object";
@@ -659,11 +653,14 @@ function planCall(
   return {
     kind: "call",
     ...common(request, schema, countInQuery(request)),
+    // POST runs stable and immutable functions in a read-only transaction too
+    readOnly: readLike || routine.volatility !== "volatile",
     routine,
-    args: singleJson ? [] : routine.args.filter((a) => keys.includes(a.name)).map((a) => a.name),
-    singleJson,
+    args: single ? [] : routine.args.filter((a) => keys.has(a.name)).map((a) => a.name),
+    single,
     payload,
     root,
+    page,
     response: {
       ...negotiated(request),
       unwrap: object || singleComposite,

@@ -355,9 +355,15 @@ function statementSql(plan: Plan): StatementSql {
   const fn = rel(plan.routine.schema, plan.routine.name);
   let args: string;
   let from = "";
-  if (plan.singleJson) {
-    const type = plan.routine.args[0]?.type === "jsonb" ? "jsonb" : "json";
-    args = `${b.p(JSON.stringify(body ?? {}))}::${type}`;
+  if (plan.single) {
+    // the routine's single unnamed parameter, of a type from the catalog (json, jsonb, text, xml, bytea)
+    const type = plan.routine.args[0]?.type ?? "json";
+    const value = typeof body === "string" ? body : JSON.stringify(body ?? {});
+    // bytea arrives as \x-hex text (bound as text: the driver takes bytea parameters as bytes)
+    args =
+      type === "bytea"
+        ? `decode(substr(${b.p(value)}::text, 3), 'hex')`
+        : `${b.p(value)}::${ident(type)}`;
   } else if (plan.args.length) {
     const defs = plan.args.map((name) => {
       const a = plan.routine.args.find((x) => x.name === name);
@@ -380,8 +386,13 @@ function statementSql(plan: Plan): StatementSql {
     const source = from
       ? `${from} CROSS JOIN LATERAL ${call} AS "pgrst_call"("v")`
       : `${call} AS "pgrst_call"("v")`;
+    let rows = `SELECT "pgrst_call"."v" FROM ${source}`;
+    const total = count ? `, (SELECT count(*)::int FROM (${rows}) _c) AS total` : "";
+    if (plan.page.limit !== undefined) rows += ` LIMIT ${b.p(String(plan.page.limit))}::bigint`;
+    if (plan.page.offset) rows += ` OFFSET ${b.p(String(plan.page.offset))}::bigint`;
+    const agg = `coalesce(json_agg(_s."v"), '[]'::json)`;
     return {
-      text: `SELECT coalesce(json_agg("pgrst_call"."v"), '[]'::json)::text AS body, count(*)::int AS n FROM ${source}`,
+      text: `SELECT ${stripNulls ? `json_strip_nulls(${agg})` : agg}::text AS body, count(*)::int AS n${total} FROM (${rows}) _s`,
       params: b.params,
       returnsBody: true,
     };

@@ -11,6 +11,12 @@ export interface Field {
   readonly json: readonly JsonStep[];
 }
 
+/** `col.sum()`, `count()` (field `*`), with an optional cast of the result: `col.sum()::int` */
+export interface Aggregate {
+  readonly fn: "count" | "sum" | "avg" | "max" | "min";
+  readonly cast?: string;
+}
+
 export type SelectItem =
   | { readonly type: "star" }
   | {
@@ -18,6 +24,7 @@ export type SelectItem =
       readonly field: Field;
       readonly alias?: string;
       readonly cast?: string;
+      readonly aggregate?: Aggregate;
     }
   | {
       readonly type: "embed";

@@ -105,6 +105,8 @@ export const errors = {
       "Query result exceeds max-affected preference constraint",
       `The query affects ${n} rows`,
     ),
+  aggregatesNotAllowed: () =>
+    new RestError(400, "PGRST123", "Use of aggregate functions is not allowed"),
   invalidPath: () => new RestError(404, "PGRST125", "Invalid path specified in request URL"),
   notImplemented: (details: string) =>
     new RestError(400, "PGRST127", "Feature not implemented", details),

@@ -8,7 +8,7 @@
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { errors, RestError } from "./errors.ts";
 import type { Plan, ResponsePlan } from "./plan.ts";
-import { ident, type Query } from "./sql.ts";
+import { INSERTED_SQL, ident, type Query } from "./sql.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"];
 
@@ -72,7 +72,13 @@ export async function executePlan(
     if (shape.maxAffected !== undefined && row.n > shape.maxAffected)
       throw errors.maxAffected(row.n);
     if (shape.exactlyOne && row.n !== 1) throw errors.singularity(row.n);
-    const response = respond(shape, row);
+    let answer = shape;
+    if (shape.status.kind === "write" && shape.status.mergeStatus) {
+      const counted = await tx.query<{ inserted: number | null }>(INSERTED_SQL);
+      const status = (counted.rows[0]?.inserted ?? 0) > 0 ? 201 : 200;
+      answer = { ...shape, status: { ...shape.status, status, emptyStatus: status } };
+    }
+    const response = respond(answer, row, query.csv === true);
     if (plan.rollback) await tx.rollback();
     return response;
   });
@@ -121,7 +127,7 @@ async function setRequestSettings(tx: Transaction, ctx: RequestContext) {
   );
 }
 
-function respond(shape: ResponsePlan, row: Row): Response {
+function respond(shape: ResponsePlan, row: Row, csvBody: boolean): Response {
   const headers = new Headers();
   if (shape.preferenceApplied) headers.set("Preference-Applied", shape.preferenceApplied);
   const { status } = shape;
@@ -143,7 +149,7 @@ function respond(shape: ResponsePlan, row: Row): Response {
       }
     }
     if (!status.body) return new Response(null, { status: status.emptyStatus, headers });
-    return withBody(shape, row, headers, status.status);
+    return withBody(shape, row, headers, status.status, csvBody);
   }
 
   const total = row.total ?? undefined;
@@ -152,10 +158,16 @@ function respond(shape: ResponsePlan, row: Row): Response {
       `An offset of ${from} was requested, but there are only ${total} rows.`,
     );
   headers.set("Content-Range", `${range}/${total ?? "*"}`);
-  return withBody(shape, row, headers, total !== undefined && row.n < total ? 206 : 200);
+  return withBody(shape, row, headers, total !== undefined && row.n < total ? 206 : 200, csvBody);
 }
 
-function withBody(shape: ResponsePlan, row: Row, headers: Headers, status: number): Response {
+function withBody(
+  shape: ResponsePlan,
+  row: Row,
+  headers: Headers,
+  status: number,
+  csvBody: boolean,
+): Response {
   let text = row.body ?? "";
   if (shape.unwrap) {
     const rows = JSON.parse(text) as unknown[];
@@ -165,7 +177,7 @@ function withBody(shape: ResponsePlan, row: Row, headers: Headers, status: numbe
       shape.media === "object" ? CONTENT_TYPES.object : CONTENT_TYPES.json,
     );
   } else if (shape.media === "csv") {
-    text = toCsv(JSON.parse(text));
+    if (!csvBody) text = toCsv(JSON.parse(text));
     headers.set("Content-Type", CONTENT_TYPES.csv);
   } else headers.set("Content-Type", CONTENT_TYPES.json);
   return new Response(shape.head ? null : text, { status, headers });

@@ -179,6 +179,16 @@ function readItem(c: Cursor, depth: number): SelectItem {
     if (first !== undefined) alias = first;
     else c.pos = save;
   }
+  // count() alone: the number of rows (an embedded resource cannot be named count)
+  if (!spread && c.eat("count()")) {
+    const cast = c.eat("::") ? readCast(c) : undefined;
+    return {
+      type: "column",
+      field: { name: "*", json: [] },
+      alias,
+      aggregate: { fn: "count", cast },
+    };
+  }
   const startName = c.pos;
   const name = readName(c);
   if (c.peek() === "!" || c.peek() === "(") {
@@ -192,11 +202,7 @@ function readItem(c: Cursor, depth: number): SelectItem {
     }
     c.expect("(", '"(" (embedded resource)');
     skipSpace(c);
-    if (c.eat(")")) {
-      if (!hint && ["count", "sum", "avg", "max", "min"].includes(name) && join === "left")
-        throw aggregatesNotAllowed();
-      return { type: "embed", name, alias, hint, join, spread, select: [] };
-    }
+    if (c.eat(")")) return { type: "embed", name, alias, hint, join, spread, select: [] };
     const select = readForest(c, depth + 1);
     c.expect(")", '")" or ","');
     return { type: "embed", name, alias, hint, join, spread, select };
@@ -204,15 +210,13 @@ function readItem(c: Cursor, depth: number): SelectItem {
   if (spread) c.fail('"(" (spread needs an embedded resource)');
   c.pos = startName;
   const field = readField(c);
-  if (c.startsWith(".") && /^\.(count|sum|avg|max|min)\(\)/.test(c.input.slice(c.pos)))
-    throw aggregatesNotAllowed();
-  let cast: string | undefined;
-  if (c.eat("::")) cast = readCast(c);
-  return { type: "column", field, alias, cast };
-}
-
-function aggregatesNotAllowed() {
-  return new RestError(400, "PGRST123", "Use of aggregate functions is not allowed");
+  const cast = c.eat("::") ? readCast(c) : undefined;
+  const m = /^\.(count|sum|avg|max|min)\(\)/.exec(c.input.slice(c.pos));
+  if (!m) return { type: "column", field, alias, cast };
+  c.pos += m[0].length;
+  const fn = m[1] as "count";
+  const aggregateCast = c.eat("::") ? readCast(c) : undefined;
+  return { type: "column", field, alias, cast, aggregate: { fn, cast: aggregateCast } };
 }
 
 function tryAlias(c: Cursor): string | undefined {

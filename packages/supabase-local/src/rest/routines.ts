@@ -36,7 +36,7 @@ export function findRoutine(
   keys: ReadonlySet<string>,
   body: BodyType | undefined,
 ): Resolved {
-  const overloads = cache.routines.get(qualified(schema, name)) ?? [];
+  const overloads = (cache.routines.get(qualified(schema, name)) ?? []).filter((r) => r.callable);
   const matching = overloads.filter((r) => matchesParams(r, keys, body));
   const fallback = overloads.filter((r) => hasSingleUnnamedParam(r, body));
   const found = matching.length ? matching : fallback;
@@ -90,7 +90,7 @@ function noFunctionHint(
   if (overloads.length === 0) {
     const names = [...cache.routines.values()]
       .flat()
-      .filter((r) => r.schema === schema)
+      .filter((r) => r.schema === schema && r.callable)
       .map((r) => r.name);
     const best = closest(names, name, 0.75);
     return best ? `${prefix}${best}` : null;

@@ -49,6 +49,11 @@ export interface RoutineDef {
   returnRelation?: { schema: string; name: string };
   /** the columns of its rows otherwise: OUT/TABLE parameters, or a composite type's attributes */
   columns?: Column[];
+  /** PostgREST can call it by /rpc: at most one unnamed parameter, of a json, jsonb, text, xml
+   * or bytea body */
+  callable: boolean;
+  /** its only parameter is a row of this table/view: a computed relationship when it returns rows */
+  rowArg?: { schema: string; name: string };
   volatility: "immutable" | "stable" | "volatile";
 }
 
@@ -148,6 +153,7 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
     out_count: number;
     volatility: string;
     type_cols: { name: string; type: string }[] | null;
+    row_arg: { schema: string; name: string } | null;
   }>(
     `SELECT n.nspname AS schema, p.proname AS name, p.proargnames AS arg_names,
             ARRAY(SELECT format_type(t, NULL) FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) t) AS arg_types,
@@ -158,7 +164,10 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
             p.provolatile::text AS volatility,
             (SELECT json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)) ORDER BY a.attnum)
                FROM pg_class tc JOIN pg_attribute a ON a.attrelid = tc.oid
-              WHERE tc.oid = rt.typrelid AND tc.relkind = 'c' AND a.attnum > 0 AND NOT a.attisdropped) AS type_cols
+              WHERE tc.oid = rt.typrelid AND tc.relkind = 'c' AND a.attnum > 0 AND NOT a.attisdropped) AS type_cols,
+            (SELECT json_build_object('schema', an.nspname, 'name', ac.relname)
+               FROM pg_type at JOIN pg_class ac ON ac.oid = at.typrelid JOIN pg_namespace an ON an.oid = ac.relnamespace
+              WHERE p.pronargs = 1 AND at.oid = p.proargtypes[0] AND ac.relkind IN ('r','v','m','f','p')) AS row_arg
        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
        JOIN pg_type rt ON rt.oid = p.prorettype
        LEFT JOIN pg_class rc ON rc.oid = rt.typrelid AND rc.relkind <> 'c'
@@ -228,11 +237,12 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
     // PostgREST leaves out functions it cannot call with named arguments: more than one unnamed
     // parameter, or one that is not a json, jsonb, text, xml or bytea body
     const unnamed = args.filter((a) => a.name === "");
-    if (
+    const callable = !(
       unnamed.length > 1 ||
       (unnamed.length === 1 && !SINGLE_BODY_TYPES.has((unnamed[0] as FunctionArg).type))
-    )
-      continue;
+    );
+    // kept for computed relationships (a function of a row) even when not callable by /rpc
+    if (!callable && !f.row_arg) continue;
     const composite = f.typtype === "c" || (f.rettype === "record" && f.out_count > 0);
     const def: RoutineDef = {
       schema: f.schema,
@@ -243,6 +253,8 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
       returnKind: f.rettype === "void" ? "void" : composite ? "composite" : "scalar",
       returnRelation:
         f.ret_schema && f.ret_rel ? { schema: f.ret_schema, name: f.ret_rel } : undefined,
+      callable,
+      rowArg: f.row_arg ?? undefined,
       columns: f.type_cols
         ? f.type_cols.map((c) => ({ ...c, nullable: true, hasDefault: false }))
         : outputs.length

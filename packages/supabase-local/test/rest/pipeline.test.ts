@@ -114,6 +114,7 @@ const listItems: RoutineDef = {
   returnKind: "composite",
   returnRelation: { schema: "public", name: "items" },
   volatility: "stable",
+  callable: true,
 };
 const cache: SchemaCache = {
   relations: new Map([["public.items", items]]),

@@ -135,6 +135,17 @@ export type BodyType = "json" | "csv" | "form" | "text" | "xml" | "bytea";
 /** What the Accept header asked for: a JSON array, one JSON object, or CSV. */
 export type MediaType = "json" | "object" | "csv";
 
+/**
+ * Accept: application/vnd.pgrst.plan[+json|+text]; for="…"; options=analyze|verbose|…: the
+ * execution plan of the statement that would answer `for` (answered only with db-plan-enabled).
+ */
+export interface ExplainRequest {
+  readonly format: "json" | "text";
+  readonly options: readonly ("analyze" | "verbose" | "settings" | "buffers" | "wal")[];
+  /** the media type as PostgREST names it, for the Content-Type and PGRST107 */
+  readonly mime: string;
+}
+
 export interface ApiRequest {
   readonly method: "GET" | "HEAD" | "POST" | "PATCH" | "DELETE" | "PUT";
   readonly action: "read" | "insert" | "update" | "delete" | "upsert" | "call";
@@ -156,6 +167,7 @@ export interface ApiRequest {
   readonly prefer: Preferences;
   readonly media: MediaType;
   readonly stripNulls: boolean;
+  readonly explain?: ExplainRequest;
   readonly range?: { readonly from: number; readonly to?: number };
   /** the Content-Type of the body */
   readonly contentType: BodyType;

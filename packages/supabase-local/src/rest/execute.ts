@@ -50,13 +50,28 @@ export async function executePlan(
       "42501",
       `permission denied to set role "${role}"`,
     );
-  const { readOnly, response: shape } = plan;
+  const { readOnly, rollback, response: shape } = plan;
 
   return db.transaction(async (tx) => {
     if (readOnly) await tx.query("SET TRANSACTION READ ONLY");
     await tx.query(ROLE_SETTINGS, [role]);
     await setRequestSettings(tx, ctx);
     if (ctx.preRequest) await tx.query(`SELECT ${qualifiedName(ctx.preRequest)}()`);
+    if (query.explain && shape.explain) {
+      // the plan: EXPLAIN's rows, one line each (a JSON plan is one row), as PostgREST sends them
+      const explained = await tx.query<{ "QUERY PLAN": unknown }>(query.text, query.params);
+      const text = explained.rows
+        .map((r) => {
+          const v = r["QUERY PLAN"];
+          return `${typeof v === "string" ? v : JSON.stringify(v, null, 2)}\n`;
+        })
+        .join("");
+      if (rollback) await tx.rollback();
+      return new Response(text, {
+        status: 200,
+        headers: { "Content-Type": `${shape.explain.mime}; charset=utf-8` },
+      });
+    }
     const result = await tx.query<Row>(query.text, query.params);
     let row: Row;
     if (query.returnsBody) row = result.rows[0] ?? { body: "[]", n: 0 };

@@ -11,6 +11,7 @@ import type {
   ArgOrFilter,
   BodyType,
   Condition,
+  ExplainRequest,
   Field,
   Filter,
   FilterValue,
@@ -451,7 +452,13 @@ export function parsePreferences(header: string | null): Preferences {
   return prefer;
 }
 
-export function parseAccept(header: string | null): { media: MediaType; stripNulls: boolean } {
+const PLAN_OPTIONS = new Set(["analyze", "verbose", "settings", "buffers", "wal"]);
+
+export function parseAccept(header: string | null): {
+  media: MediaType;
+  stripNulls: boolean;
+  explain?: ExplainRequest;
+} {
   if (!header || header.trim() === "") return { media: "json", stripNulls: false };
   const offered = header.split(",").map((s) => s.trim());
   for (const entry of offered) {
@@ -467,6 +474,33 @@ export function parseAccept(header: string | null): { media: MediaType; stripNul
     if (type === "application/vnd.pgrst.object+json" || type === "application/vnd.pgrst.object")
       return { media: "object", stripNulls };
     if (type === "text/csv") return { media: "csv", stripNulls: false };
+    const plan = /^application\/vnd\.pgrst\.plan(\+json|\+text)?$/.exec(type);
+    if (plan) {
+      const param = (name: string) =>
+        params
+          .find((p) => p.startsWith(`${name}=`))
+          ?.slice(name.length + 1)
+          .replace(/"/g, "");
+      const forType = param("for") ?? "application/json";
+      const inner = parseAccept(forType);
+      const options = (param("options") ?? "")
+        .split("|")
+        .filter((o) => PLAN_OPTIONS.has(o)) as ExplainRequest["options"][number][];
+      const format = plan[1] === "+json" ? "json" : "text";
+      const forMime = {
+        json: "application/json",
+        object: "application/vnd.pgrst.object+json",
+        csv: "text/csv",
+      }[inner.media];
+      return {
+        ...inner,
+        explain: {
+          format,
+          options,
+          mime: `application/vnd.pgrst.plan+${format}; for="${forMime}"${options.length ? `; options=${options.join("|")}` : ""}`,
+        },
+      };
+    }
   }
   throw errors.mediaType(offered.map((o) => o.split(";")[0]?.trim() ?? o));
 }
@@ -696,7 +730,7 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     }
 
   const prefer = parsePreferences(raw.headers.get("prefer"));
-  const { media, stripNulls } = parseAccept(raw.headers.get("accept"));
+  const { media, stripNulls, explain } = parseAccept(raw.headers.get("accept"));
   const profileHeader = readLike
     ? raw.headers.get("accept-profile")
     : raw.headers.get("content-profile");
@@ -730,6 +764,7 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     prefer,
     media,
     stripNulls,
+    explain,
     range,
     contentType,
     payload,

@@ -10,6 +10,7 @@ import type {
   ApiRequest,
   ArgOrFilter,
   Condition,
+  ExplainRequest,
   Field,
   MediaType,
   OrderTerm,
@@ -96,6 +97,8 @@ export interface ResponsePlan {
   readonly head: boolean;
   /** the Preference-Applied header, when a preference was honoured */
   readonly preferenceApplied?: string;
+  /** answer with the statement's execution plan instead (db-plan-enabled) */
+  readonly explain?: ExplainRequest;
   readonly status: StatusPlan;
 }
 
@@ -212,6 +215,8 @@ export function planRequest(
   payload: unknown = request.payload,
   options: PlanOptions = {},
 ): Plan {
+  // the plan media type exists only with db-plan-enabled: otherwise it is not available (PGRST107)
+  if (request.explain && !options.planEnabled) throw errors.mediaType([request.explain.mime]);
   const page = rootPage(request, options.maxRows);
   if (request.action === "call")
     return planCall(request, cache, schema, payload, page, options.aggregatesEnabled ?? false);
@@ -364,6 +369,7 @@ function negotiated(request: ApiRequest) {
   if (prefer.missing) applied.push(`missing=${prefer.missing}`);
   return {
     preferenceApplied: applied.length ? applied.join(", ") : undefined,
+    explain: request.explain,
     media: request.media,
     stripNulls: request.stripNulls,
     maxAffected: prefer.handling === "strict" ? prefer.maxAffected : undefined,

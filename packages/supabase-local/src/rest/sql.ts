@@ -349,11 +349,25 @@ export interface StatementSql extends Sql {
 /** What execute.ts runs: the statement, and for count=planned the rows to EXPLAIN. */
 export interface Query extends StatementSql {
   countEstimate?: Sql;
+  /** the statement is EXPLAIN (…) of the answer's statement */
+  explain?: boolean;
 }
 
 /** The SQL for a plan, from the plan alone. */
 export function querySql(plan: Plan): Query {
   const statement = statementSql(plan);
+  const explain = plan.response.explain;
+  if (explain) {
+    const options = [
+      `FORMAT ${explain.format.toUpperCase()}`,
+      ...explain.options.map((o) => o.toUpperCase()),
+    ];
+    return {
+      ...statement,
+      text: `EXPLAIN (${options.join(", ")}) ${statement.text}`,
+      explain: true,
+    };
+  }
   if (plan.count === "planned" && plan.kind === "read")
     return { ...statement, countEstimate: countSourceSql(plan.root) };
   return statement;

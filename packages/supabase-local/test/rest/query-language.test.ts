@@ -189,6 +189,47 @@ describe("text/csv", () => {
   });
 });
 
+describe("explain", () => {
+  test("the plan media type is not available without db_plan_enabled: 406 PGRST107", async () => {
+    const r = await raw("/rest_people?select=name", {
+      Accept: "application/vnd.pgrst.plan+json",
+    });
+    expect(r.status).toBe(406);
+    expect(await r.json()).toEqual({
+      code: "PGRST107",
+      message:
+        'None of these media types are available: application/vnd.pgrst.plan+json; for="application/json"',
+      details: null,
+      hint: null,
+    });
+  });
+
+  test("with db_plan_enabled: EXPLAIN of the statement, JSON or text, with options", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_plan_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    try {
+      let r: Response | undefined;
+      await eventually(async () => {
+        r = await raw("/rest_people?select=name&id=eq.1", {
+          Accept: 'application/vnd.pgrst.plan+json; for="application/json"; options=analyze',
+        });
+        expect(r.status).toBe(200);
+      });
+      expect(r?.headers.get("content-type")).toBe(
+        'application/vnd.pgrst.plan+json; for="application/json"; options=analyze; charset=utf-8',
+      );
+      const plan = (await r?.json()) as { Plan: { "Node Type": string; "Actual Rows": number } }[];
+      expect(plan[0]?.Plan["Node Type"]).toBe("Aggregate");
+      expect(plan[0]?.Plan["Actual Rows"]).toBe(1);
+      const { data } = await service.from("rest_people").select("name").explain();
+      expect(String(data)).toMatch(/^Aggregate {2}\(cost=/);
+    } finally {
+      await b.db.exec(`alter role authenticator reset pgrst.db_plan_enabled;
+        notify pgrst, 'reload config'`);
+    }
+  });
+});
+
 describe("writes", () => {
   test("upsert: 201 when a row is inserted, 200 when all were updated", async () => {
     const items = service.from("rest_items");

@@ -110,14 +110,21 @@ export const errors = {
   invalidPath: () => new RestError(404, "PGRST125", "Invalid path specified in request URL"),
   notImplemented: (details: string) =>
     new RestError(400, "PGRST127", "Feature not implemented", details),
-  noRelationship: (parent: string, child: string, hint: string | null, schema: string) =>
+  noRelationship: (
+    parent: string,
+    child: string,
+    hint: string | null,
+    schema: string,
+    suggestion: string | null = null,
+  ) =>
     new RestError(
       400,
       "PGRST200",
       `Could not find a relationship between '${parent}' and '${child}' in the schema cache`,
-      `Searched for a foreign key relationship between '${parent}' and '${child}'${
+      `Searched for a foreign key relationship between '${parent}' and '${child}${
         hint ? `' using the hint '${hint}` : ""
       }' in the schema '${schema}', but no matches were found.`,
+      suggestion,
     ),
   ambiguousRelationship: (
     parent: string,
@@ -180,11 +187,13 @@ export const errors = {
       "PGRST204",
       `Could not find the '${column}' column of '${relation}' in the schema cache`,
     ),
-  tableNotFound: (schema: string, name: string) =>
+  tableNotFound: (schema: string, name: string, suggestion: string | null = null) =>
     new RestError(
       404,
       "PGRST205",
       `Could not find the table '${schema}.${name}' in the schema cache`,
+      null,
+      suggestion ? `Perhaps you meant the table '${schema}.${suggestion}'` : null,
     ),
   jwt: (message: string) => {
     // a JWT whose role is not a database role: PostgREST's SET ROLE fails with 22023 -> 401

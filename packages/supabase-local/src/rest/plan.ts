@@ -18,6 +18,7 @@ import type {
   SelectItem,
 } from "./api-request.ts";
 import { errors, RestError } from "./errors.ts";
+import { closest } from "./fuzzy.ts";
 import { findRoutine } from "./routines.ts";
 import {
   type ForeignKey,
@@ -221,7 +222,16 @@ export function planRequest(
   if (request.action === "call")
     return planCall(request, cache, schema, payload, page, options.aggregatesEnabled ?? false);
   const relation = cache.relations.get(qualified(schema, request.target));
-  if (!relation) throw errors.tableNotFound(schema, request.target);
+  if (!relation)
+    throw errors.tableNotFound(
+      schema,
+      request.target,
+      closest(
+        [...cache.relations.values()].filter((r) => r.schema === schema).map((r) => r.name),
+        request.target,
+        0.75,
+      ) ?? null,
+    );
   const root = {
     ...planNode(
       relation,
@@ -550,7 +560,14 @@ function resolveEmbed(
   let candidates = relationshipsOf(parent, cache, schema).filter((c) => matches(c, name, hint));
   // a computed relationship overrides the detected ones of the same name
   if (candidates.some((c) => c.computed)) candidates = candidates.filter((c) => c.computed);
-  if (candidates.length === 0) throw errors.noRelationship(parent.name, name, hint ?? null, schema);
+  if (candidates.length === 0)
+    throw errors.noRelationship(
+      parent.name,
+      name,
+      hint ?? null,
+      schema,
+      relationshipHint(parent, name, cache, schema),
+    );
   if (candidates.length > 1)
     throw errors.ambiguousRelationship(
       parent.name,
@@ -593,6 +610,36 @@ function matches(c: Candidate, name: string, hint: string | undefined): boolean 
       ? hint === c.constraint
       : hint === c.constraint || single?.[0] === hint || single?.[1] === hint)
   );
+}
+
+/**
+ * PostgREST's noRelBetweenHint: a close name among the parent's related tables (when it has
+ * relationships), else among the tables that have relationships.
+ */
+function relationshipHint(
+  parent: Relation,
+  child: string,
+  cache: SchemaCache,
+  schema: string,
+): string | null {
+  const related = relationshipsOf(parent, cache, schema).filter((c) => !c.computed);
+  if (related.length) {
+    const names = related.map((c) => c.target.name).filter((n) => n !== child);
+    const best = closest(names, child);
+    return best ? `Perhaps you meant '${best}' instead of '${child}'.` : null;
+  }
+  const withRelationships = cache.foreignKeys.flatMap((fk) =>
+    [
+      [fk.schema, fk.table],
+      [fk.refSchema, fk.refTable],
+    ]
+      .filter(([s]) => s === schema)
+      .map(([, t]) => t as string),
+  );
+  const best = closest(withRelationships, parent.name);
+  return best && best !== parent.name
+    ? `Perhaps you meant '${best}' instead of '${parent.name}'.`
+    : null;
 }
 
 const isUnique = (rel: Relation, cols: readonly string[]) =>

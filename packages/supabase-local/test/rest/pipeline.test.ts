@@ -22,7 +22,7 @@ const ALLOWED: Record<string, string[]> = {
   "fuzzy.ts": [],
   "parse.ts": ["api-request.ts", "errors.ts"],
   "routines.ts": ["api-request.ts", "errors.ts", "fuzzy.ts", "schema-cache.ts"],
-  "plan.ts": ["api-request.ts", "errors.ts", "routines.ts", "schema-cache.ts"],
+  "plan.ts": ["api-request.ts", "errors.ts", "fuzzy.ts", "routines.ts", "schema-cache.ts"],
   "sql.ts": ["api-request.ts", "errors.ts", "plan.ts", "schema-cache.ts"],
   "execute.ts": ["errors.ts", "plan.ts", "sql.ts"],
   "index.ts": [

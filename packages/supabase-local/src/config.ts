@@ -5,7 +5,7 @@ import { projectPaths } from "./project.ts";
 
 /** The parts of supabase/config.toml the local backend honours, with the Supabase CLI's defaults. */
 export interface Config {
-  api: { port: number; schemas: string[]; maxRows: number };
+  api: { port: number; schemas: string[]; extraSearchPath: string[]; maxRows: number };
   auth: {
     siteUrl: string;
     additionalRedirectUrls: string[];
@@ -110,6 +110,7 @@ function fromToml(toml: Table): Config {
     api: {
       port: num(api.port, 54321),
       schemas: strs(api.schemas, ["public", "graphql_public"]),
+      extraSearchPath: strs(api.extra_search_path, ["public", "extensions"]),
       maxRows: num(api.max_rows, 1000),
     },
     auth: {

@@ -167,6 +167,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     db,
     schemas: config.api.schemas,
     maxRows: config.api.maxRows,
+    extraSearchPath: config.api.extraSearchPath,
     authenticate: createAuthenticate(keys, signingKeys),
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));

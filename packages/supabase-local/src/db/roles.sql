@@ -10,8 +10,15 @@ begin
   if not exists (select from pg_roles where rolname = 'service_role') then
     create role service_role nologin noinherit bypassrls;
   end if;
+  -- the role the data API logs in as (supabase/postgres roles.sql); it switches to the three above.
+  -- Projects configure the data API on it: alter role authenticator set pgrst.db_max_rows = '100'.
+  if not exists (select from pg_roles where rolname = 'authenticator') then
+    create role authenticator login noinherit;
+  end if;
 end
 $$;
+
+grant anon, authenticated, service_role to authenticator;
 
 create schema if not exists extensions;
 create schema if not exists graphql_public;

@@ -11,6 +11,12 @@ export interface Field {
   readonly json: readonly JsonStep[];
 }
 
+/** `col.sum()`, `count()` (field `*`), with an optional cast of the result: `col.sum()::int` */
+export interface Aggregate {
+  readonly fn: "count" | "sum" | "avg" | "max" | "min";
+  readonly cast?: string;
+}
+
 export type SelectItem =
   | { readonly type: "star" }
   | {
@@ -18,6 +24,7 @@ export type SelectItem =
       readonly field: Field;
       readonly alias?: string;
       readonly cast?: string;
+      readonly aggregate?: Aggregate;
     }
   | {
       readonly type: "embed";
@@ -116,12 +123,28 @@ export interface Preferences {
   readonly tx?: "commit" | "rollback";
   readonly handling?: "strict" | "lenient";
   readonly maxAffected?: number;
-  readonly params?: "single-object";
   readonly invalid: readonly string[];
 }
 
+/**
+ * What the body is, from Content-Type: JSON (the default), CSV or form fields (rows or named
+ * arguments), or for functions a single text, xml or bytea value.
+ */
+export type BodyType = "json" | "csv" | "form" | "text" | "xml" | "bytea";
+
 /** What the Accept header asked for: a JSON array, one JSON object, or CSV. */
 export type MediaType = "json" | "object" | "csv";
+
+/**
+ * Accept: application/vnd.pgrst.plan[+json|+text]; for="…"; options=analyze|verbose|…: the
+ * execution plan of the statement that would answer `for` (answered only with db-plan-enabled).
+ */
+export interface ExplainRequest {
+  readonly format: "json" | "text";
+  readonly options: readonly ("analyze" | "verbose" | "settings" | "buffers" | "wal")[];
+  /** the media type as PostgREST names it, for the Content-Type and PGRST107 */
+  readonly mime: string;
+}
 
 export interface ApiRequest {
   readonly method: "GET" | "HEAD" | "POST" | "PATCH" | "DELETE" | "PUT";
@@ -144,8 +167,14 @@ export interface ApiRequest {
   readonly prefer: Preferences;
   readonly media: MediaType;
   readonly stripNulls: boolean;
+  readonly explain?: ExplainRequest;
   readonly range?: { readonly from: number; readonly to?: number };
-  /** the JSON body (objects or an array of them); undefined for GET/HEAD/DELETE */
+  /** the Content-Type of the body */
+  readonly contentType: BodyType;
+  /**
+   * the body: objects or an array of them (JSON, CSV and form bodies alike), or the raw text of a
+   * text/xml/bytea body (bytea as `\x…` hex); undefined for GET/HEAD/DELETE
+   */
   readonly payload?: unknown;
   /** the Cookie header, name -> value */
   readonly cookies: Readonly<Record<string, string>>;

@@ -105,17 +105,26 @@ export const errors = {
       "Query result exceeds max-affected preference constraint",
       `The query affects ${n} rows`,
     ),
+  aggregatesNotAllowed: () =>
+    new RestError(400, "PGRST123", "Use of aggregate functions is not allowed"),
   invalidPath: () => new RestError(404, "PGRST125", "Invalid path specified in request URL"),
   notImplemented: (details: string) =>
     new RestError(400, "PGRST127", "Feature not implemented", details),
-  noRelationship: (parent: string, child: string, hint: string | null, schema: string) =>
+  noRelationship: (
+    parent: string,
+    child: string,
+    hint: string | null,
+    schema: string,
+    suggestion: string | null = null,
+  ) =>
     new RestError(
       400,
       "PGRST200",
       `Could not find a relationship between '${parent}' and '${child}' in the schema cache`,
-      `Searched for a foreign key relationship between '${parent}' and '${child}'${
+      `Searched for a foreign key relationship between '${parent}' and '${child}${
         hint ? `' using the hint '${hint}` : ""
       }' in the schema '${schema}', but no matches were found.`,
+      suggestion,
     ),
   ambiguousRelationship: (
     parent: string,
@@ -130,8 +139,19 @@ export const errors = {
       details,
       `Try changing '${child}' to one of the following: ${hints.join(", ")}. Find the desired relationship in the 'details' key.`,
     ),
-  noFunction: (schema: string, name: string, args: string[]) => {
+  /**
+   * PGRST202. `body`: how a POST sent its arguments (json, or a single text/xml/bytea value),
+   * undefined for GET/HEAD; `hint`: the "Perhaps you meant …" suggestion, if any.
+   */
+  noFunction: (
+    schema: string,
+    name: string,
+    args: string[],
+    body: "json" | "text" | "xml" | "bytea" | "other" | undefined,
+    hint: string | null,
+  ) => {
     const fn = `${schema}.${name}`;
+    const single = body === "text" || body === "xml" || body === "bytea";
     const listed = args.length === 0 ? " without parameters" : `(${args.join(", ")})`;
     const searched =
       args.length === 0
@@ -140,21 +160,40 @@ export const errors = {
     return new RestError(
       404,
       "PGRST202",
-      `Could not find the function ${fn}${listed} in the schema cache`,
-      `Searched for the function ${fn}${searched} or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.`,
+      `Could not find the function ${fn}${single ? "" : listed} in the schema cache`,
+      `Searched for the function ${fn}${
+        single
+          ? ` with a single unnamed ${body} parameter`
+          : body === "json"
+            ? `${searched} or with a single unnamed json/jsonb parameter`
+            : searched
+      }, but no matches were found in the schema cache.`,
+      single ? null : hint,
     );
   },
+  ambiguousFunction: (candidates: { schema: string; name: string; args: [string, string][] }[]) =>
+    new RestError(
+      300,
+      "PGRST203",
+      `Could not choose the best candidate function between: ${candidates
+        .map((c) => `${c.schema}.${c.name}(${c.args.map(([n, t]) => `${n} => ${t}`).join(", ")})`)
+        .join(", ")}`,
+      null,
+      "Try renaming the parameters or the function itself in the database so function overloading can be resolved",
+    ),
   columnNotFound: (relation: string, column: string) =>
     new RestError(
       400,
       "PGRST204",
       `Could not find the '${column}' column of '${relation}' in the schema cache`,
     ),
-  tableNotFound: (schema: string, name: string) =>
+  tableNotFound: (schema: string, name: string, suggestion: string | null = null) =>
     new RestError(
       404,
       "PGRST205",
       `Could not find the table '${schema}.${name}' in the schema cache`,
+      null,
+      suggestion ? `Perhaps you meant the table '${schema}.${suggestion}'` : null,
     ),
   jwt: (message: string, details?: string) => {
     // a JWT whose role is not a database role: PostgREST's SET ROLE fails with 22023 -> 401
@@ -219,10 +258,70 @@ interface PgLikeError {
   hint?: string;
 }
 
+const RAISE_PARSE = "Could not parse JSON in the \"RAISE SQLSTATE 'PGRST'\" error";
+const MESSAGE_HINT =
+  "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: 'details', 'hint'.";
+const DETAIL_HINT =
+  "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'.";
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+function parseJson(text: string | undefined): unknown {
+  try {
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `RAISE SQLSTATE 'PGRST' USING message = '{"code":…,"message":…}', detail = '{"status":…,
+ * "headers":{…}}'`: the function chooses the whole answer (PostgREST's parseRaisePGRST); a
+ * MESSAGE or DETAIL that is not such JSON is PGRST121.
+ */
+function raisedResponse(pg: PgLikeError): RestError {
+  const m = parseJson(pg.message);
+  if (!isObject(m) || typeof m.code !== "string" || typeof m.message !== "string")
+    return new RestError(
+      500,
+      "PGRST121",
+      RAISE_PARSE,
+      `Invalid JSON value for MESSAGE: '${pg.message ?? ""}'`,
+      MESSAGE_HINT,
+    );
+  if (pg.detail === undefined)
+    return new RestError(
+      500,
+      "PGRST121",
+      RAISE_PARSE,
+      "DETAIL is missing in the RAISE statement",
+      DETAIL_HINT,
+    );
+  const d = parseJson(pg.detail);
+  if (!isObject(d) || typeof d.status !== "number" || !isObject(d.headers))
+    return new RestError(
+      500,
+      "PGRST121",
+      RAISE_PARSE,
+      `Invalid JSON value for DETAIL: '${pg.detail}'`,
+      DETAIL_HINT,
+    );
+  const headers = Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k, String(v)]));
+  return new RestError(
+    d.status,
+    m.code,
+    m.message,
+    typeof m.details === "string" ? m.details : null,
+    typeof m.hint === "string" ? m.hint : null,
+    headers,
+  );
+}
+
 /** Turns whatever the database threw into PostgREST's answer. */
 export function fromDatabaseError(error: unknown, authenticated: boolean): RestError {
   if (error instanceof RestError) return error;
   const pg = (error ?? {}) as PgLikeError;
+  if (pg.code === "PGRST") return raisedResponse(pg);
   if (typeof pg.code === "string" && /^[0-9A-Z]{5}$/.test(pg.code)) {
     const message = pg.message ?? "";
     return new RestError(

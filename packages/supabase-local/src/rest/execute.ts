@@ -8,12 +8,16 @@
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { errors, RestError } from "./errors.ts";
 import type { Plan, ResponsePlan } from "./plan.ts";
-import { ident, type Query } from "./sql.ts";
+import { INSERTED_SQL, ident, type Query } from "./sql.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"];
 
 /** Who is calling and the request's own metadata, for the transaction's request.* settings. */
 export interface RequestContext {
+  /** db-pre-request: the function called after the settings, before the statement */
+  preRequest?: string;
+  /** search_path: the request's schema, then db-extra-search-path */
+  searchPath: readonly string[];
   claims: Record<string, unknown> & { role: string };
   method: string;
   path: string;
@@ -46,12 +50,28 @@ export async function executePlan(
       "42501",
       `permission denied to set role "${role}"`,
     );
-  const { readOnly, response: shape } = plan;
+  const { readOnly, rollback, response: shape } = plan;
 
   return db.transaction(async (tx) => {
     if (readOnly) await tx.query("SET TRANSACTION READ ONLY");
     await tx.query(ROLE_SETTINGS, [role]);
-    await setRequestSettings(tx, plan.schema, ctx);
+    await setRequestSettings(tx, ctx);
+    if (ctx.preRequest) await tx.query(`SELECT ${qualifiedName(ctx.preRequest)}()`);
+    if (query.explain && shape.explain) {
+      // the plan: EXPLAIN's rows, one line each (a JSON plan is one row), as PostgREST sends them
+      const explained = await tx.query<{ "QUERY PLAN": unknown }>(query.text, query.params);
+      const text = explained.rows
+        .map((r) => {
+          const v = r["QUERY PLAN"];
+          return `${typeof v === "string" ? v : JSON.stringify(v, null, 2)}\n`;
+        })
+        .join("");
+      if (rollback) await tx.rollback();
+      return new Response(text, {
+        status: 200,
+        headers: { "Content-Type": `${shape.explain.mime}; charset=utf-8` },
+      });
+    }
     const result = await tx.query<Row>(query.text, query.params);
     let row: Row;
     if (query.returnsBody) row = result.rows[0] ?? { body: "[]", n: 0 };
@@ -67,7 +87,13 @@ export async function executePlan(
     if (shape.maxAffected !== undefined && row.n > shape.maxAffected)
       throw errors.maxAffected(row.n);
     if (shape.exactlyOne && row.n !== 1) throw errors.singularity(row.n);
-    const response = respond(shape, row);
+    let answer = shape;
+    if (shape.status.kind === "write" && shape.status.mergeStatus) {
+      const counted = await tx.query<{ inserted: number | null }>(INSERTED_SQL);
+      const status = (counted.rows[0]?.inserted ?? 0) > 0 ? 201 : 200;
+      answer = { ...shape, status: { ...shape.status, status, emptyStatus: status } };
+    }
+    const response = respond(answer, row, query.csv === true);
     if (plan.rollback) await tx.rollback();
     return response;
   });
@@ -85,7 +111,13 @@ const ROLE_SETTINGS = `SELECT set_config(substr(s, 1, strpos(s, '=') - 1), subst
   WHERE d.setrole = to_regrole($1) AND d.setdatabase = 0
     AND s NOT LIKE 'default\\_transaction\\_isolation=%'`;
 
-async function setRequestSettings(tx: Transaction, schema: string, ctx: RequestContext) {
+/** `schema.fn` or `fn` (PostgREST's toQi: split at the first dot), quoted. */
+function qualifiedName(name: string): string {
+  const dot = name.indexOf(".");
+  return dot === -1 ? ident(name) : `${ident(name.slice(0, dot))}.${ident(name.slice(dot + 1))}`;
+}
+
+async function setRequestSettings(tx: Transaction, ctx: RequestContext) {
   const headers: Record<string, string> = {};
   ctx.headers.forEach((v, k) => {
     headers[k] = v;
@@ -105,12 +137,12 @@ async function setRequestSettings(tx: Transaction, schema: string, ctx: RequestC
       ctx.path,
       JSON.stringify(headers),
       JSON.stringify(ctx.cookies),
-      `${ident(schema)}, "extensions"`,
+      [...new Set(ctx.searchPath)].map(ident).join(", "),
     ],
   );
 }
 
-function respond(shape: ResponsePlan, row: Row): Response {
+function respond(shape: ResponsePlan, row: Row, csvBody: boolean): Response {
   const headers = new Headers();
   if (shape.preferenceApplied) headers.set("Preference-Applied", shape.preferenceApplied);
   const { status } = shape;
@@ -132,7 +164,7 @@ function respond(shape: ResponsePlan, row: Row): Response {
       }
     }
     if (!status.body) return new Response(null, { status: status.emptyStatus, headers });
-    return withBody(shape, row, headers, status.status);
+    return withBody(shape, row, headers, status.status, csvBody);
   }
 
   const total = row.total ?? undefined;
@@ -141,10 +173,16 @@ function respond(shape: ResponsePlan, row: Row): Response {
       `An offset of ${from} was requested, but there are only ${total} rows.`,
     );
   headers.set("Content-Range", `${range}/${total ?? "*"}`);
-  return withBody(shape, row, headers, total !== undefined && row.n < total ? 206 : 200);
+  return withBody(shape, row, headers, total !== undefined && row.n < total ? 206 : 200, csvBody);
 }
 
-function withBody(shape: ResponsePlan, row: Row, headers: Headers, status: number): Response {
+function withBody(
+  shape: ResponsePlan,
+  row: Row,
+  headers: Headers,
+  status: number,
+  csvBody: boolean,
+): Response {
   let text = row.body ?? "";
   if (shape.unwrap) {
     const rows = JSON.parse(text) as unknown[];
@@ -154,7 +192,7 @@ function withBody(shape: ResponsePlan, row: Row, headers: Headers, status: numbe
       shape.media === "object" ? CONTENT_TYPES.object : CONTENT_TYPES.json,
     );
   } else if (shape.media === "csv") {
-    text = toCsv(JSON.parse(text));
+    if (!csvBody) text = toCsv(JSON.parse(text));
     headers.set("Content-Type", CONTENT_TYPES.csv);
   } else headers.set("Content-Type", CONTENT_TYPES.json);
   return new Response(shape.head ? null : text, { status, headers });

@@ -1,4 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite";
+import { loadRestConfig, type RestConfig } from "./db-config.ts";
 import { errors, fromDatabaseError, RestError } from "./errors.ts";
 import { executePlan } from "./execute.ts";
 import { readRequest } from "./parse.ts";
@@ -21,28 +22,47 @@ export interface RestDeps {
   authenticate: Authenticate;
   /** config.toml [api] max_rows: the most rows one read returns (Supabase's default is 1000). */
   maxRows?: number;
+  /** config.toml [api] extra_search_path (the CLI's default: public, extensions) */
+  extraSearchPath?: readonly string[];
 }
 
 const PREFIX = "/rest/v1";
 
 /**
- * The PostgREST-compatible data API mounted at /rest/v1. The schema cache loads on the first
- * request and reloads after DDL (an event trigger sends NOTIFY pgrst, 'reload schema', as on
- * Supabase) or when anyone sends NOTIFY pgrst.
+ * The PostgREST-compatible data API mounted at /rest/v1. The schema cache and the in-database
+ * configuration (db-config.ts) load on the first request; the schema cache reloads after DDL (an
+ * event trigger sends NOTIFY pgrst, 'reload schema', as on Supabase), the configuration on
+ * NOTIFY pgrst, 'reload config', both on any other NOTIFY pgrst.
  */
 export function createRestHandler(deps: RestDeps): (request: Request) => Promise<Response> {
   let cache: Promise<SchemaCache> | undefined;
+  let config: Promise<RestConfig> | undefined;
   let watching: Promise<void> | undefined;
-  const getCache = async () => {
-    watching ??= watchSchema(deps.db, () => {
-      cache = undefined;
+  const watch = async () => {
+    watching ??= watchSchema(deps.db, (reload) => {
+      if (reload !== "config") cache = undefined;
+      if (reload !== "schema") config = undefined;
     });
     await watching;
+  };
+  const getCache = async () => {
+    await watch();
     cache ??= loadSchemaCache(deps.db, deps.schemas).catch((e) => {
       cache = undefined;
       throw e;
     });
     return cache;
+  };
+  const getConfig = async () => {
+    await watch();
+    config ??= loadRestConfig(deps.db, {
+      maxRows: deps.maxRows,
+      extraSearchPath: deps.extraSearchPath,
+    }).catch((e) => {
+      config = undefined;
+      throw e;
+    });
+    return config;
   };
 
   return async (request) => {
@@ -59,11 +79,16 @@ export function createRestHandler(deps: RestDeps): (request: Request) => Promise
         throw new RestError(404, "PGRST126", "Root endpoint metadata is disabled");
       // one way: request -> ApiRequest -> Plan -> Query -> Response
       const api = await readRequest(request, path, { schemas: deps.schemas });
+      const settings = await getConfig();
       const plan = planRequest(api, await getCache(), api.schema, api.payload, {
-        maxRows: deps.maxRows,
+        maxRows: settings.maxRows,
+        aggregatesEnabled: settings.aggregatesEnabled,
+        planEnabled: settings.planEnabled,
       });
       const query = querySql(plan);
       return await executePlan(deps.db, plan, query, {
+        preRequest: settings.preRequest,
+        searchPath: [api.schema, ...settings.extraSearchPath],
         claims: auth.claims,
         method: request.method,
         path: url.pathname,

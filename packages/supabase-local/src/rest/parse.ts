@@ -4,10 +4,14 @@
  * from reading the body: every failure is a RestError (PGRST1xx, PGRST106) with PostgREST's
  * message layout. Names are resolved against the schema cache later (plan.ts).
  */
+
+import { parse as parseCsv } from "csv-parse/sync";
 import type {
   ApiRequest,
   ArgOrFilter,
+  BodyType,
   Condition,
+  ExplainRequest,
   Field,
   Filter,
   FilterValue,
@@ -176,6 +180,16 @@ function readItem(c: Cursor, depth: number): SelectItem {
     if (first !== undefined) alias = first;
     else c.pos = save;
   }
+  // count() alone: the number of rows (an embedded resource cannot be named count)
+  if (!spread && c.eat("count()")) {
+    const cast = c.eat("::") ? readCast(c) : undefined;
+    return {
+      type: "column",
+      field: { name: "*", json: [] },
+      alias,
+      aggregate: { fn: "count", cast },
+    };
+  }
   const startName = c.pos;
   const name = readName(c);
   if (c.peek() === "!" || c.peek() === "(") {
@@ -189,11 +203,7 @@ function readItem(c: Cursor, depth: number): SelectItem {
     }
     c.expect("(", '"(" (embedded resource)');
     skipSpace(c);
-    if (c.eat(")")) {
-      if (!hint && ["count", "sum", "avg", "max", "min"].includes(name) && join === "left")
-        throw aggregatesNotAllowed();
-      return { type: "embed", name, alias, hint, join, spread, select: [] };
-    }
+    if (c.eat(")")) return { type: "embed", name, alias, hint, join, spread, select: [] };
     const select = readForest(c, depth + 1);
     c.expect(")", '")" or ","');
     return { type: "embed", name, alias, hint, join, spread, select };
@@ -201,15 +211,13 @@ function readItem(c: Cursor, depth: number): SelectItem {
   if (spread) c.fail('"(" (spread needs an embedded resource)');
   c.pos = startName;
   const field = readField(c);
-  if (c.startsWith(".") && /^\.(count|sum|avg|max|min)\(\)/.test(c.input.slice(c.pos)))
-    throw aggregatesNotAllowed();
-  let cast: string | undefined;
-  if (c.eat("::")) cast = readCast(c);
-  return { type: "column", field, alias, cast };
-}
-
-function aggregatesNotAllowed() {
-  return new RestError(400, "PGRST123", "Use of aggregate functions is not allowed");
+  const cast = c.eat("::") ? readCast(c) : undefined;
+  const m = /^\.(count|sum|avg|max|min)\(\)/.exec(c.input.slice(c.pos));
+  if (!m) return { type: "column", field, alias, cast };
+  c.pos += m[0].length;
+  const fn = m[1] as "count";
+  const aggregateCast = c.eat("::") ? readCast(c) : undefined;
+  return { type: "column", field, alias, cast, aggregate: { fn, cast: aggregateCast } };
 }
 
 function tryAlias(c: Cursor): string | undefined {
@@ -435,7 +443,6 @@ export function parsePreferences(header: string | null): Preferences {
     else if (k === "handling" && ["strict", "lenient"].includes(v))
       prefer.handling = v as Preferences["handling"];
     else if (k === "max-affected" && /^\d{1,15}$/.test(v)) prefer.maxAffected = Number(v);
-    else if (k === "params" && v === "single-object") prefer.params = "single-object";
     else if (k === "timezone") {
       /* accepted, ignored */
     } else prefer.invalid.push(p);
@@ -445,7 +452,13 @@ export function parsePreferences(header: string | null): Preferences {
   return prefer;
 }
 
-export function parseAccept(header: string | null): { media: MediaType; stripNulls: boolean } {
+const PLAN_OPTIONS = new Set(["analyze", "verbose", "settings", "buffers", "wal"]);
+
+export function parseAccept(header: string | null): {
+  media: MediaType;
+  stripNulls: boolean;
+  explain?: ExplainRequest;
+} {
   if (!header || header.trim() === "") return { media: "json", stripNulls: false };
   const offered = header.split(",").map((s) => s.trim());
   for (const entry of offered) {
@@ -461,6 +474,33 @@ export function parseAccept(header: string | null): { media: MediaType; stripNul
     if (type === "application/vnd.pgrst.object+json" || type === "application/vnd.pgrst.object")
       return { media: "object", stripNulls };
     if (type === "text/csv") return { media: "csv", stripNulls: false };
+    const plan = /^application\/vnd\.pgrst\.plan(\+json|\+text)?$/.exec(type);
+    if (plan) {
+      const param = (name: string) =>
+        params
+          .find((p) => p.startsWith(`${name}=`))
+          ?.slice(name.length + 1)
+          .replace(/"/g, "");
+      const forType = param("for") ?? "application/json";
+      const inner = parseAccept(forType);
+      const options = (param("options") ?? "")
+        .split("|")
+        .filter((o) => PLAN_OPTIONS.has(o)) as ExplainRequest["options"][number][];
+      const format = plan[1] === "+json" ? "json" : "text";
+      const forMime = {
+        json: "application/json",
+        object: "application/vnd.pgrst.object+json",
+        csv: "text/csv",
+      }[inner.media];
+      return {
+        ...inner,
+        explain: {
+          format,
+          options,
+          mime: `application/vnd.pgrst.plan+${format}; for="${forMime}"${options.length ? `; options=${options.join("|")}` : ""}`,
+        },
+      };
+    }
   }
   throw errors.mediaType(offered.map((o) => o.split(";")[0]?.trim() ?? o));
 }
@@ -480,8 +520,29 @@ function parseRange(header: string | null): ApiRequest["range"] {
 
 // ---------------------------------------------------------------- the body
 
-/** The JSON payload as PostgREST takes it: objects (an array of them for bulk inserts). */
-function parsePayload(text: string, action: ApiRequest["action"]): unknown {
+/** Content-Type -> what the body is; 415-like PGRST102 for anything else. */
+function parseContentType(header: string | null, isCall: boolean): BodyType {
+  const type = (header ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? "";
+  const byType: Record<string, BodyType> = {
+    "application/json": "json",
+    "text/csv": "csv",
+    "application/x-www-form-urlencoded": "form",
+  };
+  const raw: Record<string, BodyType> = {
+    "text/plain": "text",
+    "text/xml": "xml",
+    "application/octet-stream": "bytea",
+  };
+  const found = byType[type] ?? (isCall ? raw[type] : undefined);
+  if (!found) throw errors.invalidBody(`Content-Type not acceptable: ${type}`);
+  return found;
+}
+
+/** The payload as PostgREST takes it: objects (an array of them for bulk inserts), or raw text. */
+function parsePayload(text: string, action: ApiRequest["action"], type: BodyType): unknown {
+  if (type === "text" || type === "xml" || type === "bytea") return text;
+  if (type === "form") return Object.fromEntries(new URLSearchParams(text));
+  if (type === "csv") return csvRows(text);
   if (text.trim() === "") {
     if (action === "call") return {};
     if (action === "update") return {};
@@ -496,6 +557,24 @@ function parsePayload(text: string, action: ApiRequest["action"]): unknown {
   if (body === null || typeof body !== "object") throw errors.invalidBody("Empty or invalid json");
   if (action === "update" && Array.isArray(body)) throw errors.invalidBody("Empty or invalid json");
   return body;
+}
+
+/** A CSV body with a header line -> one object per line, strings ("NULL" is null). */
+function csvRows(text: string): Record<string, string | null>[] {
+  let records: string[][];
+  try {
+    records = parseCsv(text, { relax_column_count: false, skip_empty_lines: true });
+  } catch (error) {
+    throw errors.invalidBody(
+      /Invalid Record Length/i.test(String(error))
+        ? "All lines must have same number of fields"
+        : String((error as Error).message),
+    );
+  }
+  const [header = [], ...lines] = records;
+  return lines.map((line) =>
+    Object.fromEntries(header.map((h, i) => [h, line[i] === "NULL" ? null : (line[i] ?? null)])),
+  );
 }
 
 function parseCookies(header: string | null): Record<string, string> {
@@ -651,7 +730,7 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     }
 
   const prefer = parsePreferences(raw.headers.get("prefer"));
-  const { media, stripNulls } = parseAccept(raw.headers.get("accept"));
+  const { media, stripNulls, explain } = parseAccept(raw.headers.get("accept"));
   const profileHeader = readLike
     ? raw.headers.get("accept-profile")
     : raw.headers.get("content-profile");
@@ -663,7 +742,11 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     throw errors.invalidSchema(schema, [...config.schemas]);
 
   const hasBody = method !== "GET" && method !== "HEAD" && method !== "DELETE";
-  const payload = hasBody && raw.body !== undefined ? parsePayload(raw.body, action) : undefined;
+  const contentType = hasBody
+    ? parseContentType(raw.headers.get("content-type"), isCall)
+    : ("json" as const);
+  const payload =
+    hasBody && raw.body !== undefined ? parsePayload(raw.body, action, contentType) : undefined;
 
   return deepFreeze({
     method: method as ApiRequest["method"],
@@ -681,7 +764,9 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     prefer,
     media,
     stripNulls,
+    explain,
     range,
+    contentType,
     payload,
     cookies: parseCookies(raw.headers.get("cookie")),
   });
@@ -698,8 +783,13 @@ export async function readRequest(
 ): Promise<ApiRequest> {
   const url = new URL(request.url);
   const method = request.method.toUpperCase();
-  const body =
-    method === "GET" || method === "HEAD" || method === "DELETE" ? undefined : await request.text();
+  let body: string | undefined;
+  if (method === "GET" || method === "HEAD" || method === "DELETE") body = undefined;
+  else if (
+    request.headers.get("content-type")?.toLowerCase().startsWith("application/octet-stream")
+  )
+    body = `\\x${Buffer.from(await request.arrayBuffer()).toString("hex")}`;
+  else body = await request.text();
   return parseRequest(
     { method: request.method, path, params: [...url.searchParams], headers: request.headers, body },
     config,

@@ -6,9 +6,11 @@
  * PostgREST's schema-cache errors (PGRST2xx) and embedding errors (PGRST1xx).
  */
 import type {
+  Aggregate,
   ApiRequest,
   ArgOrFilter,
   Condition,
+  ExplainRequest,
   Field,
   MediaType,
   OrderTerm,
@@ -16,6 +18,8 @@ import type {
   SelectItem,
 } from "./api-request.ts";
 import { errors, RestError } from "./errors.ts";
+import { closest } from "./fuzzy.ts";
+import { findRoutine } from "./routines.ts";
 import {
   type ForeignKey,
   qualified,
@@ -26,6 +30,8 @@ import {
 
 export interface Relationship {
   readonly toOne: boolean;
+  /** a computed relationship: the function called with the parent row gives the rows */
+  readonly computed?: { readonly schema: string; readonly name: string };
   /** parent column = child column */
   readonly pairs: readonly (readonly [string, string])[];
   readonly junction?: {
@@ -43,6 +49,8 @@ export type Output =
       readonly field: Field;
       readonly cast?: string;
       readonly name: string;
+      /** count(), sum()…: the rows are grouped by the other columns */
+      readonly aggregate?: Aggregate;
     }
   | { readonly kind: "embed"; readonly index: number; readonly name: string }
   | { readonly kind: "spread"; readonly index: number; readonly names: readonly string[] }
@@ -55,6 +63,8 @@ export interface EmbedNode {
   /** the name filters, orders and the output use */
   readonly name: string;
   readonly inner: boolean;
+  /** a to-many spread: each of these output names becomes an array of the rows' values */
+  readonly spreadMany?: readonly string[];
 }
 
 export interface ResolvedOrder extends OrderTerm {
@@ -88,6 +98,8 @@ export interface ResponsePlan {
   readonly head: boolean;
   /** the Preference-Applied header, when a preference was honoured */
   readonly preferenceApplied?: string;
+  /** answer with the statement's execution plan instead (db-plan-enabled) */
+  readonly explain?: ExplainRequest;
   readonly status: StatusPlan;
 }
 
@@ -106,10 +118,12 @@ export type StatusPlan =
       readonly kind: "write";
       readonly status: 200 | 201;
       readonly body: boolean;
-      readonly emptyStatus: 201 | 204;
+      readonly emptyStatus: 200 | 201 | 204;
       readonly range: boolean;
       readonly count: boolean;
       readonly location?: { readonly path: string; readonly keys: readonly string[] };
+      /** a merge upsert: 201 if it inserted a row, 200 if it only updated (pgrst.inserted) */
+      readonly mergeStatus?: boolean;
     }
   /** a function returning void: 204 */
   | { readonly kind: "no-content" };
@@ -157,19 +171,25 @@ export interface CallPlan extends PlanBase {
   readonly routine: RoutineDef;
   /** argument names given, in the routine's order */
   readonly args: readonly string[];
-  /** the whole payload goes to a single unnamed json parameter */
-  readonly singleJson: boolean;
+  /** the whole body goes to the single unnamed parameter (json/jsonb, text, xml or bytea) */
+  readonly single: boolean;
   /** the arguments: the JSON body, or for GET/HEAD the query string's argument params */
   readonly payload: unknown;
   /** for functions returning rows: the read over the function's result */
   readonly root?: ReadNode;
+  /** for functions returning a set of scalars: the page (limit/offset, Range, max_rows) */
+  readonly page: { readonly limit?: number; readonly offset?: number };
 }
 
 export type Plan = ReadPlan | MutatePlan | CallPlan;
 
 export interface PlanOptions {
-  /** config.toml [api] max_rows: the most rows one read returns (Supabase's default is 1000) */
+  /** db-max-rows (config.toml [api] max_rows): the most rows one read returns */
   maxRows?: number;
+  /** db-aggregates-enabled: count(), sum()… allowed in select (else PGRST123) */
+  aggregatesEnabled?: boolean;
+  /** db-plan-enabled: Accept: application/vnd.pgrst.plan answers with the EXPLAIN output */
+  planEnabled?: boolean;
 }
 
 const CASTS: Record<string, string> = {
@@ -196,12 +216,32 @@ export function planRequest(
   payload: unknown = request.payload,
   options: PlanOptions = {},
 ): Plan {
+  // the plan media type exists only with db-plan-enabled: otherwise it is not available (PGRST107)
+  if (request.explain && !options.planEnabled) throw errors.mediaType([request.explain.mime]);
   const page = rootPage(request, options.maxRows);
-  if (request.action === "call") return planCall(request, cache, schema, payload, page);
+  if (request.action === "call")
+    return planCall(request, cache, schema, payload, page, options.aggregatesEnabled ?? false);
   const relation = cache.relations.get(qualified(schema, request.target));
-  if (!relation) throw errors.tableNotFound(schema, request.target);
+  if (!relation)
+    throw errors.tableNotFound(
+      schema,
+      request.target,
+      closest(
+        [...cache.relations.values()].filter((r) => r.schema === schema).map((r) => r.name),
+        request.target,
+        0.75,
+      ) ?? null,
+    );
   const root = {
-    ...planNode(relation, request.select, [], request.scopes, cache, schema),
+    ...planNode(
+      relation,
+      request.select,
+      [],
+      request.scopes,
+      cache,
+      schema,
+      options.aggregatesEnabled ?? false,
+    ),
     ...page,
   };
   checkScopes(request.scopes, root);
@@ -283,6 +323,11 @@ export function planRequest(
           headersOnly && action === "insert" && keys.length
             ? { path: `/${encodeURIComponent(relation.name)}`, keys }
             : undefined,
+        mergeStatus:
+          action === "insert" &&
+          request.prefer.resolution === "merge-duplicates" &&
+          !!onConflict?.length &&
+          request.prefer.missing !== "default",
       },
     },
   };
@@ -334,6 +379,7 @@ function negotiated(request: ApiRequest) {
   if (prefer.missing) applied.push(`missing=${prefer.missing}`);
   return {
     preferenceApplied: applied.length ? applied.join(", ") : undefined,
+    explain: request.explain,
     media: request.media,
     stripNulls: request.stripNulls,
     maxAffected: prefer.handling === "strict" ? prefer.maxAffected : undefined,
@@ -374,6 +420,7 @@ function planNode(
   scopes: ReadonlyMap<string, Scoped>,
   cache: SchemaCache,
   schema: string,
+  aggregates: boolean,
 ): ReadNode {
   const scoped = scopes.get(path.join(".")) ?? { conditions: [] };
   const outputs: Output[] = [];
@@ -384,25 +431,47 @@ function planNode(
       for (const name of relation.columns.keys())
         outputs.push({ kind: "column", field: { name, json: [] }, name });
     } else if (item.type === "column") {
+      if (item.aggregate && !aggregates) throw errors.aggregatesNotAllowed();
       const last = item.field.json.at(-1);
-      const name = item.alias ?? (last ? String(last.key) : item.field.name);
+      const name = item.alias ?? item.aggregate?.fn ?? (last ? String(last.key) : item.field.name);
       outputs.push({
         kind: "column",
         field: item.field,
         cast: item.cast ? castName(item.cast) : undefined,
         name,
+        aggregate: item.aggregate && {
+          fn: item.aggregate.fn,
+          cast: item.aggregate.cast ? castName(item.aggregate.cast) : undefined,
+        },
       });
     } else {
       const { relationship, target } = resolveEmbed(relation, item.name, item.hint, cache, schema);
       const name = item.alias ?? item.name;
-      const child = planNode(target, item.select, [...path, name], scopes, cache, schema);
+      const child = planNode(
+        target,
+        item.select,
+        [...path, name],
+        scopes,
+        cache,
+        schema,
+        aggregates,
+      );
       const index = embeds.length;
-      embeds.push({ relationship, node: child, name, inner: item.join === "inner" });
-      if (item.spread) {
-        if (!relationship.toOne)
-          throw errors.notImplemented("spreading a to-many embedded resource is not supported");
-        outputs.push({ kind: "spread", index, names: outputNames(child) });
-      } else if (item.select.length > 0) outputs.push({ kind: "embed", index, name });
+      const names = outputNames(child);
+      const spreadMany = item.spread && !relationship.toOne;
+      if (spreadMany && child.outputs.some((o) => o.kind === "column" && o.aggregate))
+        throw errors.notImplemented(
+          "Aggregates are not implemented for one-to-many or many-to-many spreads.",
+        );
+      embeds.push({
+        relationship,
+        node: child,
+        name,
+        inner: item.join === "inner",
+        spreadMany: spreadMany ? names : undefined,
+      });
+      if (item.spread) outputs.push({ kind: "spread", index, names });
+      else if (item.select.length > 0) outputs.push({ kind: "embed", index, name });
     }
   }
   const order = (scoped.order ?? []).map((term): ResolvedOrder => {
@@ -466,13 +535,19 @@ function checkScopes(scopes: ReadonlyMap<string, Scoped>, root: ReadNode) {
 
 // ---------------------------------------------------------------- relationships
 
+/** One relationship of a table, as PostgREST's schema cache holds it. */
 interface Candidate {
   relationship: Relationship;
   target: Relation;
-  cardinality: string;
+  cardinality: "many-to-one" | "one-to-many" | "one-to-one" | "many-to-many";
+  /** the foreign key's name (the junction's name for many-to-many) */
+  constraint: string;
+  /** origin column, target column (junction columns for many-to-many) */
+  columns: readonly (readonly [string, string])[];
+  isSelf: boolean;
+  /** "…using…" for PGRST201's details */
   label: string;
-  hintName: string;
-  matches: (hint: string) => boolean;
+  computed?: boolean;
 }
 
 function resolveEmbed(
@@ -482,11 +557,18 @@ function resolveEmbed(
   cache: SchemaCache,
   schema: string,
 ): { relationship: Relationship; target: Relation } {
-  let candidates = candidatesFor(parent, name, cache, schema);
-  if (hint) candidates = candidates.filter((c) => c.matches(hint));
-  if (candidates.length === 0) throw errors.noRelationship(parent.name, name, hint ?? null, schema);
-  if (candidates.length > 1) {
-    // a direct relationship wins over ones through a junction only when the hint chose none
+  let candidates = relationshipsOf(parent, cache, schema).filter((c) => matches(c, name, hint));
+  // a computed relationship overrides the detected ones of the same name
+  if (candidates.some((c) => c.computed)) candidates = candidates.filter((c) => c.computed);
+  if (candidates.length === 0)
+    throw errors.noRelationship(
+      parent.name,
+      name,
+      hint ?? null,
+      schema,
+      relationshipHint(parent, name, cache, schema),
+    );
+  if (candidates.length > 1)
     throw errors.ambiguousRelationship(
       parent.name,
       name,
@@ -495,96 +577,178 @@ function resolveEmbed(
         embedding: `${parent.name} with ${c.target.name}`,
         relationship: c.label,
       })),
-      candidates.map((c) => `'${name}!${c.hintName}'`),
+      candidates.map((c) => `'${c.target.name}!${c.constraint}'`),
     );
-  }
   const only = candidates[0] as Candidate;
   return { relationship: only.relationship, target: only.target };
 }
 
-const isUnique = (rel: Relation, cols: string[]) =>
-  rel.uniques.some((u) => u.length === cols.length && u.every((c) => cols.includes(c)));
-const within = (cols: string[], pk: string[]) => pk.length > 0 && cols.every((c) => pk.includes(c));
-const fmtCols = (rel: string, cols: string[]) => `${rel}(${cols.join(", ")})`;
+/**
+ * PostgREST's findRel: which relationships an embed `name!hint` means. In a self-relationship
+ * the table's name means the children (one-to-many), the foreign key column the parent
+ * (many-to-one), and a hint names the children's foreign key column.
+ */
+function matches(c: Candidate, name: string, hint: string | undefined): boolean {
+  if (c.computed) return name === c.constraint;
+  const single = c.columns.length === 1 ? (c.columns[0] as readonly [string, string]) : undefined;
+  const toTarget = name === c.target.name;
+  if (c.isSelf)
+    return hint === undefined
+      ? (toTarget && c.cardinality === "one-to-many") ||
+          (c.cardinality === "many-to-one" && single?.[0] === name)
+      : toTarget && c.cardinality === "one-to-many" && single?.[1] === hint;
+  if (hint === undefined)
+    return (
+      toTarget ||
+      (c.cardinality !== "many-to-many" &&
+        !c.target.isView &&
+        (name === c.constraint || single?.[0] === name))
+    );
+  return (
+    toTarget &&
+    (c.cardinality === "many-to-many"
+      ? hint === c.constraint
+      : hint === c.constraint || single?.[0] === hint || single?.[1] === hint)
+  );
+}
 
-function candidatesFor(
+/**
+ * PostgREST's noRelBetweenHint: a close name among the parent's related tables (when it has
+ * relationships), else among the tables that have relationships.
+ */
+function relationshipHint(
   parent: Relation,
-  name: string,
+  child: string,
   cache: SchemaCache,
   schema: string,
-): Candidate[] {
+): string | null {
+  const related = relationshipsOf(parent, cache, schema).filter((c) => !c.computed);
+  if (related.length) {
+    const names = related.map((c) => c.target.name).filter((n) => n !== child);
+    const best = closest(names, child);
+    return best ? `Perhaps you meant '${best}' instead of '${child}'.` : null;
+  }
+  const withRelationships = cache.foreignKeys.flatMap((fk) =>
+    [
+      [fk.schema, fk.table],
+      [fk.refSchema, fk.refTable],
+    ]
+      .filter(([s]) => s === schema)
+      .map(([, t]) => t as string),
+  );
+  const best = closest(withRelationships, parent.name);
+  return best && best !== parent.name
+    ? `Perhaps you meant '${best}' instead of '${parent.name}'.`
+    : null;
+}
+
+const isUnique = (rel: Relation, cols: readonly string[]) =>
+  rel.uniques.some((u) => u.length === cols.length && u.every((c) => cols.includes(c)));
+const within = (cols: string[], pk: string[]) => pk.length > 0 && cols.every((c) => pk.includes(c));
+const fmtCols = (rel: string, cols: readonly string[]) => `${rel}(${cols.join(", ")})`;
+
+/** Every relationship of `parent`: foreign keys both ways, junctions, computed relationships. */
+function relationshipsOf(parent: Relation, cache: SchemaCache, schema: string): Candidate[] {
   const out: Candidate[] = [];
-  const target = cache.relations.get(qualified(schema, name));
   const fks = cache.foreignKeys;
-  const is = (fk: ForeignKey, side: "from" | "to", rel: Relation) =>
-    side === "from"
-      ? fk.schema === rel.schema && fk.table === rel.name
-      : fk.refSchema === rel.schema && fk.refTable === rel.name;
-  const manyToOne = (fk: ForeignKey, tgt: Relation): Candidate => ({
-    relationship: { toOne: true, pairs: fk.columns.map((c, i) => [c, fk.refColumns[i] as string]) },
-    target: tgt,
-    cardinality: "many-to-one",
-    label: `${fk.name} using ${fmtCols(parent.name, fk.columns)} and ${fmtCols(tgt.name, fk.refColumns)}`,
-    hintName: fk.name,
-    matches: (h) =>
-      h === fk.name || (fk.columns.length === 1 && fk.columns[0] === h) || h === tgt.name,
+  const from = (fk: ForeignKey, rel: Relation) => fk.schema === rel.schema && fk.table === rel.name;
+  const to = (fk: ForeignKey, rel: Relation) =>
+    fk.refSchema === rel.schema && fk.refTable === rel.name;
+  const direct = (
+    cardinality: Candidate["cardinality"],
+    fk: ForeignKey,
+    target: Relation,
+    columns: [string, string][],
+    toOne: boolean,
+  ): Candidate => ({
+    relationship: { toOne, pairs: columns },
+    target,
+    cardinality,
+    constraint: fk.name,
+    columns,
+    isSelf: target.schema === parent.schema && target.name === parent.name,
+    label: `${fk.name} using ${fmtCols(
+      parent.name,
+      columns.map((c) => c[0]),
+    )} and ${fmtCols(
+      target.name,
+      columns.map((c) => c[1]),
+    )}`,
   });
-  if (target) {
-    for (const fk of fks) {
-      if (is(fk, "from", parent) && is(fk, "to", target)) out.push(manyToOne(fk, target));
-      if (is(fk, "from", target) && is(fk, "to", parent)) {
-        const toOne = isUnique(target, fk.columns);
-        out.push({
-          relationship: {
-            toOne,
-            pairs: fk.refColumns.map((c, i) => [c, fk.columns[i] as string]),
-          },
-          target,
-          cardinality: toOne ? "one-to-one" : "one-to-many",
-          label: `${fk.name} using ${fmtCols(target.name, fk.columns)} and ${fmtCols(parent.name, fk.refColumns)}`,
-          hintName: fk.name,
-          matches: (h) =>
-            h === fk.name || (fk.columns.length === 1 && fk.columns[0] === h) || h === target.name,
-        });
-      }
-    }
-    // many-to-many through a junction whose foreign key columns are part of its primary key
-    for (const j of cache.relations.values()) {
-      if (j.schema !== schema) continue;
-      const toParent = fks.filter((fk) => is(fk, "from", j) && is(fk, "to", parent));
-      const toTarget = fks.filter((fk) => is(fk, "from", j) && is(fk, "to", target));
-      for (const a of toParent)
-        for (const b of toTarget) {
-          if (a === b || !within(a.columns, j.primaryKey) || !within(b.columns, j.primaryKey))
-            continue;
-          out.push({
-            relationship: {
-              toOne: false,
-              pairs: [],
-              junction: {
-                relation: j,
-                parentPairs: a.refColumns.map((c, i) => [c, a.columns[i] as string]),
-                childPairs: b.refColumns.map((c, i) => [c, b.columns[i] as string]),
-              },
-            },
-            target,
-            cardinality: "many-to-many",
-            label: `${fmtCols(j.name, [...a.columns, ...b.columns])}`,
-            hintName: j.name,
-            matches: (h) => h === j.name || h === a.name || h === b.name,
-          });
-        }
+  // computed relationships: functions of the parent's row returning rows of a table
+  for (const [key, routines] of cache.routines) {
+    if (!key.startsWith(`${schema}.`)) continue;
+    for (const r of routines) {
+      const target =
+        r.returnRelation &&
+        cache.relations.get(qualified(r.returnRelation.schema, r.returnRelation.name));
+      if (!target || r.rowArg?.schema !== parent.schema || r.rowArg.name !== parent.name) continue;
+      out.push({
+        relationship: {
+          toOne: !r.returnsSet,
+          pairs: [],
+          computed: { schema: r.schema, name: r.name },
+        },
+        target,
+        cardinality: r.returnsSet ? "one-to-many" : "many-to-one",
+        constraint: r.name,
+        columns: [],
+        isSelf: false,
+        label: `${r.schema}.${r.name}`,
+        computed: true,
+      });
     }
   }
-  if (out.length === 0) {
-    // embedding by foreign key column name or constraint name: select=author_id(*), fk_name(*)
-    for (const fk of fks) {
-      if (!is(fk, "from", parent)) continue;
-      if (fk.name === name || (fk.columns.length === 1 && fk.columns[0] === name)) {
-        const tgt = cache.relations.get(qualified(fk.refSchema, fk.refTable));
-        if (tgt) out.push(manyToOne(fk, tgt));
+  for (const fk of fks) {
+    if (from(fk, parent)) {
+      const target = cache.relations.get(qualified(fk.refSchema, fk.refTable));
+      const cols = fk.columns.map((c, i): [string, string] => [c, fk.refColumns[i] as string]);
+      if (target)
+        out.push(
+          direct(
+            isUnique(parent, fk.columns) ? "one-to-one" : "many-to-one",
+            fk,
+            target,
+            cols,
+            true,
+          ),
+        );
+    }
+    if (to(fk, parent)) {
+      const target = cache.relations.get(qualified(fk.schema, fk.table));
+      const cols = fk.refColumns.map((c, i): [string, string] => [c, fk.columns[i] as string]);
+      if (target) {
+        const toOne = isUnique(target, fk.columns);
+        out.push(direct(toOne ? "one-to-one" : "one-to-many", fk, target, cols, toOne));
       }
     }
+  }
+  // many-to-many through a junction whose foreign key columns are part of its primary key
+  for (const j of cache.relations.values()) {
+    if (j.schema !== schema) continue;
+    for (const a of fks.filter((fk) => from(fk, j) && to(fk, parent)))
+      for (const b of fks.filter((fk) => from(fk, j) && fk !== a)) {
+        const target = cache.relations.get(qualified(b.refSchema, b.refTable));
+        if (!target || !within(a.columns, j.primaryKey) || !within(b.columns, j.primaryKey))
+          continue;
+        out.push({
+          relationship: {
+            toOne: false,
+            pairs: [],
+            junction: {
+              relation: j,
+              parentPairs: a.refColumns.map((c, i) => [c, a.columns[i] as string]),
+              childPairs: b.refColumns.map((c, i) => [c, b.columns[i] as string]),
+            },
+          },
+          target,
+          cardinality: "many-to-many",
+          constraint: j.name,
+          columns: [],
+          isSelf: false,
+          label: `${j.name} using ${fmtCols(a.name, a.columns)} and ${fmtCols(b.name, b.columns)}`,
+        });
+      }
   }
   return out;
 }
@@ -597,40 +761,34 @@ function planCall(
   schema: string,
   body: unknown,
   page: { limit?: number; offset?: number },
+  aggregates: boolean,
 ): Plan {
-  const overloads = cache.routines.get(qualified(schema, request.target)) ?? [];
   const readLike = request.method === "GET" || request.method === "HEAD";
-  let given: string[];
+  let keys: Set<string>;
   let payload = body;
   let scopes = request.scopes;
   if (readLike) {
-    // the query string's params: the function's arguments, and filters on its result
-    const argNames = new Set(overloads.flatMap((o) => o.args.map((a) => a.name)));
-    const args = request.argsOrFilters.filter((p) => argNames.has(p.key));
+    // the query string's params: a value that reads as a filter (op.value) filters the result,
+    // any other is an argument (PostgREST's rule, whatever the function's parameters are)
+    const args = request.argsOrFilters.filter((p) => "error" in p.filter);
     scopes = withFilters(
       request.scopes,
-      request.argsOrFilters.filter((p) => !argNames.has(p.key)),
+      request.argsOrFilters.filter((p) => !("error" in p.filter)),
     );
-    given = args.map((p) => p.key);
+    keys = new Set(args.map((p) => p.key));
     payload = Object.fromEntries(args.map((p) => [p.key, p.value]));
-  } else {
-    given =
-      body && typeof body === "object" && !Array.isArray(body) ? Object.keys(body as object) : [];
+  } else if (request.columns) keys = new Set(request.columns);
+  else {
+    const first = Array.isArray(body) ? body[0] : body;
+    keys = new Set(first && typeof first === "object" ? Object.keys(first as object) : []);
   }
-  const keys = [...new Set(given)];
-  const fits = (r: RoutineDef) =>
-    keys.every((k) => r.args.some((a) => a.name === k)) &&
-    r.args.every((a) => a.hasDefault || keys.includes(a.name));
-  let routine = overloads.find(fits);
-  let singleJson = false;
-  if (!routine && !readLike) {
-    routine = overloads.find(
-      (r) => r.args.length === 1 && r.args[0]?.name === "" && /^jsonb?$/.test(r.args[0].type),
-    );
-    singleJson = routine !== undefined;
-  }
-  if (!routine) throw errors.noFunction(schema, request.target, [...keys].sort());
-  if (request.prefer.params === "single-object" && routine.args.length === 1) singleJson = true;
+  const { routine, single } = findRoutine(
+    cache,
+    schema,
+    request.target,
+    keys,
+    readLike ? undefined : request.contentType,
+  );
   let root: ReadNode | undefined;
   if (routine.returnKind === "composite" || routine.returnRelation) {
     const relation: Relation = (routine.returnRelation &&
@@ -640,13 +798,14 @@ function planCall(
       schema,
       name: routine.name,
       isView: false,
-      columns: new Map(),
+      columns: new Map((routine.columns ?? []).map((c) => [c.name, c])),
       primaryKey: [],
       uniques: [],
     };
-    const select: readonly SelectItem[] =
-      relation.columns.size === 0 && !request.selectGiven ? [] : request.select;
-    root = { ...planNode(relation, select, [], scopes, cache, schema), ...page };
+    root = {
+      ...planNode(relation, request.select, [], scopes, cache, schema, aggregates),
+      ...page,
+    };
     checkScopes(scopes, root);
   }
   const object = request.media === "object";
@@ -655,11 +814,14 @@ function planCall(
   return {
     kind: "call",
     ...common(request, schema, countInQuery(request)),
+    // POST runs stable and immutable functions in a read-only transaction too
+    readOnly: readLike || routine.volatility !== "volatile",
     routine,
-    args: singleJson ? [] : routine.args.filter((a) => keys.includes(a.name)).map((a) => a.name),
-    singleJson,
+    args: single ? [] : routine.args.filter((a) => keys.has(a.name)).map((a) => a.name),
+    single,
     payload,
     root,
+    page,
     response: {
       ...negotiated(request),
       unwrap: object || singleComposite,

@@ -47,6 +47,13 @@ export interface RoutineDef {
   returnKind: "composite" | "scalar" | "void";
   /** the table/view whose rows it returns, when it returns one */
   returnRelation?: { schema: string; name: string };
+  /** the columns of its rows otherwise: OUT/TABLE parameters, or a composite type's attributes */
+  columns?: Column[];
+  /** PostgREST can call it by /rpc: at most one unnamed parameter, of a json, jsonb, text, xml
+   * or bytea body */
+  callable: boolean;
+  /** its only parameter is a row of this table/view: a computed relationship when it returns rows */
+  rowArg?: { schema: string; name: string };
   volatility: "immutable" | "stable" | "volatile";
 }
 
@@ -55,6 +62,8 @@ export interface SchemaCache {
   foreignKeys: ForeignKey[];
   routines: Map<string, RoutineDef[]>;
 }
+
+const SINGLE_BODY_TYPES = new Set(["json", "jsonb", "text", "xml", "bytea"]);
 
 export const qualified = (schema: string, name: string) => `${schema}.${name}`;
 
@@ -143,6 +152,8 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
     ret_rel: string | null;
     out_count: number;
     volatility: string;
+    type_cols: { name: string; type: string }[] | null;
+    row_arg: { schema: string; name: string } | null;
   }>(
     `SELECT n.nspname AS schema, p.proname AS name, p.proargnames AS arg_names,
             ARRAY(SELECT format_type(t, NULL) FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) t) AS arg_types,
@@ -150,12 +161,18 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
             p.proretset AS retset, format_type(p.prorettype, NULL) AS rettype, rt.typtype::text AS typtype,
             rn.nspname AS ret_schema, rc.relname AS ret_rel,
             (SELECT count(*) FROM unnest(coalesce(p.proargmodes, '{}'::"char"[])) m WHERE m IN ('o','t','b'))::int AS out_count,
-            p.provolatile::text AS volatility
+            p.provolatile::text AS volatility,
+            (SELECT json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)) ORDER BY a.attnum)
+               FROM pg_class tc JOIN pg_attribute a ON a.attrelid = tc.oid
+              WHERE tc.oid = rt.typrelid AND tc.relkind = 'c' AND a.attnum > 0 AND NOT a.attisdropped) AS type_cols,
+            (SELECT json_build_object('schema', an.nspname, 'name', ac.relname)
+               FROM pg_type at JOIN pg_class ac ON ac.oid = at.typrelid JOIN pg_namespace an ON an.oid = ac.relnamespace
+              WHERE p.pronargs = 1 AND at.oid = p.proargtypes[0] AND ac.relkind IN ('r','v','m','f','p')) AS row_arg
        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
        JOIN pg_type rt ON rt.oid = p.prorettype
        LEFT JOIN pg_class rc ON rc.oid = rt.typrelid AND rc.relkind <> 'c'
        LEFT JOIN pg_namespace rn ON rn.oid = rc.relnamespace
-      WHERE n.nspname = ANY($1) AND p.prokind = 'f'`,
+      WHERE n.nspname = ANY($1) AND p.prokind = 'f' AND p.prorettype <> 'trigger'::regtype`,
     [schemas],
   );
 
@@ -205,19 +222,27 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
   for (const f of funcs.rows) {
     const modes = f.arg_modes ?? [];
     const args: FunctionArg[] = [];
+    const outputs: Column[] = [];
     const firstDefault = f.nargs - f.ndefaults;
     let inputIndex = 0;
     f.arg_types.forEach((type, i) => {
       const mode = modes[i] ?? "i";
+      const name = f.arg_names?.[i] ?? "";
+      if (mode === "o" || mode === "t" || mode === "b")
+        outputs.push({ name, type, nullable: true, hasDefault: false });
       if (mode === "o" || mode === "t") return;
-      args.push({
-        name: f.arg_names?.[i] ?? "",
-        type,
-        hasDefault: inputIndex >= firstDefault,
-        variadic: mode === "v",
-      });
+      args.push({ name, type, hasDefault: inputIndex >= firstDefault, variadic: mode === "v" });
       inputIndex++;
     });
+    // PostgREST leaves out functions it cannot call with named arguments: more than one unnamed
+    // parameter, or one that is not a json, jsonb, text, xml or bytea body
+    const unnamed = args.filter((a) => a.name === "");
+    const callable = !(
+      unnamed.length > 1 ||
+      (unnamed.length === 1 && !SINGLE_BODY_TYPES.has((unnamed[0] as FunctionArg).type))
+    );
+    // kept for computed relationships (a function of a row) even when not callable by /rpc
+    if (!callable && !f.row_arg) continue;
     const composite = f.typtype === "c" || (f.rettype === "record" && f.out_count > 0);
     const def: RoutineDef = {
       schema: f.schema,
@@ -228,6 +253,13 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
       returnKind: f.rettype === "void" ? "void" : composite ? "composite" : "scalar",
       returnRelation:
         f.ret_schema && f.ret_rel ? { schema: f.ret_schema, name: f.ret_rel } : undefined,
+      callable,
+      rowArg: f.row_arg ?? undefined,
+      columns: f.type_cols
+        ? f.type_cols.map((c) => ({ ...c, nullable: true, hasDefault: false }))
+        : outputs.length
+          ? outputs
+          : undefined,
       volatility: f.volatility === "i" ? "immutable" : f.volatility === "s" ? "stable" : "volatile",
     };
     const key = qualified(f.schema, f.name);

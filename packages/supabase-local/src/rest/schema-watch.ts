@@ -25,11 +25,18 @@ DO $$ BEGIN
 END $$;
 `;
 
-export async function watchSchema(db: PGlite, onChange: () => void): Promise<void> {
+/** What a NOTIFY pgrst asks for: 'reload schema', 'reload config', or (any other payload) both. */
+export type Reload = "schema" | "config" | "both";
+
+export async function watchSchema(db: PGlite, onChange: (reload: Reload) => void): Promise<void> {
   try {
     await db.exec(SETUP);
   } catch {
     // without event triggers, NOTIFY pgrst still reloads
   }
-  await db.listen("pgrst", () => onChange());
+  await db.listen("pgrst", (payload) =>
+    onChange(
+      payload === "reload schema" ? "schema" : payload === "reload config" ? "config" : "both",
+    ),
+  );
 }

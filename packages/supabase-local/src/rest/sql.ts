@@ -24,6 +24,8 @@ const rel = (schema: string, name: string) => `${ident(schema)}.${ident(name)}`;
 
 class Builder {
   params: (string | null)[] = [];
+  /** the body as CSV (Accept: text/csv) instead of JSON */
+  csv = false;
   private aliases = 0;
   p(value: string | null): string {
     if (typeof value === "string" && value.includes("\u0000"))
@@ -152,28 +154,51 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
   const embedAliases = node.embeds.map((e) => b.alias(e.node.relation.name.slice(0, 40)));
   const scope: Scope = { alias: o.alias, node, embedAliases };
   const laterals = node.embeds.map((e, i) => lateral(b, e, o.alias, embedAliases[i] as string));
-  const projections = node.outputs.flatMap((out) => {
-    if (out.kind === "column")
-      return [
-        `${fieldExpr(b, `${o.alias}.${ident(out.field.name)}`, out.field)}${castSql(out.cast)} AS ${ident(out.name)}`,
-      ];
+  // with aggregates, the rows are grouped by every other projection (embeds as jsonb, which
+  // has equality), as PostgREST does
+  const grouped = node.outputs.some((out) => out.kind === "column" && out.aggregate);
+  const groupBy: number[] = [];
+  const projections = node.outputs.flatMap((out): (string | { aggregate: string })[] => {
+    if (out.kind === "column") {
+      const value =
+        out.field.name === "*" && out.aggregate
+          ? "*"
+          : `${fieldExpr(b, `${o.alias}.${ident(out.field.name)}`, out.field)}${castSql(out.cast)}`;
+      if (!out.aggregate) return [`${value} AS ${ident(out.name)}`];
+      const agg = `${out.aggregate.fn.toUpperCase()}(${value})${castSql(out.aggregate.cast)}`;
+      return [{ aggregate: `${agg} AS ${ident(out.name)}` }];
+    }
     if (out.kind === "all") return [`${o.alias}.*`];
     const e = embedAliases[out.index] as string;
     const embed = node.embeds[out.index] as EmbedNode;
-    if (out.kind === "spread") return out.names.map((n) => `(${e}."r").${ident(n)} AS ${ident(n)}`);
+    if (out.kind === "spread")
+      return out.names.map((n) =>
+        embed.spreadMany
+          ? `${e}.${ident(n)} AS ${ident(n)}`
+          : `(${e}."r").${ident(n)} AS ${ident(n)}`,
+      );
+    const json = grouped ? "jsonb" : "json";
     return [
       embed.relationship.toOne
-        ? `to_json(${e}."r") AS ${ident(out.name)}`
-        : `coalesce(${e}."r", '[]'::json) AS ${ident(out.name)}`,
+        ? `to_${json}(${e}."r") AS ${ident(out.name)}`
+        : `coalesce(${e}."r"::${json}, '[]'::${json}) AS ${ident(out.name)}`,
     ];
+  });
+  const selectList = projections.map((p, i) => {
+    if (typeof p === "string") {
+      groupBy.push(i + 1);
+      return p;
+    }
+    return p.aggregate;
   });
   const where = [...o.where];
   for (const c of node.conditions) where.push(conditionSql(b, c, scope));
   node.embeds.forEach((e, i) => {
     if (e.inner) where.push(`${embedAliases[i]}."r" IS NOT NULL`);
   });
-  let sql = `SELECT ${projections.join(", ")} FROM ${o.from}${laterals.map((l) => ` ${l}`).join("")}`;
+  let sql = `SELECT ${selectList.join(", ")} FROM ${o.from}${laterals.map((l) => ` ${l}`).join("")}`;
   if (where.length) sql += ` WHERE ${where.join(" AND ")}`;
+  if (grouped && groupBy.length) sql += ` GROUP BY ${groupBy.join(", ")}`;
   if (o.ordered && node.order.length) {
     const terms = node.order.map((t) => {
       const base =
@@ -226,7 +251,11 @@ function lateral(b: Builder, e: EmbedNode, parentAlias: string, eAlias: string):
   const r = e.relationship;
   let from = `${rel(child.schema, child.name)} AS ${childAlias}`;
   let where: string[];
-  if (r.junction) {
+  if (r.computed) {
+    // a computed relationship: the function of the parent row gives the rows
+    from = `${rel(r.computed.schema, r.computed.name)}(${parentAlias}) AS ${childAlias}`;
+    where = [];
+  } else if (r.junction) {
     const j = r.junction;
     const jAlias = b.alias(j.relation.name.slice(0, 40));
     from += ` JOIN ${rel(j.relation.schema, j.relation.name)} AS ${jAlias} ON ${j.childPairs
@@ -241,9 +270,15 @@ function lateral(b: Builder, e: EmbedNode, parentAlias: string, eAlias: string):
     paginate: !r.toOne,
     ordered: true,
   });
-  const body = r.toOne
-    ? `SELECT _s AS "r" FROM (${inner}) _s`
-    : `SELECT json_agg(_s) AS "r" FROM (${inner}) _s`;
+  let body: string;
+  if (r.toOne) body = `SELECT _s AS "r" FROM (${inner}) _s`;
+  else if (e.spreadMany) {
+    // a to-many spread: one array per output column, in the rows' order
+    const arrays = e.spreadMany.map(
+      (n) => `coalesce(json_agg(_s.${ident(n)}), '[]'::json) AS ${ident(n)}`,
+    );
+    body = `SELECT json_agg(_s) AS "r"${arrays.map((a) => `, ${a}`).join("")} FROM (${inner}) _s`;
+  } else body = `SELECT json_agg(_s) AS "r" FROM (${inner}) _s`;
   return `LEFT JOIN LATERAL (${body}) AS ${eAlias} ON TRUE`;
 }
 
@@ -267,7 +302,10 @@ export interface ReadSql extends Sql {
   countSource: string;
 }
 
-function aggregate(stripNulls: boolean) {
+function aggregate(b: Builder, stripNulls: boolean) {
+  if (b.csv)
+    // PostgREST's CSV: the first row's keys, then each row's record text without its parentheses
+    return `coalesce((SELECT string_agg(k, ',') FROM json_object_keys((array_agg(row_to_json(_s)))[1]) k), '') || E'\\n' || coalesce(string_agg(substring(_s::text, 2, length(_s::text) - 2), E'\\n'), '') AS body, count(*)::int AS n`;
   const agg = "coalesce(json_agg(_s), '[]'::json)";
   return `${stripNulls ? `json_strip_nulls(${agg})` : agg}::text AS body, count(*)::int AS n`;
 }
@@ -293,7 +331,7 @@ export function readSql(
     : "";
   const total = opts.count ? `, (SELECT count(*)::int FROM (${countSource}) _c) AS total` : "";
   return {
-    text: `SELECT ${aggregate(opts.stripNulls)}${total} FROM (${rows}) _s`,
+    text: `SELECT ${aggregate(b, opts.stripNulls)}${total} FROM (${rows}) _s`,
     params: b.params,
     countSource,
   };
@@ -304,16 +342,32 @@ export function readSql(
 export interface StatementSql extends Sql {
   /** whether the statement yields body/n columns (representation) or nothing (minimal) */
   returnsBody: boolean;
+  /** the body is CSV already (else JSON) */
+  csv?: boolean;
 }
 
 /** What execute.ts runs: the statement, and for count=planned the rows to EXPLAIN. */
 export interface Query extends StatementSql {
   countEstimate?: Sql;
+  /** the statement is EXPLAIN (…) of the answer's statement */
+  explain?: boolean;
 }
 
 /** The SQL for a plan, from the plan alone. */
 export function querySql(plan: Plan): Query {
   const statement = statementSql(plan);
+  const explain = plan.response.explain;
+  if (explain) {
+    const options = [
+      `FORMAT ${explain.format.toUpperCase()}`,
+      ...explain.options.map((o) => o.toUpperCase()),
+    ];
+    return {
+      ...statement,
+      text: `EXPLAIN (${options.join(", ")}) ${statement.text}`,
+      explain: true,
+    };
+  }
   if (plan.count === "planned" && plan.kind === "read")
     return { ...statement, countEstimate: countSourceSql(plan.root) };
   return statement;
@@ -337,6 +391,16 @@ export function planSql(
 
 function statementSql(plan: Plan): StatementSql {
   const b = new Builder();
+  // rows of a table, a view or a function's result: CSV in the statement itself
+  b.csv =
+    plan.response.media === "csv" &&
+    !plan.response.unwrap &&
+    (plan.kind !== "call" || plan.root !== undefined);
+  const sql = statementOf(b, plan);
+  return b.csv && sql.returnsBody ? { ...sql, csv: true } : sql;
+}
+
+function statementOf(b: Builder, plan: Plan): StatementSql {
   const stripNulls = plan.response.stripNulls;
   const count = plan.count === "exact";
   if (plan.kind === "read") {
@@ -355,9 +419,15 @@ function statementSql(plan: Plan): StatementSql {
   const fn = rel(plan.routine.schema, plan.routine.name);
   let args: string;
   let from = "";
-  if (plan.singleJson) {
-    const type = plan.routine.args[0]?.type === "jsonb" ? "jsonb" : "json";
-    args = `${b.p(JSON.stringify(body ?? {}))}::${type}`;
+  if (plan.single) {
+    // the routine's single unnamed parameter, of a type from the catalog (json, jsonb, text, xml, bytea)
+    const type = plan.routine.args[0]?.type ?? "json";
+    const value = typeof body === "string" ? body : JSON.stringify(body ?? {});
+    // bytea arrives as \x-hex text (bound as text: the driver takes bytea parameters as bytes)
+    args =
+      type === "bytea"
+        ? `decode(substr(${b.p(value)}::text, 3), 'hex')`
+        : `${b.p(value)}::${ident(type)}`;
   } else if (plan.args.length) {
     const defs = plan.args.map((name) => {
       const a = plan.routine.args.find((x) => x.name === name);
@@ -380,8 +450,13 @@ function statementSql(plan: Plan): StatementSql {
     const source = from
       ? `${from} CROSS JOIN LATERAL ${call} AS "pgrst_call"("v")`
       : `${call} AS "pgrst_call"("v")`;
+    let rows = `SELECT "pgrst_call"."v" FROM ${source}`;
+    const total = count ? `, (SELECT count(*)::int FROM (${rows}) _c) AS total` : "";
+    if (plan.page.limit !== undefined) rows += ` LIMIT ${b.p(String(plan.page.limit))}::bigint`;
+    if (plan.page.offset) rows += ` OFFSET ${b.p(String(plan.page.offset))}::bigint`;
+    const agg = `coalesce(json_agg(_s."v"), '[]'::json)`;
     return {
-      text: `SELECT coalesce(json_agg("pgrst_call"."v"), '[]'::json)::text AS body, count(*)::int AS n FROM ${source}`,
+      text: `SELECT ${stripNulls ? `json_strip_nulls(${agg})` : agg}::text AS body, count(*)::int AS n${total} FROM (${rows}) _s`,
       params: b.params,
       returnsBody: true,
     };
@@ -424,7 +499,10 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
       stmt = `INSERT INTO ${target} AS ${alias} SELECT FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
     } else {
       const payload = b.p(JSON.stringify(rows));
-      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
+      // counting inserted rows (pgrst.inserted: +1 per row offered, -1 per row updated instead)
+      // tells a merge that only updated (200) from one that inserted (201), as PostgREST does
+      const counted = plan.resolution === "merge-duplicates" ? ` WHERE ${countInserted("+")}` : "";
+      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body${counted}`;
     }
     if (plan.onConflict && plan.resolution) {
       const conflictTarget = plan.onConflict.length
@@ -436,7 +514,7 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
       stmt +=
         plan.resolution === "ignore-duplicates" || set.length === 0 || !conflictTarget
           ? ` ON CONFLICT${conflictTarget} DO NOTHING`
-          : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")}`;
+          : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")} WHERE ${countInserted("-")}`;
     }
   } else if (plan.action === "update" && plan.columns.length === 0) {
     // PATCH with an empty object changes nothing (PostgREST answers with no rows)
@@ -465,10 +543,35 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
     fallbackOrder: `${alias}."pgrst_ord"`,
   });
   return {
-    text: `WITH "pgrst_mut" AS (${stmt} RETURNING ${alias}.*), "pgrst_rows" AS (SELECT *, row_number() OVER () AS "pgrst_ord" FROM "pgrst_mut") ${read.text}`,
+    text: `WITH "pgrst_mut" AS (${stmt} RETURNING ${returning(plan, alias)}), "pgrst_rows" AS (SELECT *, row_number() OVER () AS "pgrst_ord" FROM "pgrst_mut") ${read.text}`,
     params: b.params,
     returnsBody: true,
   };
 }
 
 export const relationSql = (r: Relation) => rel(r.schema, r.name);
+
+/** pgrst.inserted +1 (a row offered for insert) or -1 (updated instead); always true. */
+const countInserted = (sign: "+" | "-") =>
+  `set_config('pgrst.inserted', (coalesce(nullif(current_setting('pgrst.inserted', true), '')::int, 0) ${sign} 1)::text, true) <> '${sign === "+" ? "0" : "-1"}'`;
+
+/** The inserted-row count of a merge upsert, read after it (execute.ts). */
+export const INSERTED_SQL = `SELECT nullif(current_setting('pgrst.inserted', true), '')::int AS inserted`;
+
+/**
+ * RETURNING only the columns the answer reads (its columns, embed join columns), so a role with
+ * column-level SELECT on some columns gets them, as PostgREST's returning list does.
+ */
+function returning(plan: MutatePlan, alias: string): string {
+  const root = plan.root;
+  if (root.outputs.some((o) => o.kind === "all")) return `${alias}.*`;
+  const cols = new Set<string>();
+  for (const o of root.outputs)
+    if (o.kind === "column" && plan.relation.columns.has(o.field.name)) cols.add(o.field.name);
+  for (const e of root.embeds) {
+    for (const [p] of e.relationship.pairs) cols.add(p);
+    for (const [p] of e.relationship.junction?.parentPairs ?? []) cols.add(p);
+    if (e.relationship.computed) return `${alias}.*`;
+  }
+  return cols.size ? [...cols].map((c) => `${alias}.${ident(c)}`).join(", ") : `${alias}.*`;
+}

@@ -138,10 +138,25 @@ describe("select", () => {
   test("unknown relationship and ambiguous embedding errors", async () => {
     const r = await db.from("rest_notes").select("rest_labels_x(*)");
     expect(r.status).toBe(400);
-    expect(r.error?.code).toBe("PGRST200");
-    expect(r.error?.message).toBe(
-      "Could not find a relationship between 'rest_notes' and 'rest_labels_x' in the schema cache",
+    expect(r.error).toEqual({
+      code: "PGRST200",
+      message:
+        "Could not find a relationship between 'rest_notes' and 'rest_labels_x' in the schema cache",
+      details:
+        "Searched for a foreign key relationship between 'rest_notes' and 'rest_labels_x' in the schema 'public', but no matches were found.",
+      hint: "Perhaps you meant 'rest_labels' instead of 'rest_labels_x'.",
+    });
+    const hinted = await db.from("rest_notes").select("rest_labels!nope(*)");
+    expect(hinted.error?.details).toBe(
+      "Searched for a foreign key relationship between 'rest_notes' and 'rest_labels' using the hint 'nope' in the schema 'public', but no matches were found.",
     );
+    const table = await db.from("rest_note").select();
+    expect(table.error).toEqual({
+      code: "PGRST205",
+      message: "Could not find the table 'public.rest_note' in the schema cache",
+      details: null,
+      hint: "Perhaps you meant the table 'public.rest_notes'",
+    });
   });
 });
 

@@ -78,8 +78,15 @@ describe("select", () => {
     },
   );
 
-  test("aggregates are refused like PostgREST's default", () => {
-    expect(() => parseSelect("count()")).toThrow(/aggregate/);
+  test("aggregates: count(), col.fn(), casts before and after, aliases", () => {
+    expect(parseSelect("count(),n:count()::text")).toEqual([
+      { type: "column", field: f("*"), alias: undefined, aggregate: { fn: "count" } },
+      { type: "column", field: f("*"), alias: "n", aggregate: { fn: "count", cast: "text" } },
+    ]);
+    expect(parseSelect("total:stars::int.sum()::text,stars.max()")).toMatchObject([
+      { field: f("stars"), alias: "total", cast: "int", aggregate: { fn: "sum", cast: "text" } },
+      { field: f("stars"), aggregate: { fn: "max" } },
+    ]);
   });
 });
 

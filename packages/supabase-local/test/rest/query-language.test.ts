@@ -1,0 +1,285 @@
+// PostgREST's query language beyond plain embeds: aggregates (gated by db_aggregates_enabled),
+// computed relationships, spread on to-many, CSV, self-references chosen by hint, upsert statuses,
+// bulk inserts with defaults and column privileges on returned rows. An in-process backend of its
+// own, since aggregates are switched on through the authenticator role.
+import type { SupabaseClient } from "@supabase/supabase-js";
+import { beforeAll, describe, expect, test } from "vitest";
+import { type LocalBackend, localBackend, sign } from "./support/backend.ts";
+import { eventually } from "./support/project.ts";
+
+let b: LocalBackend;
+let db: SupabaseClient;
+let service: SupabaseClient;
+let noteIds: number[];
+
+beforeAll(async () => {
+  b = await localBackend();
+  const u = await b.user();
+  db = u.client;
+  service = b.client(b.serviceKey);
+  const { data, error } = await db
+    .from("rest_notes")
+    .insert([
+      { title: "n1", stars: 3 },
+      { title: "n2", stars: 5 },
+      { title: "n3", stars: 5 },
+    ])
+    .select("id");
+  if (error) throw new Error(error.message);
+  noteIds = (data as { id: number }[]).map((r) => r.id);
+  await db.from("rest_comments").insert([
+    { note_id: noteIds[0], text: "c1" },
+    { note_id: noteIds[0], text: "c2" },
+    { note_id: noteIds[1], text: "c3" },
+  ]);
+}, 60_000);
+
+const raw = (path: string, headers: Record<string, string> = {}) =>
+  b.fetch(`${b.url}/rest/v1${path}`, { headers: { apikey: b.serviceKey, ...headers } });
+
+describe("aggregates", () => {
+  test("are refused while db_aggregates_enabled is off: 400 PGRST123", async () => {
+    const r = await db.from("rest_notes").select("count()");
+    expect(r.status).toBe(400);
+    expect(r.error).toEqual({
+      code: "PGRST123",
+      message: "Use of aggregate functions is not allowed",
+      details: null,
+      hint: null,
+    });
+  });
+
+  test("with db_aggregates_enabled: grouping, aliases, casts, nested", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_aggregates_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    await eventually(async () => {
+      expect((await db.from("rest_notes").select("count()")).data).toEqual([{ count: 3 }]);
+    });
+    const grouped = await db
+      .from("rest_notes")
+      .select("stars, n:count(), total:stars.sum()::text")
+      .order("stars");
+    expect(grouped.data).toEqual([
+      { stars: 3, n: 1, total: "3" },
+      { stars: 5, n: 2, total: "10" },
+    ]);
+    const all = await db.from("rest_notes").select("stars.max(), stars.min(), stars.avg()::int");
+    expect(all.data).toEqual([{ max: 5, min: 3, avg: 4 }]);
+    const nested = await db
+      .from("rest_notes")
+      .select("title, rest_comments(count())")
+      .order("title");
+    expect(nested.data).toEqual([
+      { title: "n1", rest_comments: [{ count: 2 }] },
+      { title: "n2", rest_comments: [{ count: 1 }] },
+      { title: "n3", rest_comments: [{ count: 0 }] },
+    ]);
+    await b.db.exec(`alter role authenticator reset pgrst.db_aggregates_enabled;
+      notify pgrst, 'reload config'`);
+    await eventually(async () => {
+      expect((await db.from("rest_notes").select("count()")).error?.code).toBe("PGRST123");
+    });
+  });
+});
+
+describe("embedding", () => {
+  test("computed relationships embed like tables (to-many and to-one)", async () => {
+    const { data, error } = await db
+      .from("rest_notes")
+      .select("title, rest_latest_comments(text), owner:rest_note_owner(username)")
+      .eq("id", noteIds[0])
+      .single();
+    expect(error).toBeNull();
+    expect(data).toMatchObject({
+      title: "n1",
+      rest_latest_comments: [{ text: "c2" }, { text: "c1" }],
+      owner: { username: expect.stringMatching(/^user_/) },
+    });
+  });
+
+  test("spread on a to-many relationship: one array per column", async () => {
+    const { data, error } = await db
+      .from("rest_notes")
+      .select("title, ...rest_comments(text, comment_id:id)")
+      .eq("id", noteIds[0])
+      .order("id", { referencedTable: "rest_comments" })
+      .single();
+    expect(error).toBeNull();
+    const row = data as unknown as { title: string; text: string[]; comment_id: number[] };
+    expect(row.title).toBe("n1");
+    expect(row.text).toEqual(["c1", "c2"]);
+    expect(row.comment_id).toHaveLength(2);
+    const none = await db
+      .from("rest_notes")
+      .select("...rest_comments(text)")
+      .eq("id", noteIds[2])
+      .single();
+    expect(none.data).toEqual({ text: [] });
+  });
+
+  test("a self-reference: the table's name is the children, the column the parent", async () => {
+    const people = b.client();
+    const ambiguous = await people.from("rest_people").select("name, rest_people(name)");
+    expect(ambiguous.status).toBe(300);
+    expect(ambiguous.error).toEqual({
+      code: "PGRST201",
+      message:
+        "Could not embed because more than one relationship was found for 'rest_people' and 'rest_people'",
+      details: [
+        {
+          cardinality: "one-to-many",
+          embedding: "rest_people with rest_people",
+          relationship:
+            "rest_people_parent_id_fkey using rest_people(id) and rest_people(parent_id)",
+        },
+        {
+          cardinality: "one-to-many",
+          embedding: "rest_people with rest_people",
+          relationship:
+            "rest_people_mentor_id_fkey using rest_people(id) and rest_people(mentor_id)",
+        },
+      ],
+      hint: "Try changing 'rest_people' to one of the following: 'rest_people!rest_people_parent_id_fkey', 'rest_people!rest_people_mentor_id_fkey'. Find the desired relationship in the 'details' key.",
+    });
+    const { data, error } = await people
+      .from("rest_people")
+      .select("name, parent:parent_id(name), mentees:rest_people!mentor_id(name)")
+      .eq("id", 1)
+      .single();
+    expect(error).toBeNull();
+    expect(data).toEqual({ name: "ann", parent: null, mentees: [{ name: "di" }] });
+    const child = await people
+      .from("rest_people")
+      .select("name, parent:parent_id(name), children:rest_people!parent_id(name)")
+      .eq("id", 2)
+      .single();
+    expect(child.data).toEqual({
+      name: "ben",
+      parent: { name: "ann" },
+      children: [{ name: "di" }],
+    });
+  });
+});
+
+describe("text/csv", () => {
+  test("rows as PostgREST writes them: header, record text, no trailing newline", async () => {
+    const r = await raw("/rest_people?select=id,name,parent_id&order=id", { Accept: "text/csv" });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(await r.text()).toBe("id,name,parent_id\n1,ann,\n2,ben,1\n3,cy,1\n4,di,2");
+    const { data } = await service.from("rest_people").select("name").eq("id", 3).csv();
+    expect(data).toBe("name\ncy");
+  });
+
+  test("CSV bodies insert rows; NULL is null", async () => {
+    const r = await b.fetch(`${b.url}/rest/v1/rest_items?select=id,name,kind`, {
+      method: "POST",
+      headers: {
+        apikey: b.serviceKey,
+        "Content-Type": "text/csv",
+        Prefer: "return=representation",
+      },
+      body: 'id,name,kind\n101,"a, b",NULL\n102,c,x',
+    });
+    expect(r.status).toBe(201);
+    expect(await r.json()).toEqual([
+      { id: 101, name: "a, b", kind: null },
+      { id: 102, name: "c", kind: "x" },
+    ]);
+  });
+});
+
+describe("explain", () => {
+  test("the plan media type is not available without db_plan_enabled: 406 PGRST107", async () => {
+    const r = await raw("/rest_people?select=name", {
+      Accept: "application/vnd.pgrst.plan+json",
+    });
+    expect(r.status).toBe(406);
+    expect(await r.json()).toEqual({
+      code: "PGRST107",
+      message:
+        'None of these media types are available: application/vnd.pgrst.plan+json; for="application/json"',
+      details: null,
+      hint: null,
+    });
+  });
+
+  test("with db_plan_enabled: EXPLAIN of the statement, JSON or text, with options", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_plan_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    try {
+      let r: Response | undefined;
+      await eventually(async () => {
+        r = await raw("/rest_people?select=name&id=eq.1", {
+          Accept: 'application/vnd.pgrst.plan+json; for="application/json"; options=analyze',
+        });
+        expect(r.status).toBe(200);
+      });
+      expect(r?.headers.get("content-type")).toBe(
+        'application/vnd.pgrst.plan+json; for="application/json"; options=analyze; charset=utf-8',
+      );
+      const plan = (await r?.json()) as { Plan: { "Node Type": string; "Actual Rows": number } }[];
+      expect(plan[0]?.Plan["Node Type"]).toBe("Aggregate");
+      expect(plan[0]?.Plan["Actual Rows"]).toBe(1);
+      const { data } = await service.from("rest_people").select("name").explain();
+      expect(String(data)).toMatch(/^Aggregate {2}\(cost=/);
+    } finally {
+      await b.db.exec(`alter role authenticator reset pgrst.db_plan_enabled;
+        notify pgrst, 'reload config'`);
+    }
+  });
+});
+
+describe("writes", () => {
+  test("upsert: 201 when a row is inserted, 200 when all were updated", async () => {
+    const items = service.from("rest_items");
+    const first = await items.upsert({ id: 1, name: "one" });
+    expect(first.status).toBe(201);
+    const again = await items.upsert({ id: 1, name: "uno" });
+    expect(again.status).toBe(200);
+    const mixed = await items
+      .upsert([
+        { id: 1, name: "eins" },
+        { id: 2, name: "zwei" },
+      ])
+      .select("id, name");
+    expect(mixed.status).toBe(201);
+    expect(mixed.data).toEqual([
+      { id: 1, name: "eins" },
+      { id: 2, name: "zwei" },
+    ]);
+    const ignored = await items.upsert({ id: 2, name: "two" }, { ignoreDuplicates: true });
+    expect(ignored.status).toBe(201);
+  });
+
+  test("bulk insert with Prefer: missing=default", async () => {
+    const { data, error } = await service
+      .from("rest_items")
+      .insert(
+        [
+          { id: 11, name: "a" },
+          { id: 12, name: "b", qty: 5, kind: null },
+        ],
+        { defaultToNull: false },
+      )
+      .select("id, qty, kind");
+    expect(error).toBeNull();
+    expect(data).toEqual([
+      { id: 11, qty: 1, kind: "plain" },
+      { id: 12, qty: 5, kind: null },
+    ]);
+  });
+
+  test("a role with column-level SELECT gets back the columns it may read", async () => {
+    const user = b.client(await sign({ role: "authenticated", sub: crypto.randomUUID() }));
+    const { data, error } = await user
+      .from("rest_secrets")
+      .insert({ label: "mine" })
+      .select("id, label");
+    expect(error).toBeNull();
+    expect(data).toEqual([{ id: expect.any(Number), label: "mine" }]);
+    const star = await user.from("rest_secrets").insert({ label: "all" }).select();
+    expect(star.status).toBe(403);
+    expect(star.error?.code).toBe("42501");
+  });
+});

@@ -20,6 +20,9 @@ async function alreadyRunning(): Promise<boolean> {
   }
 }
 
+const config = loadConfig({ projectDir: PROJECT.projectDir });
+const DB_URL = `postgresql://postgres:postgres@127.0.0.1:${config.db.port}/postgres`;
+
 let backend: LocalBackend | undefined;
 if (await alreadyRunning()) {
   console.log(`Using the backend already running on ${URL_54321}.`);
@@ -28,6 +31,7 @@ if (await alreadyRunning()) {
   backend = await createLocalBackend({
     projectDir: PROJECT.projectDir,
     dataDir: PROJECT.dataDir,
+    postgresPort: config.db.port,
   });
   console.log(
     `Local backend on ${backend.url} in ${Math.round(performance.now() - started)} ms` +
@@ -43,6 +47,7 @@ console.log(`
   Accounts:  from supabase/seed.sql (a fresh database; npm run local:reset starts over)
 ${logins.join("\n")}
   Mail:      ${URL_54321}/inbox
+  Database:  ${DB_URL}
 `);
 
 const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit" });

@@ -9,7 +9,8 @@
 //   supabase-local reset    deletes .local-data/ (accounts, sessions, app data, signing key): the
 //                           next start applies the migrations and the seed (config.toml [db.seed])
 //
-// --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the port.
+// --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the API's port,
+// LOCAL_BACKEND_DB_PORT the Postgres port (config.toml [db] port, 54322).
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "./config.ts";
@@ -24,13 +25,13 @@ const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project di
   reset    delete the persisted data (.local-data/): the next start is a fresh database`;
 
 /** The rows `supabase status` prints, for this backend (what it has and what it has not). */
-function statusTable(url: string, keys: Keys): string {
+function statusTable(url: string, keys: Keys, ports: Ports): string {
   const rows: Array<[string, string]> = [
     ["API URL", url],
     ["Auth API URL", `${url}/auth/v1`],
     ["REST API URL", `${url}/rest/v1`],
     ["JWKS URL", `${url}/auth/v1/.well-known/jwks.json`],
-    ["DB URL", "none (PGlite runs inside the backend's process; no Postgres port)"],
+    ["DB URL", `postgresql://postgres:postgres@127.0.0.1:${ports.db}/postgres`],
     ["Studio URL", "none (not part of the local backend)"],
     ["Inbox URL", `${url}/inbox`],
     ["Publishable key", keys.publishable],
@@ -43,19 +44,34 @@ function statusTable(url: string, keys: Keys): string {
   return rows.map(([label, value]) => `${label.padStart(width + 1)}: ${value}`).join("\n");
 }
 
-function configuredPort(projectDir: string): number {
-  const fromEnv = process.env.LOCAL_BACKEND_PORT;
-  return fromEnv ? Number(fromEnv) : loadConfig({ projectDir }).api.port;
+interface Ports {
+  api: number;
+  db: number;
+}
+
+/** config.toml's ports ([api] port, [db] port), or LOCAL_BACKEND_PORT / LOCAL_BACKEND_DB_PORT. */
+function configuredPorts(projectDir: string): Ports {
+  const config = loadConfig({ projectDir });
+  const env = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  return {
+    api: env("LOCAL_BACKEND_PORT") ?? config.api.port,
+    db: env("LOCAL_BACKEND_DB_PORT") ?? config.db.port,
+  };
 }
 
 async function start(projectDir: string): Promise<void> {
   const { dataDir } = projectPaths(projectDir);
   const started = performance.now();
-  const port = configuredPort(projectDir);
-  const backend = await createLocalBackend({ projectDir, dataDir, port }).catch((error) => {
+  const ports = configuredPorts(projectDir);
+  const backend = await createLocalBackend({
+    projectDir,
+    dataDir,
+    port: ports.api,
+    postgresPort: ports.db,
+  }).catch((error) => {
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       console.error(
-        `Port ${port} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
+        `Port ${ports.api} or ${ports.db} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
       );
       process.exit(1);
     }
@@ -66,7 +82,7 @@ async function start(projectDir: string): Promise<void> {
   console.log(`
 Local Supabase backend started in ${ms} ms (data in ${shown}/, reset with supabase-local reset)
 
-${statusTable(backend.url, backend.keys)}
+${statusTable(backend.url, backend.keys, ports)}
 
 Press Ctrl-C to stop.`);
 
@@ -83,7 +99,8 @@ Press Ctrl-C to stop.`);
 }
 
 async function status(projectDir: string): Promise<number> {
-  const url = `http://127.0.0.1:${configuredPort(projectDir)}`;
+  const ports = configuredPorts(projectDir);
+  const url = `http://127.0.0.1:${ports.api}`;
   let running = false;
   try {
     const response = await fetch(`${url}/auth/v1/health`, { signal: AbortSignal.timeout(2000) });
@@ -95,7 +112,7 @@ async function status(projectDir: string): Promise<number> {
     console.error(`No local backend answers on ${url}. Start one with \`supabase-local start\`.`);
     return 1;
   }
-  console.log(`Local Supabase backend is running.\n\n${statusTable(url, KEYS)}`);
+  console.log(`Local Supabase backend is running.\n\n${statusTable(url, KEYS, ports)}`);
   return 0;
 }
 

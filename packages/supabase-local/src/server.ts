@@ -36,6 +36,14 @@ export interface LocalBackendOptions {
   config?: DeepPartial<Config>;
   /** Extra SQL files applied after migrations and seed (test fixtures). */
   fixtures?: string[];
+  /**
+   * Serve the Postgres wire protocol (psql, `pg`, `supabase gen types --db-url`) on this port, on
+   * the first host; `supabase-local start` passes config.toml [db] port (54322). Default: none.
+   * 0 = a free port.
+   */
+  postgresPort?: number;
+  /** How long (ms) a Postgres connection idle in a transaction may keep others waiting (10 000). */
+  idleInTransactionTimeout?: number;
   /** The project's supabase/migrations by default. */
   migrationsDir?: string;
   /**
@@ -57,6 +65,8 @@ export interface LocalBackend {
   /** The whole backend as a fetch handler (no socket needed). */
   fetch: (request: Request) => Promise<Response>;
   keys: Keys;
+  /** postgresql://postgres:postgres@127.0.0.1:<port>/postgres, when a Postgres port is served. */
+  dbUrl: string | undefined;
   db: PGlite;
   config: Config;
   inbox: Inbox;
@@ -103,7 +113,16 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   let signingKey: SigningKey;
   try {
     [db, signingKey] = await Promise.all([
-      openDatabase(options.dataDir),
+      openDatabase(
+        options.dataDir,
+        options.postgresPort === undefined || hosts.length === 0
+          ? undefined
+          : {
+              port: options.postgresPort,
+              host: hosts[0],
+              idleInTransactionTimeout: options.idleInTransactionTimeout,
+            },
+      ),
       loadSigningKey(options.dataDir),
     ]);
     await applyMigrations(db, {
@@ -196,6 +215,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     },
     fetch,
     keys: KEYS,
+    dbUrl: postgresUrl(db),
     db,
     config,
     inbox,
@@ -222,4 +242,12 @@ function closeServer(server: ReturnType<typeof serve>): Promise<void> {
     if ("closeAllConnections" in server) server.closeAllConnections();
     server.close(() => resolve());
   });
+}
+
+/** The connection string `supabase status` prints, for the port the database serves (if any). */
+function postgresUrl(db: PGlite): string | undefined {
+  const port = (db as unknown as { postgresPort?: number }).postgresPort;
+  return port === undefined
+    ? undefined
+    : `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`;
 }

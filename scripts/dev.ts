@@ -32,6 +32,7 @@ if (await alreadyRunning()) {
     projectDir: PROJECT.projectDir,
     dataDir: PROJECT.dataDir,
     postgresPort: config.db.port,
+    mailpitPort: config.inbucket.enabled ? config.inbucket.port : undefined,
   });
   console.log(
     `Local backend on ${backend.url} in ${Math.round(performance.now() - started)} ms` +
@@ -46,7 +47,7 @@ console.log(`
   App:       http://localhost:5173 (sign in at http://localhost:5173/sign-in)
   Accounts:  from supabase/seed.sql (a fresh database; npm run local:reset starts over)
 ${logins.join("\n")}
-  Mail:      ${URL_54321}/inbox
+  Mail:      ${URL_54321}/inbox (Mailpit API: http://127.0.0.1:${config.inbucket.port})
   Database:  ${DB_URL}
 `);
 

@@ -10,7 +10,8 @@
 //                           next start applies the migrations and the seed (config.toml [db.seed])
 //
 // --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the API's port,
-// LOCAL_BACKEND_DB_PORT the Postgres port (config.toml [db] port, 54322).
+// LOCAL_BACKEND_DB_PORT the Postgres port (config.toml [db] port, 54322), LOCAL_BACKEND_MAILPIT_PORT
+// the Mailpit API's ([inbucket] port, 54324).
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "./config.ts";
@@ -33,6 +34,10 @@ function statusTable(url: string, keys: Keys, ports: Ports): string {
     ["JWKS URL", `${url}/auth/v1/.well-known/jwks.json`],
     ["DB URL", `postgresql://postgres:postgres@127.0.0.1:${ports.db}/postgres`],
     ["Studio URL", "none (not part of the local backend)"],
+    [
+      "Mailpit URL",
+      ports.mail ? `http://127.0.0.1:${ports.mail}` : "none ([inbucket] enabled = false)",
+    ],
     ["Inbox URL", `${url}/inbox`],
     ["Publishable key", keys.publishable],
     ["Secret key", keys.secret],
@@ -47,15 +52,20 @@ function statusTable(url: string, keys: Keys, ports: Ports): string {
 interface Ports {
   api: number;
   db: number;
+  /** The Mailpit API's port; undefined when [inbucket] is off. */
+  mail: number | undefined;
 }
 
-/** config.toml's ports ([api] port, [db] port), or LOCAL_BACKEND_PORT / LOCAL_BACKEND_DB_PORT. */
+/** config.toml's ports ([api], [db], [inbucket] port), or LOCAL_BACKEND_PORT / _DB_PORT / _MAILPIT_PORT. */
 function configuredPorts(projectDir: string): Ports {
   const config = loadConfig({ projectDir });
   const env = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
   return {
     api: env("LOCAL_BACKEND_PORT") ?? config.api.port,
     db: env("LOCAL_BACKEND_DB_PORT") ?? config.db.port,
+    mail: config.inbucket.enabled
+      ? (env("LOCAL_BACKEND_MAILPIT_PORT") ?? config.inbucket.port)
+      : undefined,
   };
 }
 
@@ -68,10 +78,11 @@ async function start(projectDir: string): Promise<void> {
     dataDir,
     port: ports.api,
     postgresPort: ports.db,
+    mailpitPort: ports.mail,
   }).catch((error) => {
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       console.error(
-        `Port ${ports.api} or ${ports.db} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
+        `Port ${ports.api}, ${ports.db} or ${ports.mail} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
       );
       process.exit(1);
     }

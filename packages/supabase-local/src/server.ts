@@ -12,6 +12,7 @@ import { createAuthenticate, gateway } from "./gateway.ts";
 import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
+import { mailpitRoutes } from "./mail/mailpit.ts";
 import { applyMigrations } from "./migrations.ts";
 import { projectPaths, seedFiles } from "./project.ts";
 import { providerPageRoutes } from "./provider/page.ts";
@@ -42,6 +43,11 @@ export interface LocalBackendOptions {
    * 0 = a free port.
    */
   postgresPort?: number;
+  /**
+   * Serve the mail inbox as Mailpit's API on this port, on the first host; `supabase-local start`
+   * passes config.toml [inbucket] port (54324). Default: none (the same API is always at /inbox).
+   */
+  mailpitPort?: number;
   /** How long (ms) a Postgres connection idle in a transaction may keep others waiting (10 000). */
   idleInTransactionTimeout?: number;
   /** The project's supabase/migrations by default. */
@@ -67,6 +73,8 @@ export interface LocalBackend {
   keys: Keys;
   /** postgresql://postgres:postgres@127.0.0.1:<port>/postgres, when a Postgres port is served. */
   dbUrl: string | undefined;
+  /** The Mailpit API's base URL (its own port, else `<url>/inbox`). */
+  mailpitUrl: string;
   db: PGlite;
   config: Config;
   inbox: Inbox;
@@ -198,8 +206,36 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));
   app.route("/inbox", inboxRoutes(inbox));
+  app.route("/inbox", mailpitRoutes(inbox));
   app.route("/provider", providerPageRoutes(ctx));
   app.get("/", (c) => c.redirect("/inbox"));
+
+  let mailpitUrl = `${url}/inbox`;
+  if (options.mailpitPort !== undefined && hosts.length > 0) {
+    // Mailpit's own port: the same routes at its root, local-only like /inbox
+    const mail = new Hono();
+    mail.use("*", async (c, next) => {
+      const refused = refuseForeign(c.req.raw, `/inbox${c.req.path}`);
+      if (refused) return refused;
+      await next();
+      for (const [name, value] of noFraming()) c.header(name, value);
+    });
+    mail.route("/", mailpitRoutes(inbox));
+    mail.get("/", (c) => c.redirect(`${url}/inbox`));
+    try {
+      const server = await listen(
+        async (r) => mail.fetch(r),
+        hosts[0] as string,
+        options.mailpitPort,
+      );
+      servers.push(server);
+      mailpitUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    } catch (error) {
+      await Promise.all(servers.map(closeServer));
+      await db.close();
+      throw error;
+    }
+  }
 
   handler = async (request: Request) => app.fetch(request);
   // In-process callers (tests) have no socket: their address is this machine's, or the trusted header.
@@ -216,6 +252,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     fetch,
     keys: KEYS,
     dbUrl: postgresUrl(db),
+    mailpitUrl,
     db,
     config,
     inbox,

@@ -38,12 +38,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function cli(args: string[], port: number, dbPort = port + 1) {
+function cli(args: string[], port: number, dbPort = port + 1, mailPort = port + 2) {
   return spawn(process.execPath, [CLI, ...args, "--workdir", project], {
     env: {
       ...process.env,
       LOCAL_BACKEND_PORT: String(port),
       LOCAL_BACKEND_DB_PORT: String(dbPort),
+      LOCAL_BACKEND_MAILPIT_PORT: String(mailPort),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -54,8 +55,9 @@ function run(
   args: string[],
   port: number,
   dbPort?: number,
+  mailPort?: number,
 ): Promise<{ code: number | null; out: string }> {
-  const child = cli(args, port, dbPort);
+  const child = cli(args, port, dbPort, mailPort);
   let out = "";
   child.stdout?.on("data", (chunk) => (out += chunk));
   child.stderr?.on("data", (chunk) => (out += chunk));
@@ -82,13 +84,16 @@ function row(table: string, label: string): string | undefined {
 
 describe("supabase-local", () => {
   test("start prints the status table, serves the project, and stays up; status agrees", async () => {
-    const [port, dbPort] = [await freePort(), await freePort()];
+    const [port, dbPort, mailPort] = [await freePort(), await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}`;
-    const start = cli(["start"], port, dbPort);
+    const start = cli(["start"], port, dbPort, mailPort);
     try {
       const out = await printed(start, "Press Ctrl-C to stop.");
       expect(row(out, "API URL")).toBe(url);
       expect(row(out, "Inbox URL")).toBe(`${url}/inbox`);
+      const mailpitUrl = `http://127.0.0.1:${mailPort}`;
+      expect(row(out, "Mailpit URL")).toBe(mailpitUrl);
+      expect((await fetch(`${mailpitUrl}/api/v1/messages`)).status).toBe(200);
       const dbUrl = `postgresql://postgres:postgres@127.0.0.1:${dbPort}/postgres`;
       expect(row(out, "DB URL")).toBe(dbUrl);
       expect(row(out, "Studio URL")).toMatch(/^none/);
@@ -112,10 +117,11 @@ describe("supabase-local", () => {
       expect(rows).toEqual([{ id: 1 }]);
       expect(existsSync(join(project, ".local-data", "signing-key.json"))).toBe(true);
 
-      const status = await run(["status"], port, dbPort);
+      const status = await run(["status"], port, dbPort, mailPort);
       expect(status.code).toBe(0);
       expect(row(status.out, "API URL")).toBe(url);
       expect(row(status.out, "DB URL")).toBe(dbUrl);
+      expect(row(status.out, "Mailpit URL")).toBe(mailpitUrl);
       expect(row(status.out, "anon key")).toBe(KEYS.anon);
     } finally {
       start.kill("SIGTERM");

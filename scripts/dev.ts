@@ -2,7 +2,12 @@
 // (`npm run dev:app`). One Ctrl-C stops both.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createLocalBackend, type LocalBackend, projectPaths } from "@edge-notes/supabase-local";
+import {
+  createLocalBackend,
+  type LocalBackend,
+  loadConfig,
+  projectPaths,
+} from "@edge-notes/supabase-local";
 import { DEMO_LOGINS } from "./demo-logins.ts";
 
 /** This repository: its supabase/ is the project, its .local-data/ the backend's data. */

@@ -1,6 +1,8 @@
 // supabase/seed.sql: the demo accounts and notes a fresh local database (and `supabase db reset`)
 // starts with. The shared test backend runs without the seed (tests make their own users), so
 // this file starts a backend of its own, in memory, with the project's config.toml [db.seed].
+import { fileURLToPath } from "node:url";
+import { loadConfig, projectPaths, seedFiles } from "@edge-notes/supabase-local";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DEMO_LOGINS } from "../../scripts/demo-logins.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
@@ -11,9 +13,14 @@ const [ADA, GRACE] = DEMO_LOGINS.map(({ email, password }) => ({ email, password
   { email: string; password: string },
 ];
 
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
 let local: MemoryBackend;
 beforeAll(async () => {
-  local = await memoryBackend({});
+  // the seed as config.toml [db.seed] names it (memoryBackend applies none by default)
+  const { supabaseDir } = projectPaths(ROOT);
+  const seed = await seedFiles(supabaseDir, loadConfig({ projectDir: ROOT }).db.seed.sqlPaths);
+  local = await memoryBackend({}, { seed });
 }, 60_000);
 afterAll(() => local?.close());
 

@@ -163,7 +163,6 @@ export class PostgresPort {
       saved: [],
       closed: false,
     });
-    handler.addEventListener("error", () => {});
     void handler.attach(socket);
   }
 

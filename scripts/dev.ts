@@ -2,7 +2,13 @@
 // (`npm run dev:app`). One Ctrl-C stops both.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createLocalBackend, type LocalBackend, projectPaths } from "@edge-notes/supabase-local";
+import {
+  createLocalBackend,
+  type LocalBackend,
+  loadConfig,
+  projectPaths,
+} from "@edge-notes/supabase-local";
+import { DEMO_LOGINS } from "./demo-logins.ts";
 
 /** This repository: its supabase/ is the project, its .local-data/ the backend's data. */
 const PROJECT = projectPaths(fileURLToPath(new URL("..", import.meta.url)));
@@ -19,6 +25,9 @@ async function alreadyRunning(): Promise<boolean> {
   }
 }
 
+const config = loadConfig({ projectDir: PROJECT.projectDir });
+const DB_URL = `postgresql://postgres:postgres@127.0.0.1:${config.db.port}/postgres`;
+
 let backend: LocalBackend | undefined;
 if (await alreadyRunning()) {
   console.log(`Using the backend already running on ${URL_54321}.`);
@@ -27,12 +36,25 @@ if (await alreadyRunning()) {
   backend = await createLocalBackend({
     projectDir: PROJECT.projectDir,
     dataDir: PROJECT.dataDir,
+    postgresPort: config.db.port,
+    mailpitPort: config.inbucket.enabled ? config.inbucket.port : undefined,
   });
   console.log(
     `Local backend on ${backend.url} in ${Math.round(performance.now() - started)} ms` +
       ` (inbox: ${backend.url}/inbox, keys: npm run local prints them).`,
   );
 }
+
+const logins = DEMO_LOGINS.map(
+  (l) => `    ${l.email.padEnd(20)} ${l.password.padEnd(20)} ${l.name}`,
+);
+console.log(`
+  App:       http://localhost:5173 (sign in at http://localhost:5173/sign-in)
+  Accounts:  from supabase/seed.sql (a fresh database; npm run local:reset starts over)
+${logins.join("\n")}
+  Mail:      ${URL_54321}/inbox (Mailpit API: http://127.0.0.1:${config.inbucket.port})
+  Database:  ${DB_URL}
+`);
 
 const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit" });
 let stopping = false;

@@ -1,13 +1,23 @@
+// The test backend's mail, read through Mailpit's API with the `mailpit-api` client, as a project's
+// tests read the CLI's Mailpit. The local backend serves that API under /inbox on its own port (and
+// on [inbucket] port for `npm run local`), so the shared test backend needs no port of its own.
+// What only the local backend knows (the code, the token hash, redirect_to) comes from its
+// X-Local-* headers; the template's name is the message's tag.
 import type { InboxMessage } from "@edge-notes/supabase-local";
+import { MailpitClient } from "mailpit-api";
 import { BACKEND_URL } from "./backend.ts";
 
 export type { InboxMessage };
 
-/** Messages sent to `to`, newest first (the backend's inbox JSON API). */
+export const mailpit = new MailpitClient(`${BACKEND_URL}/inbox`);
+
+/** Messages sent to `to`, newest first. */
 export async function messagesFor(to: string): Promise<InboxMessage[]> {
-  const response = await fetch(`${BACKEND_URL}/inbox/api/messages?to=${encodeURIComponent(to)}`);
-  if (!response.ok) throw new Error(`inbox: ${response.status}`);
-  return ((await response.json()) as { messages: InboxMessage[] }).messages;
+  const found = await mailpit.searchMessages({ query: `to:"${to}"`, limit: 1000 });
+  const mine = found.messages.filter((m) =>
+    m.To.some((a) => a.Address.toLowerCase() === to.toLowerCase()),
+  );
+  return Promise.all(mine.map((m) => read(m.ID)));
 }
 
 /** The newest message to `to` (optionally of one type); fails when there is none. */
@@ -22,4 +32,28 @@ export function verifyLink(message: InboxMessage): string {
   const link = message.links.find((l) => l.includes("/auth/v1/verify"));
   if (!link) throw new Error(`no verify link in: ${message.links.join(", ")}`);
   return link;
+}
+
+async function read(id: string): Promise<InboxMessage> {
+  const [message, headers] = await Promise.all([
+    mailpit.getMessageSummary(id),
+    mailpit.getMessageHeaders(id),
+  ]);
+  const header = (name: string) => headers[name]?.[0];
+  return {
+    id: message.ID,
+    to: message.To[0]?.Address ?? "",
+    subject: message.Subject,
+    html: message.HTML,
+    type: message.Tags[0] ?? "",
+    links: [...message.HTML.matchAll(/href="([^"]+)"/g)].map((m) => unescapeHtml(m[1] ?? "")),
+    token: header("X-Local-Token"),
+    tokenHash: header("X-Local-Token-Hash"),
+    redirectTo: header("X-Local-Redirect-To"),
+    createdAt: message.Date,
+  };
+}
+
+function unescapeHtml(s: string): string {
+  return s.replace(/&amp;/g, "&").replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
 }

@@ -9,7 +9,7 @@ import {
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { PASSWORD, PUBLISHABLE_KEY, randomEmail, SECRET_KEY } from "./backend.ts";
 
-/** The project these backends serve: this repository's supabase/ (config, migrations, seed). */
+/** The project these backends serve: this repository's supabase/ (config, migrations). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
@@ -22,7 +22,14 @@ export async function memoryBackend(
   config: DeepPartial<Config>,
   options: Omit<LocalBackendOptions, "config" | "host"> = {},
 ) {
-  const backend = await createLocalBackend({ projectDir: ROOT, ...options, host: false, config });
+  // Without the demo seed unless asked for (as the shared test backend): tests make their own data.
+  const backend = await createLocalBackend({
+    projectDir: ROOT,
+    seed: false,
+    ...options,
+    host: false,
+    config,
+  });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
     backend.fetch(new Request(input, init));
 

@@ -6,9 +6,12 @@
 //                           persisted in .local-data/; prints what `supabase status` prints and
 //                           stays up until Ctrl-C
 //   supabase-local status   asks the backend on that port; the same table, or exit 1 when none
-//   supabase-local reset    deletes .local-data/ (accounts, sessions, app data, signing key)
+//   supabase-local reset    deletes .local-data/ (accounts, sessions, app data, signing key): the
+//                           next start applies the migrations and the seed (config.toml [db.seed])
 //
-// --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the port.
+// --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the API's port,
+// LOCAL_BACKEND_DB_PORT the Postgres port (config.toml [db] port, 54322), LOCAL_BACKEND_MAILPIT_PORT
+// the Mailpit API's ([inbucket] port, 54324).
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "./config.ts";
@@ -23,14 +26,18 @@ const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project di
   reset    delete the persisted data (.local-data/): the next start is a fresh database`;
 
 /** The rows `supabase status` prints, for this backend (what it has and what it has not). */
-function statusTable(url: string, keys: Keys): string {
+function statusTable(url: string, keys: Keys, ports: Ports): string {
   const rows: Array<[string, string]> = [
     ["API URL", url],
     ["Auth API URL", `${url}/auth/v1`],
     ["REST API URL", `${url}/rest/v1`],
     ["JWKS URL", `${url}/auth/v1/.well-known/jwks.json`],
-    ["DB URL", "none (PGlite runs inside the backend's process; no Postgres port)"],
+    ["DB URL", `postgresql://postgres:postgres@127.0.0.1:${ports.db}/postgres`],
     ["Studio URL", "none (not part of the local backend)"],
+    [
+      "Mailpit URL",
+      ports.mail ? `http://127.0.0.1:${ports.mail}` : "none ([inbucket] enabled = false)",
+    ],
     ["Inbox URL", `${url}/inbox`],
     ["Publishable key", keys.publishable],
     ["Secret key", keys.secret],
@@ -42,19 +49,40 @@ function statusTable(url: string, keys: Keys): string {
   return rows.map(([label, value]) => `${label.padStart(width + 1)}: ${value}`).join("\n");
 }
 
-function configuredPort(projectDir: string): number {
-  const fromEnv = process.env.LOCAL_BACKEND_PORT;
-  return fromEnv ? Number(fromEnv) : loadConfig({ projectDir }).api.port;
+interface Ports {
+  api: number;
+  db: number;
+  /** The Mailpit API's port; undefined when [inbucket] is off. */
+  mail: number | undefined;
+}
+
+/** config.toml's ports ([api], [db], [inbucket] port), or LOCAL_BACKEND_PORT / _DB_PORT / _MAILPIT_PORT. */
+function configuredPorts(projectDir: string): Ports {
+  const config = loadConfig({ projectDir });
+  const env = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  return {
+    api: env("LOCAL_BACKEND_PORT") ?? config.api.port,
+    db: env("LOCAL_BACKEND_DB_PORT") ?? config.db.port,
+    mail: config.inbucket.enabled
+      ? (env("LOCAL_BACKEND_MAILPIT_PORT") ?? config.inbucket.port)
+      : undefined,
+  };
 }
 
 async function start(projectDir: string): Promise<void> {
   const { dataDir } = projectPaths(projectDir);
   const started = performance.now();
-  const port = configuredPort(projectDir);
-  const backend = await createLocalBackend({ projectDir, dataDir, port }).catch((error) => {
+  const ports = configuredPorts(projectDir);
+  const backend = await createLocalBackend({
+    projectDir,
+    dataDir,
+    port: ports.api,
+    postgresPort: ports.db,
+    mailpitPort: ports.mail,
+  }).catch((error) => {
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       console.error(
-        `Port ${port} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
+        `Port ${ports.api}, ${ports.db} or ${ports.mail} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
       );
       process.exit(1);
     }
@@ -65,7 +93,7 @@ async function start(projectDir: string): Promise<void> {
   console.log(`
 Local Supabase backend started in ${ms} ms (data in ${shown}/, reset with supabase-local reset)
 
-${statusTable(backend.url, backend.keys)}
+${statusTable(backend.url, backend.keys, ports)}
 
 Press Ctrl-C to stop.`);
 
@@ -82,7 +110,8 @@ Press Ctrl-C to stop.`);
 }
 
 async function status(projectDir: string): Promise<number> {
-  const url = `http://127.0.0.1:${configuredPort(projectDir)}`;
+  const ports = configuredPorts(projectDir);
+  const url = `http://127.0.0.1:${ports.api}`;
   let running = false;
   try {
     const response = await fetch(`${url}/auth/v1/health`, { signal: AbortSignal.timeout(2000) });
@@ -98,14 +127,14 @@ async function status(projectDir: string): Promise<number> {
   // as valid as the running backend's).
   const path = loadConfig({ projectDir }).auth.signingKeysPath;
   const keys = path ? await projectKeys((await loadSigningKeys({ path })).all[0]) : KEYS;
-  console.log(`Local Supabase backend is running.\n\n${statusTable(url, keys)}`);
+  console.log(`Local Supabase backend is running.\n\n${statusTable(url, keys, ports)}`);
   return 0;
 }
 
 async function resetData(projectDir: string): Promise<void> {
   const removed = await reset({ projectDir });
   console.log(
-    `Removed ${removed}. The next \`supabase-local start\` begins with an empty database.`,
+    `Removed ${removed}. The next \`supabase-local start\` begins with a fresh database (migrations, then the seed).`,
   );
 }
 

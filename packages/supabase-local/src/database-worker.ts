@@ -5,6 +5,15 @@
 // main thread keeps the clock and ends this thread when the statement's time is up.
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { extensions } from "./extensions.ts";
+import { PostgresPort } from "./postgres-port.ts";
+
+/** What the main thread starts the worker with. */
+export interface WorkerOptions {
+  dataDir: string;
+  /** The Postgres port (postgres-port.ts), if one is wanted. */
+  postgres?: { port: number; host: string; idleInTransactionTimeout: number };
+}
 
 /** What the main thread asks for (each message also carries an `id`, echoed in the answer). */
 export type WorkerCall =
@@ -18,12 +27,24 @@ export type WorkerCall =
     }
   | { op: "exec"; sql: string; inTransaction: boolean }
   | { op: "listen" | "unlisten"; channel: string }
-  | { op: "close" };
+  | { op: "close" }
+  /** Ends the Postgres port's connections (before close: they may hold the database). */
+  | { op: "stop-port" };
+
+/** The main thread's answers to the Postgres port (no reply expected). */
+export type PortSignal =
+  /** the database is the port's (the turn it asked for) */
+  | { signal: "turn-granted" }
+  /** API requests are, or are no longer, waiting for the database */
+  | { signal: "api-waiting"; waiting: boolean };
 
 export type WorkerRequest = WorkerCall & { id: number };
 
 export type WorkerMessage =
-  | { type: "ready"; timeoutMs: number }
+  | { type: "ready"; timeoutMs: number; postgresPort?: number }
+  /** the Postgres port asks for the database / hands it back */
+  | { type: "turn" }
+  | { type: "turn-over"; timeoutMs: number }
   | { type: "failed"; error: SerializedError }
   | { type: "result"; id: number; result: unknown; timeoutMs: number }
   | { type: "error"; id: number; error: SerializedError; timeoutMs: number }
@@ -127,7 +148,11 @@ async function handle(db: PGlite, request: WorkerRequest): Promise<unknown> {
       unlisteners.delete(request.channel);
       return null;
     }
+    case "stop-port":
+      await postgresPort?.stop();
+      return null;
     case "close":
+      await postgresPort?.stop();
       await db.close();
       return null;
   }
@@ -138,11 +163,23 @@ function send(message: WorkerMessage): void {
 }
 
 let db: PGlite;
+let postgresPort: PostgresPort | undefined;
 try {
-  db = new PGlite((workerData as { dataDir: string }).dataDir);
+  const options = workerData as WorkerOptions;
+  db = new PGlite(options.dataDir, { extensions });
   await db.waitReady;
   await readTimeout(db);
-  send({ type: "ready", timeoutMs });
+  let port: number | undefined;
+  if (options.postgres) {
+    postgresPort = new PostgresPort(db, {
+      ...options.postgres,
+      requestTurn: () => send({ type: "turn" }),
+      turnOver: () => send({ type: "turn-over", timeoutMs }),
+    });
+    postgresPort.afterTurn = () => readTimeout(db);
+    port = await postgresPort.start();
+  }
+  send({ type: "ready", timeoutMs, postgresPort: port });
 } catch (error) {
   send({ type: "failed", error: serialize(error) });
   throw error;
@@ -150,7 +187,12 @@ try {
 
 // The main thread sends one request at a time; the queue only keeps the order if it ever does not.
 let queue: Promise<void> = Promise.resolve();
-port.on("message", (request: WorkerRequest) => {
+port.on("message", (request: WorkerRequest | PortSignal) => {
+  if ("signal" in request) {
+    if (request.signal === "turn-granted") postgresPort?.granted();
+    else postgresPort?.setApiWaiting(request.waiting);
+    return;
+  }
   queue = queue.then(async () => {
     try {
       const result = await handle(db, request);

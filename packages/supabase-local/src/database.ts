@@ -10,7 +10,22 @@ import {
   type Transaction,
   TransactionAbortedError,
 } from "@electric-sql/pglite";
-import type { SerializedError, WorkerCall, WorkerMessage } from "./database-worker.ts";
+import type {
+  PortSignal,
+  SerializedError,
+  WorkerCall,
+  WorkerMessage,
+  WorkerOptions,
+} from "./database-worker.ts";
+
+/** The Postgres port (postgres-port.ts) a database may open for psql, `pg` and other clients. */
+export interface PostgresPortOptions {
+  /** 0 = a free port. */
+  port: number;
+  host?: string;
+  /** How long (ms) a connection idle in a transaction may keep API requests waiting. */
+  idleInTransactionTimeout?: number;
+}
 
 const here = new URL("./db/", import.meta.url);
 
@@ -18,10 +33,14 @@ const here = new URL("./db/", import.meta.url);
  * Opens the embedded Postgres (PGlite): persisted in `dataDir`, or in a scratch directory removed
  * on close when it is undefined (see scratchDirectory), and brings the API roles and the `auth`
  * schema up to date (idempotent, so restarts are cheap). Postgres runs in a worker thread (see
- * Database) so that statement_timeout is enforced.
+ * Database) so that statement_timeout is enforced; with `postgres`, it also serves the wire
+ * protocol on that port (postgres-port.ts), taking turns with the API.
  */
-export async function openDatabase(dataDir?: string): Promise<PGlite> {
-  const db = await Database.open(dataDir);
+export async function openDatabase(
+  dataDir?: string,
+  postgres?: PostgresPortOptions,
+): Promise<PGlite> {
+  const db = await Database.open(dataDir, postgres);
   try {
     await prepareDatabase(db);
   } catch (error) {
@@ -73,6 +92,10 @@ type Statement =
  * again on the same data directory. Committed data is on disk by then (Postgres replays its WAL on
  * the restart, as after a crash); the cancelled transaction is gone, as Postgres would have rolled
  * it back. Requests queued behind it run on the restarted database.
+ *
+ * The Postgres port's connections (postgres-port.ts, in the worker) take the same lock: the worker
+ * asks for a turn, and no query or transaction of this side runs until it hands the turn back.
+ * While one waits behind such a turn, the worker is told, so an idle connection gives way.
  */
 export class Database {
   readonly dataDir: string;
@@ -93,15 +116,31 @@ export class Database {
   #statements: Promise<unknown> = Promise.resolve();
   readonly #listeners = new Map<string, Set<(payload: string) => void>>();
   #closed = false;
+  readonly #postgres: WorkerOptions["postgres"];
+  /** The Postgres port's actual port (after start). */
+  #postgresPort: number | undefined;
+  /** Ends the Postgres port's turn (set while it holds the lock). */
+  #turnOver: (() => void) | undefined;
+  /** Queries and transactions waiting for the lock. */
+  #waiting = 0;
 
-  private constructor(dataDir: string, scratch: string | undefined) {
+  private constructor(
+    dataDir: string,
+    scratch: string | undefined,
+    postgres: PostgresPortOptions | undefined,
+  ) {
     this.dataDir = dataDir;
     this.#scratch = scratch;
+    this.#postgres = postgres && {
+      port: postgres.port,
+      host: postgres.host ?? "127.0.0.1",
+      idleInTransactionTimeout: postgres.idleInTransactionTimeout ?? 10_000,
+    };
   }
 
-  static async open(dataDir?: string): Promise<Database> {
+  static async open(dataDir?: string, postgres?: PostgresPortOptions): Promise<Database> {
     const scratch = dataDir === undefined ? await scratchDirectory() : undefined;
-    const db = new Database(dataDir ?? join(scratch as string, "pgdata"), scratch);
+    const db = new Database(dataDir ?? join(scratch as string, "pgdata"), scratch, postgres);
     db.#ready = db.#start();
     try {
       await db.#ready;
@@ -118,6 +157,11 @@ export class Database {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The port the Postgres wire protocol is served on (undefined: none). */
+  get postgresPort(): number | undefined {
+    return this.#postgresPort;
   }
 
   /** statement_timeout in force for the next statement, in milliseconds (0 = none). */
@@ -228,6 +272,8 @@ export class Database {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // the Postgres port's connections first: one of them may hold the lock
+    if (this.#postgres) await this.#post({ op: "stop-port" }, false).catch(() => {});
     await this.#lock;
     try {
       await this.#ready;
@@ -246,9 +292,37 @@ export class Database {
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#lock.then(fn);
+    this.#waitingChanged(+1);
+    const run = this.#lock.then(() => {
+      this.#waitingChanged(-1);
+      return fn();
+    });
     this.#lock = run.catch(() => {});
     return run;
+  }
+
+  /** The Postgres port asked for the database: hold the lock until it hands it back. */
+  #portTurn(): void {
+    void this.#exclusive(
+      () =>
+        new Promise<void>((resolve) => {
+          this.#turnOver = resolve;
+          this.#signal({ signal: "turn-granted" });
+          this.#signal({ signal: "api-waiting", waiting: this.#waiting > 0 });
+        }),
+    );
+  }
+
+  #waitingChanged(delta: number): void {
+    const before = this.#waiting;
+    this.#waiting += delta;
+    // the port's idle connection gives way while someone waits behind its turn
+    if (this.#turnOver && (before === 0) !== (this.#waiting === 0))
+      this.#signal({ signal: "api-waiting", waiting: this.#waiting > 0 });
+  }
+
+  #signal(signal: PortSignal): void {
+    this.#worker.postMessage(signal);
   }
 
   #statement<T>(statement: Statement, inTransaction: boolean): Promise<T> {
@@ -279,20 +353,29 @@ export class Database {
   }
 
   #start(): Promise<void> {
-    const worker = new Worker(new URL("./database-worker.ts", import.meta.url), {
-      workerData: { dataDir: this.dataDir },
-    });
+    const workerData: WorkerOptions = { dataDir: this.dataDir, postgres: this.#postgres };
+    const worker = new Worker(new URL("./database-worker.ts", import.meta.url), { workerData });
     this.#worker = worker;
     const started = new Promise<void>((resolve, reject) => {
       worker.on("message", (message: WorkerMessage) => {
         switch (message.type) {
           case "ready":
             this.#timeoutMs = message.timeoutMs;
+            this.#postgresPort = message.postgresPort;
+            // a restarted worker listens on the same port again
+            if (this.#postgres && message.postgresPort) this.#postgres.port = message.postgresPort;
             this.#started.add(worker);
             resolve();
             break;
           case "failed":
             reject(toError(message.error));
+            break;
+          case "turn":
+            this.#portTurn();
+            break;
+          case "turn-over":
+            this.#timeoutMs = message.timeoutMs;
+            this.#endTurn();
             break;
           case "notification":
             for (const listener of this.#listeners.get(message.channel) ?? [])
@@ -317,6 +400,12 @@ export class Database {
         await this.#post({ op: "listen", channel }, false);
       if (this.#pending.size === 0) worker.unref();
     });
+  }
+
+  #endTurn(): void {
+    const over = this.#turnOver;
+    this.#turnOver = undefined;
+    over?.();
   }
 
   #settle(message: Extract<WorkerMessage, { type: "result" | "error" }>): void {
@@ -353,6 +442,8 @@ export class Database {
     const worker = this.#worker;
     this.#retired.add(worker);
     this.#generation++;
+    // the port's connections were in the worker: their turn is over
+    this.#endTurn();
     for (const [id, pending] of this.#pending) {
       clearTimeout(pending.timer);
       this.#pending.delete(id);

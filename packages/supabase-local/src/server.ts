@@ -12,8 +12,9 @@ import { createAuthenticate, gateway } from "./gateway.ts";
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
+import { mailpitRoutes } from "./mail/mailpit.ts";
 import { applyMigrations } from "./migrations.ts";
-import { projectPaths } from "./project.ts";
+import { projectPaths, seedFiles } from "./project.ts";
 import { providerPageRoutes } from "./provider/page.ts";
 import { createRestHandler } from "./rest/index.ts";
 
@@ -36,9 +37,26 @@ export interface LocalBackendOptions {
   config?: DeepPartial<Config>;
   /** Extra SQL files applied after migrations and seed (test fixtures). */
   fixtures?: string[];
-  /** The project's supabase/migrations and supabase/seed.sql by default. */
+  /**
+   * Serve the Postgres wire protocol (psql, `pg`, `supabase gen types --db-url`) on this port, on
+   * the first host; `supabase-local start` passes config.toml [db] port (54322). Default: none.
+   * 0 = a free port.
+   */
+  postgresPort?: number;
+  /**
+   * Serve the mail inbox as Mailpit's API on this port, on the first host; `supabase-local start`
+   * passes config.toml [inbucket] port (54324). Default: none (the same API is always at /inbox).
+   */
+  mailpitPort?: number;
+  /** How long (ms) a Postgres connection idle in a transaction may keep others waiting (10 000). */
+  idleInTransactionTimeout?: number;
+  /** The project's supabase/migrations by default. */
   migrationsDir?: string;
-  seedFile?: string;
+  /**
+   * SQL files applied once, to a fresh database; `false`: none. Default: config.toml [db.seed]
+   * (`sql_paths`, relative to supabase/; supabase/seed.sql), none when `enabled = false`.
+   */
+  seed?: string[] | false;
   /**
    * A request header that carries the client's address (e.g. "X-Forwarded-For"), for a backend
    * behind a proxy that sets it. Unset (the default), the address is the socket's and such headers
@@ -53,6 +71,10 @@ export interface LocalBackend {
   /** The whole backend as a fetch handler (no socket needed). */
   fetch: (request: Request) => Promise<Response>;
   keys: Keys;
+  /** postgresql://postgres:postgres@127.0.0.1:<port>/postgres, when a Postgres port is served. */
+  dbUrl: string | undefined;
+  /** The Mailpit API's base URL (its own port, else `<url>/inbox`). */
+  mailpitUrl: string;
   db: PGlite;
   config: Config;
   inbox: Inbox;
@@ -100,13 +122,28 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   let keys: Keys;
   try {
     [db, signingKeys] = await Promise.all([
-      openDatabase(options.dataDir),
+      openDatabase(
+        options.dataDir,
+        options.postgresPort === undefined || hosts.length === 0
+          ? undefined
+          : {
+              port: options.postgresPort,
+              host: hosts[0],
+              idleInTransactionTimeout: options.idleInTransactionTimeout,
+            },
+      ),
       loadSigningKeys({ dataDir: options.dataDir, path: config.auth.signingKeysPath }),
     ]);
     keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
     await applyMigrations(db, {
       migrationsDir: options.migrationsDir ?? project.migrationsDir,
-      seedFile: options.seedFile ?? project.seedFile,
+      seedFiles:
+        options.seed === false
+          ? []
+          : (options.seed ??
+            (config.db.seed.enabled
+              ? await seedFiles(project.supabaseDir, config.db.seed.sqlPaths)
+              : [])),
       fixtures: options.fixtures,
     });
   } catch (error) {
@@ -172,8 +209,36 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   });
   app.all("/rest/v1/*", (c) => rest(c.req.raw));
   app.route("/inbox", inboxRoutes(inbox));
+  app.route("/inbox", mailpitRoutes(inbox));
   app.route("/provider", providerPageRoutes(ctx));
   app.get("/", (c) => c.redirect("/inbox"));
+
+  let mailpitUrl = `${url}/inbox`;
+  if (options.mailpitPort !== undefined && hosts.length > 0) {
+    // Mailpit's own port: the same routes at its root, local-only like /inbox
+    const mail = new Hono();
+    mail.use("*", async (c, next) => {
+      const refused = refuseForeign(c.req.raw, `/inbox${c.req.path}`);
+      if (refused) return refused;
+      await next();
+      for (const [name, value] of noFraming()) c.header(name, value);
+    });
+    mail.route("/", mailpitRoutes(inbox));
+    mail.get("/", (c) => c.redirect(`${url}/inbox`));
+    try {
+      const server = await listen(
+        async (r) => mail.fetch(r),
+        hosts[0] as string,
+        options.mailpitPort,
+      );
+      servers.push(server);
+      mailpitUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    } catch (error) {
+      await Promise.all(servers.map(closeServer));
+      await db.close();
+      throw error;
+    }
+  }
 
   handler = async (request: Request) => app.fetch(request);
   // In-process callers (tests) have no socket: their address is this machine's, or the trusted header.
@@ -189,6 +254,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     },
     fetch,
     keys,
+    dbUrl: postgresUrl(db),
+    mailpitUrl,
     db,
     config,
     inbox,
@@ -215,4 +282,12 @@ function closeServer(server: ReturnType<typeof serve>): Promise<void> {
     if ("closeAllConnections" in server) server.closeAllConnections();
     server.close(() => resolve());
   });
+}
+
+/** The connection string `supabase status` prints, for the port the database serves (if any). */
+function postgresUrl(db: PGlite): string | undefined {
+  const port = (db as unknown as { postgresPort?: number }).postgresPort;
+  return port === undefined
+    ? undefined
+    : `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`;
 }

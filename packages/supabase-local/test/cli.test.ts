@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { KEYS } from "../src/index.ts";
 
@@ -22,6 +23,7 @@ beforeAll(async () => {
     join(project, "supabase", "migrations", "20240101000000_things.sql"),
     "create table public.things (id int primary key);",
   );
+  await writeFile(join(project, "supabase", "seed.sql"), "insert into public.things values (1);");
 });
 afterAll(async () => {
   await rm(project, { recursive: true, force: true });
@@ -36,16 +38,26 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function cli(args: string[], port: number) {
+function cli(args: string[], port: number, dbPort = port + 1, mailPort = port + 2) {
   return spawn(process.execPath, [CLI, ...args, "--workdir", project], {
-    env: { ...process.env, LOCAL_BACKEND_PORT: String(port) },
+    env: {
+      ...process.env,
+      LOCAL_BACKEND_PORT: String(port),
+      LOCAL_BACKEND_DB_PORT: String(dbPort),
+      LOCAL_BACKEND_MAILPIT_PORT: String(mailPort),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
 
 /** Runs the command to its end: exit code and what it printed. */
-function run(args: string[], port: number): Promise<{ code: number | null; out: string }> {
-  const child = cli(args, port);
+function run(
+  args: string[],
+  port: number,
+  dbPort?: number,
+  mailPort?: number,
+): Promise<{ code: number | null; out: string }> {
+  const child = cli(args, port, dbPort, mailPort);
   let out = "";
   child.stdout?.on("data", (chunk) => (out += chunk));
   child.stderr?.on("data", (chunk) => (out += chunk));
@@ -72,14 +84,18 @@ function row(table: string, label: string): string | undefined {
 
 describe("supabase-local", () => {
   test("start prints the status table, serves the project, and stays up; status agrees", async () => {
-    const port = await freePort();
+    const [port, dbPort, mailPort] = [await freePort(), await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}`;
-    const start = cli(["start"], port);
+    const start = cli(["start"], port, dbPort, mailPort);
     try {
       const out = await printed(start, "Press Ctrl-C to stop.");
       expect(row(out, "API URL")).toBe(url);
       expect(row(out, "Inbox URL")).toBe(`${url}/inbox`);
-      expect(row(out, "DB URL")).toMatch(/^none/);
+      const mailpitUrl = `http://127.0.0.1:${mailPort}`;
+      expect(row(out, "Mailpit URL")).toBe(mailpitUrl);
+      expect((await fetch(`${mailpitUrl}/api/v1/messages`)).status).toBe(200);
+      const dbUrl = `postgresql://postgres:postgres@127.0.0.1:${dbPort}/postgres`;
+      expect(row(out, "DB URL")).toBe(dbUrl);
       expect(row(out, "Studio URL")).toMatch(/^none/);
       expect(row(out, "Publishable key")).toBe(KEYS.publishable);
       expect(row(out, "Secret key")).toBe(KEYS.secret);
@@ -87,17 +103,25 @@ describe("supabase-local", () => {
       expect(row(out, "anon key")).toBe(KEYS.anon);
       expect(row(out, "service_role key")).toBe(KEYS.serviceRole);
 
-      // The project's migration, from --workdir, not from the package's own folder.
+      // The project's migration and seed, from --workdir, not from the package's own folder.
       const things = await fetch(`${url}/rest/v1/things`, {
         headers: { apikey: KEYS.secret },
       });
       expect(things.status).toBe(200);
-      expect(await things.json()).toEqual([]);
+      expect(await things.json()).toEqual([{ id: 1 }]);
+      // and the same database on the printed DB URL
+      const client = new pg.Client({ connectionString: dbUrl });
+      await client.connect();
+      const { rows } = await client.query("select id from public.things");
+      await client.end();
+      expect(rows).toEqual([{ id: 1 }]);
       expect(existsSync(join(project, ".local-data", "signing-key.json"))).toBe(true);
 
-      const status = await run(["status"], port);
+      const status = await run(["status"], port, dbPort, mailPort);
       expect(status.code).toBe(0);
       expect(row(status.out, "API URL")).toBe(url);
+      expect(row(status.out, "DB URL")).toBe(dbUrl);
+      expect(row(status.out, "Mailpit URL")).toBe(mailpitUrl);
       expect(row(status.out, "anon key")).toBe(KEYS.anon);
     } finally {
       start.kill("SIGTERM");

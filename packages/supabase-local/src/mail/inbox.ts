@@ -44,6 +44,14 @@ export class Inbox {
     return this.#messages.find((m) => m.id === id);
   }
 
+  /** Deletes the messages with these ids; returns how many there were. */
+  remove(ids: string[]): number {
+    const gone = new Set(ids);
+    const before = this.#messages.length;
+    this.#messages = this.#messages.filter((m) => !gone.has(m.id));
+    return before - this.#messages.length;
+  }
+
   clear(to?: string): number {
     const before = this.#messages.length;
     const want = to?.toLowerCase();

@@ -1,0 +1,210 @@
+// The Postgres port: the same PGlite the APIs use, over the wire protocol, for `pg`, psql and any
+// Postgres client. Connections and API requests take turns (src/postgres-port.ts): a transaction
+// is never interleaved with the API's, session settings never leak either way, and a connection
+// idle in a transaction gives way after idleInTransactionTimeout while the API waits.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLocalBackend, KEYS, type LocalBackend } from "../src/index.ts";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+// Never the defaults (54321/54322): someone may be running `npm run dev` on this machine.
+const API_PORT = Number(process.env.TEST_PG_API_PORT ?? 54491);
+const PG_PORT = Number(process.env.TEST_PG_PORT ?? 54490);
+const IDLE_LIMIT = 2000;
+
+let local: LocalBackend;
+let admin: SupabaseClient;
+const clients: pg.Client[] = [];
+
+beforeAll(async () => {
+  local = await createLocalBackend({
+    projectDir: ROOT,
+    host: "127.0.0.1",
+    port: API_PORT,
+    postgresPort: PG_PORT,
+    idleInTransactionTimeout: IDLE_LIMIT,
+    seed: false,
+  });
+  admin = createClient(local.url, KEYS.secret, {
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.end().catch(() => {})));
+  await local?.close();
+});
+
+async function connect(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: local.dbUrl });
+  client.on("error", () => {}); // a terminated session's socket error is asserted where expected
+  await client.connect();
+  clients.push(client);
+  return client;
+}
+
+async function user() {
+  const email = `pg-${crypto.randomUUID().slice(0, 12)}@example.com`;
+  const { data, error } = await admin.auth.admin.createUser({
+    email,
+    password: "pg-port-password",
+    email_confirm: true,
+  });
+  if (error) throw error;
+  return data.user;
+}
+
+async function restInsert(ownerId: string, title: string) {
+  const { error } = await admin.from("notes").insert({ owner_id: ownerId, title });
+  if (error) throw error;
+}
+
+describe("the Postgres port", () => {
+  it("prints as supabase status does and answers a query", async () => {
+    expect(local.dbUrl).toBe(`postgresql://postgres:postgres@127.0.0.1:${PG_PORT}/postgres`);
+    const client = await connect();
+    const { rows } = await client.query<{ n: number; who: string }>(
+      "select 1 + $1::int as n, current_user as who",
+      [41],
+    );
+    expect(rows).toEqual([{ n: 42, who: "postgres" }]);
+    // the API's tables: the same database
+    const owner = await user();
+    await restInsert(owner.id, "made through the data API");
+    const seen = await client.query("select title from public.notes where owner_id = $1", [
+      owner.id,
+    ]);
+    expect(seen.rows).toEqual([{ title: "made through the data API" }]);
+  });
+
+  it("applies row-level security as a role with request.jwt.claims", async () => {
+    const [ada, bob] = [await user(), await user()];
+    await restInsert(ada.id, "ada's");
+    await restInsert(bob.id, "bob's");
+    const client = await connect();
+    const asUser = async (id: string) => {
+      await client.query("begin");
+      await client.query("set local role authenticated");
+      await client.query("select set_config('request.jwt.claims', $1, true)", [
+        JSON.stringify({ sub: id, role: "authenticated", aal: "aal1", is_anonymous: false }),
+      ]);
+      const { rows } = await client.query("select title from public.notes");
+      await client.query("commit");
+      return rows.map((r) => r.title);
+    };
+    expect(await asUser(ada.id)).toEqual(["ada's"]);
+    expect(await asUser(bob.id)).toEqual(["bob's"]);
+    const denied = await client
+      .query("set role anon; select count(*)::int as n from public.notes")
+      .catch((e) => e);
+    expect(denied).toMatchObject({ code: "42501" });
+    await client.query("reset role");
+  });
+
+  it("keeps a connection's session settings to itself, and the API's to the API", async () => {
+    const owner = await user();
+    const client = await connect();
+    await client.query("set role authenticated");
+    await client.query(
+      `set request.jwt.claims = '${JSON.stringify({ sub: owner.id, role: "authenticated" })}'`,
+    );
+    await client.query("set statement_timeout = '1234ms'");
+    // The API works as before (its own role and no statement timeout of psql's) …
+    await restInsert(owner.id, "while psql is someone else");
+    const { data: users } = await admin.auth.admin.listUsers({ perPage: 1 });
+    expect(users.users.length).toBe(1);
+    const direct = await local.db.query<{ who: string; timeout: string; claims: string }>(
+      "select current_user as who, current_setting('statement_timeout') as timeout, coalesce(current_setting('request.jwt.claims', true), '') as claims",
+    );
+    expect(direct.rows).toEqual([{ who: "postgres", timeout: "0", claims: "" }]);
+    // … and the connection still has its own.
+    const { rows } = await client.query(
+      "select current_user as who, current_setting('statement_timeout') as timeout, auth.uid() as uid",
+    );
+    expect(rows).toEqual([{ who: "authenticated", timeout: "1234ms", uid: owner.id }]);
+  });
+
+  it("never interleaves a pg transaction with REST writes: nothing lost, nothing torn", async () => {
+    const owner = await user();
+    const client = await connect();
+    const rounds = 15;
+    const rest = Array.from({ length: rounds }, (_, i) => restInsert(owner.id, `rest ${i}`));
+    const wire = (async () => {
+      for (let i = 0; i < rounds; i++) {
+        await client.query("begin");
+        const { rows } = await client.query<{ n: number }>(
+          "select count(*)::int as n from public.notes where owner_id = $1",
+          [owner.id],
+        );
+        await client.query("insert into public.notes (owner_id, title) values ($1, $2)", [
+          owner.id,
+          `pg ${i}`,
+        ]);
+        // inside the transaction the count moved by our insert alone: no REST write slipped in
+        const after = await client.query<{ n: number }>(
+          "select count(*)::int as n from public.notes where owner_id = $1",
+          [owner.id],
+        );
+        expect(after.rows[0]?.n).toBe((rows[0]?.n ?? 0) + 1);
+        await client.query(i % 5 === 4 ? "rollback" : "commit");
+      }
+    })();
+    await Promise.all([...rest, wire]);
+    const { data } = await admin.from("notes").select("title").eq("owner_id", owner.id);
+    const titles = (data ?? []).map((r) => r.title).sort();
+    const expected = [
+      ...Array.from({ length: rounds }, (_, i) => `rest ${i}`),
+      ...Array.from({ length: rounds }, (_, i) => i)
+        .filter((i) => i % 5 !== 4)
+        .map((i) => `pg ${i}`),
+    ].sort();
+    expect(titles).toEqual(expected);
+  });
+
+  it("ends a connection idle in a transaction while the API waits (25P03), rolling it back", async () => {
+    const owner = await user();
+    const client = await connect();
+    const ended = new Promise<Error>((resolve) => client.once("error", resolve));
+    await client.query("begin");
+    await client.query(
+      "insert into public.notes (owner_id, title) values ($1, 'never committed')",
+      [owner.id],
+    );
+    // the API has to wait for the transaction, then goes on once the session is ended
+    await restInsert(owner.id, "after the idle session");
+    expect(await ended).toMatchObject({
+      code: "25P03",
+      message: "terminating connection due to idle-in-transaction timeout",
+    });
+    const { data } = await admin.from("notes").select("title").eq("owner_id", owner.id);
+    expect(data).toEqual([{ title: "after the idle session" }]);
+    // a new connection works
+    const again = await connect();
+    expect((await again.query("select 1 as ok")).rows).toEqual([{ ok: 1 }]);
+  });
+
+  it("lets a connection keep an open transaction as long as nobody else waits", async () => {
+    const client = await connect();
+    await client.query("begin");
+    await client.query("create temporary table kept (n int)");
+    await new Promise((r) => setTimeout(r, IDLE_LIMIT * 2));
+    await client.query("insert into kept values (1)");
+    expect((await client.query("select count(*)::int as n from kept")).rows).toEqual([{ n: 1 }]);
+    await client.query("rollback");
+  });
+
+  it("serves psql", async () => {
+    if (!existsSync("/usr/bin/psql")) return;
+    const { stdout } = await promisify(execFile)("/usr/bin/psql", [
+      local.dbUrl as string,
+      "-Atc",
+      "select count(*) > 0 from pg_tables where schemaname = 'auth' and tablename = 'users'",
+    ]);
+    expect(stdout.trim()).toBe("t");
+  });
+});

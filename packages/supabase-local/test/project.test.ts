@@ -1,0 +1,33 @@
+// config.toml [db.seed] sql_paths resolved as the Supabase CLI resolves them: relative to
+// supabase/, in the order listed, globs sorted by name, each file once.
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { loadConfig, seedFiles } from "../src/index.ts";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "seed-paths-"));
+  await mkdir(join(dir, "seeds"));
+  for (const name of ["seed.sql", "seeds/b.sql", "seeds/a.sql", "seeds/notes.txt"])
+    await writeFile(join(dir, name), "");
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+test("sql_paths: in order, globs sorted, duplicates once, a missing literal path kept (skipped later)", async () => {
+  const files = await seedFiles(dir, ["./seed.sql", "./seeds/*.sql", "seeds/a.sql", "./none.sql"]);
+  expect(files).toEqual([
+    join(dir, "seed.sql"),
+    join(dir, "seeds/a.sql"),
+    join(dir, "seeds/b.sql"),
+    join(dir, "none.sql"),
+  ]);
+  expect(await seedFiles(dir, ["./nowhere/*.sql"])).toEqual([]);
+});
+
+test("[db], [db.seed] and [inbucket] have the CLI's defaults", () => {
+  const config = loadConfig({ configFile: join(dir, "no-config.toml") });
+  expect(config.db).toEqual({ port: 54322, seed: { enabled: true, sqlPaths: ["./seed.sql"] } });
+  expect(config.inbucket).toEqual({ enabled: true, port: 54324 });
+});

@@ -7,7 +7,7 @@ import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
 import { rememberClientAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
-import { openDatabase } from "./database.ts";
+import { hasDatabase, openDatabase } from "./database.ts";
 import { createAuthenticate, gateway } from "./gateway.ts";
 import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
@@ -16,6 +16,7 @@ import { applyMigrations } from "./migrations.ts";
 import { projectPaths } from "./project.ts";
 import { providerPageRoutes } from "./provider/page.ts";
 import { createRestHandler } from "./rest/index.ts";
+import { snapshotCacheDir, snapshotFor } from "./snapshot.ts";
 
 export interface LocalBackendOptions {
   /**
@@ -39,6 +40,11 @@ export interface LocalBackendOptions {
   /** The project's supabase/migrations and supabase/seed.sql by default. */
   migrationsDir?: string;
   seedFile?: string;
+  /**
+   * Where the start snapshots are kept (snapshot.ts): a fresh database starts as a copy of the one
+   * for its migrations and seed. Default: the project's node_modules/.cache/supabase-local.
+   */
+  cacheDir?: string;
   /**
    * A request header that carries the client's address (e.g. "X-Forwarded-For"), for a backend
    * behind a proxy that sets it. Unset (the default), the address is the socket's and such headers
@@ -97,16 +103,21 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
 
   let db: PGlite | undefined;
   let signingKey: SigningKey;
+  const migrations = {
+    migrationsDir: options.migrationsDir ?? project.migrationsDir,
+    seedFile: options.seedFile ?? project.seedFile,
+  };
   try {
+    // A fresh database (in memory, or a data directory without one) starts from the snapshot.
+    const fresh = options.dataDir === undefined || !hasDatabase(options.dataDir);
+    const snapshot = fresh
+      ? await snapshotFor(migrations, options.cacheDir ?? snapshotCacheDir(project.projectDir))
+      : undefined;
     [db, signingKey] = await Promise.all([
-      openDatabase(options.dataDir),
+      openDatabase(options.dataDir, { snapshot }),
       loadSigningKey(options.dataDir),
     ]);
-    await applyMigrations(db, {
-      migrationsDir: options.migrationsDir ?? project.migrationsDir,
-      seedFile: options.seedFile ?? project.seedFile,
-      fixtures: options.fixtures,
-    });
+    await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
   } catch (error) {
     await Promise.all(servers.map(closeServer));
     await db?.close();

@@ -78,9 +78,7 @@ export async function snapshotFor(inputs: SnapshotInputs, cacheDir: string): Pro
   const key = await snapshotKey(inputs);
   const ready = join(cacheDir, key);
   if (existsSync(join(ready, "PG_VERSION"))) return ready;
-  const base = await cached(cacheDir, `base-${await baseKey()}`, async (db) => {
-    await prepareDatabase(db);
-  });
+  const base = await baseSnapshot(cacheDir);
   return cached(
     cacheDir,
     key,
@@ -89,6 +87,13 @@ export async function snapshotFor(inputs: SnapshotInputs, cacheDir: string): Pro
     },
     base,
   );
+}
+
+/** The base snapshot (initdb, roles.sql, auth.sql; no project): made first when missing. */
+export async function baseSnapshot(cacheDir: string): Promise<string> {
+  return cached(cacheDir, `base-${await baseKey()}`, async (db) => {
+    await prepareDatabase(db);
+  });
 }
 
 /**

@@ -5,7 +5,7 @@
 // main thread keeps the clock and ends this thread when the statement's time is up.
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
-import { extensions } from "./extensions.ts";
+import { EXTENSIONS } from "./extensions.ts";
 import { PostgresPort } from "./postgres-port.ts";
 
 /** What the main thread starts the worker with. */
@@ -52,6 +52,11 @@ export type WorkerMessage =
 
 /** A Postgres error's fields (DatabaseError), as plain data that survives postMessage. */
 export type SerializedError = Record<string, unknown> & { message: string };
+
+// Postgres' defaults size shared memory for a server (128 MB of buffers for 100 connections), and
+// PGlite zeroes all of it on every start: half a second of a warm start. One session over a
+// database of a few MB needs a fraction of it.
+const START_SETTINGS = ["shared_buffers=16MB", "max_connections=8"];
 
 const port = parentPort;
 if (!port) throw new Error("database-worker.ts runs as a worker thread");
@@ -166,7 +171,10 @@ let db: PGlite;
 let postgresPort: PostgresPort | undefined;
 try {
   const options = workerData as WorkerOptions;
-  db = new PGlite(options.dataDir, { extensions });
+  db = new PGlite(options.dataDir, {
+    extensions: EXTENSIONS,
+    startParams: [...PGlite.defaultStartParams, ...START_SETTINGS.flatMap((s) => ["-c", s])],
+  });
   await db.waitReady;
   await readTimeout(db);
   let port: number | undefined;

@@ -1,4 +1,5 @@
-import { existsSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, rmSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,15 +33,17 @@ const here = new URL("./db/", import.meta.url);
 /**
  * Opens the embedded Postgres (PGlite): persisted in `dataDir`, or in a scratch directory removed
  * on close when it is undefined (see scratchDirectory), and brings the API roles and the `auth`
- * schema up to date (idempotent, so restarts are cheap). Postgres runs in a worker thread (see
- * Database) so that statement_timeout is enforced; with `postgres`, it also serves the wire
- * protocol on that port (postgres-port.ts), taking turns with the API.
+ * schema up to date (skipped when they already are, see prepareDatabase). Postgres runs in a
+ * worker thread (see Database) so that statement_timeout is enforced. A `snapshot` (a data
+ * directory made by snapshot.ts) is copied into a fresh data directory first, instead of initdb.
+ * With `postgres`, it also serves the wire protocol on that port (postgres-port.ts), taking turns
+ * with the API.
  */
 export async function openDatabase(
   dataDir?: string,
-  postgres?: PostgresPortOptions,
+  options: { snapshot?: string; postgres?: PostgresPortOptions } = {},
 ): Promise<PGlite> {
-  const db = await Database.open(dataDir, postgres);
+  const db = await Database.open(dataDir, options);
   try {
     await prepareDatabase(db);
   } catch (error) {
@@ -52,18 +55,38 @@ export async function openDatabase(
   return db as unknown as PGlite;
 }
 
-/**
- * Brings a database up to what Supabase's API expects (idempotent): the API roles (anon,
- * authenticated, service_role and their grants, db/roles.sql) and the `auth` schema
- * (db/auth.sql). openDatabase does this; tests that open a PGlite of their own call it too.
- */
-export async function prepareDatabase(db: { exec(sql: string): Promise<unknown> }): Promise<void> {
+/** The SQL that sets a database up for Supabase's API: db/roles.sql, then db/auth.sql. */
+export async function setupSql(): Promise<{ roles: string; auth: string }> {
   const [roles, auth] = await Promise.all([
     readFile(new URL("roles.sql", here), "utf8"),
     readFile(new URL("auth.sql", here), "utf8"),
   ]);
+  return { roles, auth };
+}
+
+/** Marks a database as set up by this version of roles.sql and auth.sql (a comment on `auth`). */
+const SETUP_MARK = "supabase-local setup ";
+
+/**
+ * Brings a database up to what Supabase's API expects: the API roles (anon, authenticated,
+ * service_role and their grants, db/roles.sql) and the `auth` schema (db/auth.sql). Both are
+ * idempotent, but running them takes a few hundred milliseconds, so the hash of the two files is
+ * kept as the `auth` schema's comment and a database that already carries it is left alone.
+ * openDatabase does this; tests that open a PGlite of their own call it too.
+ */
+export async function prepareDatabase(db: {
+  exec(sql: string): Promise<unknown>;
+  query<T>(sql: string, params?: unknown[]): Promise<Results<T>>;
+}): Promise<void> {
+  const { roles, auth } = await setupSql();
+  const mark = `${SETUP_MARK}${createHash("sha256").update(roles).update("\0").update(auth).digest("hex")}`;
+  const { rows } = await db.query<{ mark: string | null }>(
+    "SELECT obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = 'auth'",
+  );
+  if (rows[0]?.mark === mark) return;
   await db.exec(roles);
   await db.exec(auth);
+  await db.exec(`COMMENT ON SCHEMA auth IS '${mark}'`);
 }
 
 type Pending = {
@@ -138,9 +161,15 @@ export class Database {
     };
   }
 
-  static async open(dataDir?: string, postgres?: PostgresPortOptions): Promise<Database> {
+  /** Opens `dataDir` (a scratch directory when undefined), first copying `snapshot` into it when
+   * it holds no database yet; with `postgres`, serving the Postgres port too. */
+  static async open(
+    dataDir?: string,
+    options: { snapshot?: string; postgres?: PostgresPortOptions } = {},
+  ): Promise<Database> {
     const scratch = dataDir === undefined ? await scratchDirectory() : undefined;
-    const db = new Database(dataDir ?? join(scratch as string, "pgdata"), scratch, postgres);
+    const db = new Database(dataDir ?? join(scratch as string, "pgdata"), scratch, options.postgres);
+    if (options.snapshot && !hasDatabase(db.dataDir)) copyDatabase(options.snapshot, db.dataDir);
     db.#ready = db.#start();
     try {
       await db.#ready;
@@ -459,6 +488,20 @@ export class Database {
   }
 }
 
+/** Whether `dataDir` holds a Postgres data directory already (PG_VERSION is initdb's first file). */
+export function hasDatabase(dataDir: string): boolean {
+  return existsSync(join(dataDir, "PG_VERSION"));
+}
+
+/**
+ * Copies a data directory's files into `dataDir` (which may exist and hold other files, such as
+ * the signing key). cpSync copies natively, several times faster than fs.promises.cp's walk; it
+ * blocks this thread for a moment before anything listens for the database anyway.
+ */
+function copyDatabase(from: string, dataDir: string): void {
+  cpSync(from, dataDir, { recursive: true, force: false, errorOnExist: false });
+}
+
 const SCRATCH_PREFIX = "local-backend-";
 const openScratch = new Set<string>();
 let removeAtExit = false;
@@ -493,7 +536,8 @@ async function removeAbandoned(root: string): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether process `pid` still runs (on this machine). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

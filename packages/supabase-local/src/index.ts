@@ -4,7 +4,7 @@
 
 export { type Config, type DeepPartial, type LoadConfigOptions, loadConfig } from "./config.ts";
 export { openDatabase, prepareDatabase } from "./database.ts";
-export { extensions } from "./extensions.ts";
+export { EXTENSIONS } from "./extensions.ts";
 export { KEYS, type Keys } from "./keys.ts";
 export type { Message as InboxMessage } from "./mail/inbox.ts";
 export { applyMigrations, MigrationError, type MigrationOptions } from "./migrations.ts";

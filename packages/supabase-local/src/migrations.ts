@@ -55,20 +55,15 @@ export async function applyMigrations(db: PGlite, options: MigrationOptions = {}
       )
     ).rows.map((r) => r.version),
   );
-  const files = (await listSql(migrationsDir))
-    .map((f) => ({ file: f, match: MIGRATION_FILE.exec(f) }))
-    .filter((f) => f.match)
-    .sort((a, b) => (a.match?.[1] as string).localeCompare(b.match?.[1] as string));
-  for (const { file, match } of files) {
-    const version = match?.[1] as string;
+  const files = await migrationFiles(migrationsDir);
+  for (const { path, version, name } of files) {
     if (applied.has(version)) continue;
-    const path = join(migrationsDir, file);
     const sql = await readFile(path, "utf8");
     await db.transaction(async (tx) => {
       await run(tx, path, sql);
       await tx.query(
         "INSERT INTO supabase_migrations.schema_migrations (version, statements, name) VALUES ($1, $2, $3)",
-        [version, [sql], match?.[2] ?? ""],
+        [version, [sql], name],
       );
     });
   }
@@ -82,6 +77,20 @@ export async function applyMigrations(db: PGlite, options: MigrationOptions = {}
   }
   // tell the data API to reload its schema cache
   await db.exec("NOTIFY pgrst, 'reload schema'");
+}
+
+/** The migrations of a directory (`<timestamp>_<name>.sql`), in the order they apply. */
+export async function migrationFiles(
+  migrationsDir: string,
+): Promise<{ file: string; path: string; version: string; name: string }[]> {
+  return (await listSql(migrationsDir))
+    .flatMap((file) => {
+      const match = MIGRATION_FILE.exec(file);
+      if (!match) return [];
+      const [, version = "", name = ""] = match;
+      return [{ file, path: join(migrationsDir, file), version, name }];
+    })
+    .sort((a, b) => a.version.localeCompare(b.version));
 }
 
 async function historyExists(db: PGlite): Promise<boolean> {

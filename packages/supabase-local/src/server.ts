@@ -7,7 +7,7 @@ import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
 import { rememberClientAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
-import { openDatabase } from "./database.ts";
+import { hasDatabase, openDatabase } from "./database.ts";
 import { createAuthenticate, gateway } from "./gateway.ts";
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
@@ -17,6 +17,7 @@ import { applyMigrations } from "./migrations.ts";
 import { projectPaths, seedFiles } from "./project.ts";
 import { providerPageRoutes } from "./provider/page.ts";
 import { createRestHandler } from "./rest/index.ts";
+import { snapshotCacheDir, snapshotFor } from "./snapshot.ts";
 
 export interface LocalBackendOptions {
   /**
@@ -57,6 +58,11 @@ export interface LocalBackendOptions {
    * (`sql_paths`, relative to supabase/; supabase/seed.sql), none when `enabled = false`.
    */
   seed?: string[] | false;
+  /**
+   * Where the start snapshots are kept (snapshot.ts): a fresh database starts as a copy of the one
+   * for its migrations and seed. Default: the project's node_modules/.cache/supabase-local.
+   */
+  cacheDir?: string;
   /**
    * A request header that carries the client's address (e.g. "X-Forwarded-For"), for a backend
    * behind a proxy that sets it. Unset (the default), the address is the socket's and such headers
@@ -121,21 +127,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   let signingKeys: SigningKeys;
   let keys: Keys;
   try {
-    [db, signingKeys] = await Promise.all([
-      openDatabase(
-        options.dataDir,
-        options.postgresPort === undefined || hosts.length === 0
-          ? undefined
-          : {
-              port: options.postgresPort,
-              host: hosts[0],
-              idleInTransactionTimeout: options.idleInTransactionTimeout,
-            },
-      ),
-      loadSigningKeys({ dataDir: options.dataDir, path: config.auth.signingKeysPath }),
-    ]);
-    keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
-    await applyMigrations(db, {
+    const migrations = {
       migrationsDir: options.migrationsDir ?? project.migrationsDir,
       seedFiles:
         options.seed === false
@@ -144,8 +136,28 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
             (config.db.seed.enabled
               ? await seedFiles(project.supabaseDir, config.db.seed.sqlPaths)
               : [])),
-      fixtures: options.fixtures,
-    });
+    };
+    // A fresh database (in memory, or a data directory without one) starts from the snapshot.
+    const fresh = options.dataDir === undefined || !hasDatabase(options.dataDir);
+    const snapshot = fresh
+      ? await snapshotFor(migrations, options.cacheDir ?? snapshotCacheDir(project.projectDir))
+      : undefined;
+    [db, signingKeys] = await Promise.all([
+      openDatabase(options.dataDir, {
+        snapshot,
+        postgres:
+          options.postgresPort === undefined || hosts.length === 0
+            ? undefined
+            : {
+                port: options.postgresPort,
+                host: hosts[0],
+                idleInTransactionTimeout: options.idleInTransactionTimeout,
+              },
+      }),
+      loadSigningKeys({ dataDir: options.dataDir, path: config.auth.signingKeysPath }),
+    ]);
+    keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
+    await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
   } catch (error) {
     await Promise.all(servers.map(closeServer));
     await db?.close();

@@ -3,9 +3,18 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { openDatabase } from "../../src/database.ts";
 import { applyMigrations, MigrationError } from "../../src/migrations.ts";
+import { baseSnapshot, snapshotCacheDir } from "../../src/snapshot.ts";
+
+/** A database with the backend's roles and auth schema and nothing of a project's (initdb's
+ * seconds saved by starting from the base snapshot). */
+async function database(dataDir?: string): Promise<PGlite> {
+  const snapshot = await baseSnapshot(snapshotCacheDir(process.cwd()));
+  return openDatabase(dataDir, { snapshot });
+}
 
 let dir: string;
 beforeAll(async () => {
@@ -43,7 +52,7 @@ describe("applyMigrations", () => {
       "INSERT INTO items (id, name) VALUES (1, 'seeded');",
     );
     const dataDir = join(p.root, "pgdata");
-    let db = new PGlite(dataDir);
+    let db = await database(dataDir);
     await applyMigrations(db, p);
     expect(await history(db)).toEqual([
       { version: "20240101000000", name: "items" },
@@ -58,7 +67,7 @@ describe("applyMigrations", () => {
       join(p.migrationsDir, "20240103000000_more.sql"),
       "INSERT INTO items (id, name) VALUES (2, 'from migration');",
     );
-    db = new PGlite(dataDir);
+    db = await database(dataDir);
     await applyMigrations(db, p); // would fail if it re-ran CREATE TABLE, and would re-seed id 1
     expect((await history(db)).map((r) => r.version)).toEqual([
       "20240101000000",
@@ -78,22 +87,24 @@ describe("applyMigrations", () => {
       "20240102000000_broken.sql":
         "CREATE TABLE b (id int);\n\nSELECT 1;\nCREATE TABLE c (id nosuchtype);\n",
     });
-    const db = new PGlite();
+    const db = await database();
     const error = await applyMigrations(db, p).catch((e) => e);
     expect(error).toBeInstanceOf(MigrationError);
     expect(error.message).toMatch(/20240102000000_broken\.sql:4: type "nosuchtype" does not exist/);
     expect(error.line).toBe(4);
     expect((await history(db)).map((r) => r.version)).toEqual(["20240101000000"]);
     expect((await db.query("SELECT to_regclass('b') AS b")).rows).toEqual([{ b: null }]);
+    await db.close();
   });
 
   test("fixtures run on every start", async () => {
     const p = await project({});
     const fixture = join(p.root, "fixture.sql");
     await writeFile(fixture, "CREATE TABLE IF NOT EXISTS f (n int); INSERT INTO f VALUES (1);");
-    const db = new PGlite();
+    const db = await database();
     await applyMigrations(db, { ...p, fixtures: [fixture] });
     await applyMigrations(db, { ...p, fixtures: [fixture] });
     expect((await db.query("SELECT count(*)::int AS n FROM f")).rows).toEqual([{ n: 2 }]);
+    await db.close();
   });
 });

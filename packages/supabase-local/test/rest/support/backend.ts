@@ -129,7 +129,7 @@ async function shared(): Promise<Backend> {
 }
 
 async function start(): Promise<LocalBackend> {
-  const db = new PGlite({ extensions });
+  const db = new PGlite({ extensions: EXTENSIONS });
   // The app's migrations reference auth.users (profiles, sharing): the backend's own roles and
   // auth schema first, exactly as openDatabase() sets them up.
   await prepareDatabase(db);

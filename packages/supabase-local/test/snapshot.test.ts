@@ -1,0 +1,138 @@
+// The start snapshot (src/snapshot.ts): keyed by every input, invalidated by an edited migration or
+// seed, and safe when two processes make the same one at once. A project of its own in a temporary
+// directory, with a cache of its own.
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createLocalBackend } from "../src/index.ts";
+import { snapshotFor, snapshotKey } from "../src/snapshot.ts";
+
+const run = promisify(execFile);
+const SNAPSHOT = new URL("../src/snapshot.ts", import.meta.url).pathname;
+
+let project: string;
+let cacheDir: string;
+let inputs: { migrationsDir: string; seedFiles: string[] };
+
+const MIGRATION = "20240101000000_things.sql";
+const THINGS = "CREATE TABLE public.things (name text PRIMARY KEY);";
+
+async function writeProject(files: Record<string, string | null>) {
+  for (const [path, content] of Object.entries(files)) {
+    const file = join(project, "supabase", path);
+    if (content === null) rmSync(file, { force: true });
+    else await writeFile(file, content);
+  }
+}
+
+/** The things a fresh in-memory backend of the project sees, and the snapshots in the cache. */
+async function freshThings(): Promise<string[]> {
+  const backend = await createLocalBackend({ projectDir: project, host: false, cacheDir });
+  try {
+    const { rows } = await backend.db.query<{ name: string }>(
+      "SELECT name FROM public.things ORDER BY name",
+    );
+    return rows.map((row) => row.name);
+  } finally {
+    await backend.close();
+  }
+}
+
+beforeAll(async () => {
+  project = mkdtempSync(join(tmpdir(), "snapshot-project-"));
+  cacheDir = join(project, "cache");
+  await mkdir(join(project, "supabase", "migrations"), { recursive: true });
+  inputs = {
+    migrationsDir: join(project, "supabase", "migrations"),
+    seedFiles: [join(project, "supabase", "seed.sql")],
+  };
+  await writeProject({
+    [`migrations/${MIGRATION}`]: THINGS,
+    "seed.sql": "INSERT INTO public.things VALUES ('first');",
+  });
+});
+
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+describe("the snapshot key", () => {
+  test("changes with a migration's content or name, a new migration, and the seed", async () => {
+    const keys = [await snapshotKey(inputs)];
+    const next = async (files: Record<string, string | null>) => {
+      await writeProject(files);
+      keys.push(await snapshotKey(inputs));
+    };
+    await next({
+      [`migrations/${MIGRATION}`]: `${THINGS}\nCOMMENT ON TABLE public.things IS 'x';`,
+    });
+    await next({
+      [`migrations/${MIGRATION}`]: null,
+      "migrations/20240101000000_renamed.sql": `${THINGS}\nCOMMENT ON TABLE public.things IS 'x';`,
+    });
+    await next({ "migrations/20240202000000_more.sql": "SELECT 1;" });
+    await next({ "seed.sql": "INSERT INTO public.things VALUES ('second');" });
+    await next({ "seed.sql": null });
+    expect(new Set(keys).size).toBe(keys.length);
+
+    // back to the first inputs: the first key again; files that are not inputs change nothing
+    await writeProject({
+      "migrations/20240101000000_renamed.sql": null,
+      "migrations/20240202000000_more.sql": null,
+      [`migrations/${MIGRATION}`]: THINGS,
+      "seed.sql": "INSERT INTO public.things VALUES ('first');",
+      "migrations/README.md": "not a migration",
+      "config.toml": "[api]\nport = 54321\n",
+    });
+    expect(await snapshotKey(inputs)).toBe(keys[0]);
+  });
+});
+
+describe("a fresh backend", () => {
+  test("starts from the snapshot, and an edited seed or migration makes a new one", async () => {
+    expect(await freshThings()).toEqual(["first"]);
+    const first = readdirSync(cacheDir).filter((name) => /^[0-9a-f]{32}$/.test(name));
+    expect(first).toEqual([await snapshotKey(inputs)]);
+
+    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('second');" });
+    expect(await freshThings()).toEqual(["second"]);
+
+    await writeProject({
+      "migrations/20240202000000_defaults.sql":
+        "INSERT INTO public.things VALUES ('from a migration');",
+    });
+    expect(await freshThings()).toEqual(["from a migration", "second"]);
+
+    // one base (initdb, roles, auth) served all three
+    const names = readdirSync(cacheDir);
+    expect(names.filter((name) => name.startsWith("base-"))).toHaveLength(1);
+    expect(names.filter((name) => /^[0-9a-f]{32}$/.test(name))).toHaveLength(3);
+  }, 120_000);
+
+  test("two processes making the same snapshot at once both get it whole", async () => {
+    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('raced');" });
+    const script = join(project, "make-snapshot.mjs");
+    await writeFile(
+      script,
+      `import { snapshotFor } from ${JSON.stringify(SNAPSHOT)};
+      console.log(await snapshotFor(${JSON.stringify(inputs)}, ${JSON.stringify(cacheDir)}));`,
+    );
+    const both = await Promise.all([1, 2].map(() => run(process.execPath, [script])));
+    const dirs = both.map(({ stdout }) => stdout.trim());
+    expect(dirs[0]).toBe(join(cacheDir, await snapshotKey(inputs)));
+    expect(dirs[1]).toBe(dirs[0]);
+    // no build directory left behind, and what is in place is a working database
+    expect(readdirSync(cacheDir).filter((name) => name.startsWith("."))).toEqual([]);
+    expect(await snapshotFor(inputs, cacheDir)).toBe(dirs[0]);
+    expect(await freshThings()).toEqual(["from a migration", "raced"]);
+  }, 120_000);
+});
+
+test("a snapshot that cannot be made fails the start with the migration's error", async () => {
+  await writeProject({ "migrations/20240303000000_broken.sql": "CREATE TABLE nope (;" });
+  await expect(freshThings()).rejects.toThrow(/20240303000000_broken\.sql:1: syntax error/);
+  writeFileSync(join(inputs.migrationsDir, "20240303000000_broken.sql"), "SELECT 1;");
+  expect(readdirSync(cacheDir).filter((name) => name.startsWith("."))).toEqual([]);
+}, 120_000);

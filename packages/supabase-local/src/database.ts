@@ -168,7 +168,11 @@ export class Database {
     options: { snapshot?: string; postgres?: PostgresPortOptions } = {},
   ): Promise<Database> {
     const scratch = dataDir === undefined ? await scratchDirectory() : undefined;
-    const db = new Database(dataDir ?? join(scratch as string, "pgdata"), scratch, options.postgres);
+    const db = new Database(
+      dataDir ?? join(scratch as string, "pgdata"),
+      scratch,
+      options.postgres,
+    );
     if (options.snapshot && !hasDatabase(db.dataDir)) copyDatabase(options.snapshot, db.dataDir);
     db.#ready = db.#start();
     try {

@@ -10,7 +10,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { jwtVerify, SignJWT } from "jose";
-import { applyMigrations, extensions, KEYS, prepareDatabase } from "../../../src/index.ts";
+import { applyMigrations, EXTENSIONS, KEYS, prepareDatabase } from "../../../src/index.ts";
 import { createRestHandler } from "../../../src/rest/index.ts";
 
 // The Supabase CLI's well-known local JWT secret and demo keys (public values, not secrets).

@@ -12,6 +12,7 @@ import {
   adminClient,
   anonClient,
   authFetch,
+  PUBLISHABLE_KEY,
   signedInClient,
 } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
@@ -409,6 +410,14 @@ describe("settings", () => {
   });
 
   it("answers 404 passkey_disabled on every passkey route while [auth.passkey] is off", async () => {
+    const settings = async (local: MemoryBackend) =>
+      (await (
+        await local.fetch(`${local.backend.url}/auth/v1/settings`, {
+          headers: { apikey: PUBLISHABLE_KEY },
+        })
+      ).json()) as { passkeys_enabled: boolean };
+    expect((await settings(off)).passkeys_enabled).toBe(false);
+    expect((await settings(quick)).passkeys_enabled).toBe(true);
     const { client } = await off.signedIn();
     const error = { status: 404, code: "passkey_disabled", message: "Passkeys are disabled" };
     expect((await client.auth.passkey.startAuthentication()).error).toMatchObject(error);

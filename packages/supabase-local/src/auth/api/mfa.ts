@@ -30,7 +30,7 @@ import {
 import { deleteSessionsBelowAal2 } from "../models/sessions.ts";
 import { findUserById } from "../models/users.ts";
 import type { CeremonySession } from "../models/webauthn-challenges.ts";
-import { clientIp, readParams } from "../request.ts";
+import { clientIp, readBody, readParams } from "../request.ts";
 import { upgradeSession } from "../token-response.ts";
 import { UUID } from "../validate.ts";
 import { verifyWebAuthnFactor, webAuthnFactorChallenge } from "../webauthn-factor.ts";
@@ -177,7 +177,11 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
   ctx.rateLimits.check("mfa_challenge", request);
   if (factor.factor_type === "webauthn") {
     if (!ctx.config.auth.mfa.webAuthn.verifyEnabled) throw authError("webauthnChallengeDisabled");
-    await readParams(request, { channel: "string", webauthn: "object" });
+    // The body (channel, the client's rpId/rpOrigins) is read as the real one reads it: the
+    // relying party is the server's own [auth.webauthn], whatever the client says.
+    if ((await readBody(request.clone())) !== "") {
+      await readParams(request, { channel: "string", webauthn: "object" });
+    }
     const { webauthn, session } = await webAuthnFactorChallenge(ctx, ctx.db, caller.user, factor);
     const id = randomUUID();
     const created = await createChallenge(

@@ -30,8 +30,27 @@ import { jwks, openidConfiguration } from "./jwks.ts";
 import { logout } from "./logout.ts";
 import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
 import { otp } from "./otp.ts";
+import {
+  passkeyAuthenticationOptions,
+  passkeyAuthenticationVerify,
+} from "./passkey-authentication.ts";
+import { passkeyRegistrationOptions, passkeyRegistrationVerify } from "./passkey-registration.ts";
+import {
+  deletePasskeyAdmin,
+  deletePasskeyOfUser,
+  listPasskeys,
+  listPasskeysAdmin,
+  updatePasskey,
+} from "./passkeys.ts";
 import { reauthenticate } from "./reauthenticate.ts";
 import { recover } from "./recover.ts";
+import {
+  deleteRecoveryCodes,
+  generateRecoveryCodes,
+  recoveryCodesStatus,
+  regenerateRecoveryCodes,
+  verifyRecoveryCode,
+} from "./recovery-codes.ts";
 import { resend } from "./resend.ts";
 import { settings } from "./settings.ts";
 import { signup } from "./signup.ts";
@@ -65,15 +84,31 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["DELETE", "/admin/users/:id", deleteUserAdmin],
   ["GET", "/admin/users/:id/factors", listFactorsAdmin],
   ["DELETE", "/admin/users/:id/factors/:factor_id", deleteFactorAdmin],
+  ["GET", "/admin/users/:id/passkeys", listPasskeysAdmin],
+  ["DELETE", "/admin/users/:id/passkeys/:passkey_id", deletePasskeyAdmin],
   ["POST", "/admin/generate_link", generateLink],
   ["POST", "/invite", invite],
   ["GET", "/authorize", authorize],
   ["GET", "/callback", callback],
   ["POST", "/callback", callback],
+  // Before /factors/:id, so that "recovery-codes" is not taken for a factor id.
+  ["GET", "/factors/recovery-codes", recoveryCodesStatus],
+  ["POST", "/factors/recovery-codes", generateRecoveryCodes],
+  ["DELETE", "/factors/recovery-codes", deleteRecoveryCodes],
+  ["POST", "/factors/recovery-codes/verify", verifyRecoveryCode],
+  ["POST", "/factors/recovery-codes/regenerate", regenerateRecoveryCodes],
   ["POST", "/factors", enrollFactor],
   ["POST", "/factors/:id/challenge", challengeFactor],
   ["POST", "/factors/:id/verify", verifyFactor],
   ["DELETE", "/factors/:id", unenrollFactor],
+  // The limiter of /authentication/options runs after the enabled check (passkey-authentication.ts).
+  ["POST", "/passkeys/authentication/options", passkeyAuthenticationOptions],
+  ["POST", "/passkeys/authentication/verify", passkeyAuthenticationVerify],
+  ["POST", "/passkeys/registration/options", passkeyRegistrationOptions],
+  ["POST", "/passkeys/registration/verify", passkeyRegistrationVerify],
+  ["GET", "/passkeys", listPasskeys],
+  ["PATCH", "/passkeys/:passkey_id", updatePasskey],
+  ["DELETE", "/passkeys/:passkey_id", deletePasskeyOfUser],
   // Features a local project has off: the answers of a project without them (api/disabled.ts)
   ["GET", "/.well-known/openid-configuration", openidConfiguration],
   ["GET", "/.well-known/oauth-authorization-server", oauthServerDisabled],

@@ -1,7 +1,7 @@
 import type { AuthContext } from "../context.ts";
 
 /** GET /settings: which providers are on ([auth.external.<name>] enabled, served by the local
- * provider page). */
+ * provider page), and whether passkeys are ([auth.passkey] enabled). */
 export function settings({ config }: AuthContext): Response {
   const { auth } = config;
   const on = (name: string) => auth.external[name]?.enabled === true;
@@ -36,5 +36,7 @@ export function settings({ config }: AuthContext): Response {
     phone_autoconfirm: !auth.sms.enableConfirmations,
     sms_provider: "",
     saml_enabled: false,
+    saml_private_key_next_configured: false,
+    passkeys_enabled: auth.passkey.enabled,
   });
 }

@@ -480,6 +480,8 @@ export async function softDeleteUser(db: Db, userId: string): Promise<void> {
   );
   await run(db, "delete from auth.identities where user_id = $1", [userId]);
   await run(db, "delete from auth.mfa_factors where user_id = $1", [userId]);
+  // Its passkeys too: a soft-deleted account must not sign in again.
+  await run(db, "delete from auth.webauthn_credentials where user_id = $1", [userId]);
   await run(db, "delete from auth.sessions where user_id = $1", [userId]);
 }
 

@@ -74,6 +74,33 @@ export async function listNotes(
   };
 }
 
+export interface RecentNote {
+  id: string;
+  title: string;
+  excerpt: string | null;
+  updated_at: string;
+  owner_id: string;
+  owner: { username: string | null; display_name: string | null } | null;
+}
+
+/**
+ * The few notes edited last that the user can read (their own and those shared with them), not
+ * archived, newest first: the home page's list, in one query.
+ */
+export async function recentNotes(supabase: Client, limit: number): Promise<RecentNote[]> {
+  const { data, error } = await supabase
+    .from("notes")
+    .select(
+      "id, title, excerpt, updated_at, owner_id, owner:profiles!notes_owner_id_fkey(username, display_name)",
+    )
+    .eq("archived", false)
+    .order("updated_at", { ascending: false })
+    .order("id")
+    .limit(limit);
+  if (error) backendFailure(error);
+  return data as unknown as RecentNote[];
+}
+
 /** The user's tags, for the filter. */
 export async function listTags(supabase: Client): Promise<string[]> {
   const { data: tags, error } = await supabase.from("tags").select("name").order("name");

@@ -238,7 +238,7 @@ describe("/auth/confirm: where it sends you", () => {
   ];
 
   it.each(payloads)(
-    "next=%j in the link: the page drops it, the sign-in ends at home",
+    "next=%j in the link: the page drops it, the sign-in ends at the notes",
     async (next) => {
       const { tokenHash } = await magicLinkHash();
       const browser = new BrowserLess();
@@ -248,7 +248,7 @@ describe("/auth/confirm: where it sends you", () => {
         follow: false,
       });
       expect(visit.status).toBe(303);
-      expect(visit.location).toBe("/");
+      expect(visit.location).toBe("/notes");
       expect(new URL(visit.location ?? "", APP_URL).origin).toBe(APP_URL);
     },
   );
@@ -262,7 +262,7 @@ describe("/auth/confirm: where it sends you", () => {
       { follow: false },
     );
     expect(visit.status).toBe(303);
-    expect(visit.location).toBe("/");
+    expect(visit.location).toBe("/notes");
     expect(browser.hasSession()).toBe(true);
   });
 

@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createLocalBackend, type LocalBackend, projectPaths } from "@edge-notes/supabase-local";
+import { DEMO_LOGINS } from "./demo-logins.ts";
 
 /** This repository: its supabase/ is the project, its .local-data/ the backend's data. */
 const PROJECT = projectPaths(fileURLToPath(new URL("..", import.meta.url)));
@@ -33,6 +34,16 @@ if (await alreadyRunning()) {
       ` (inbox: ${backend.url}/inbox, keys: npm run local prints them).`,
   );
 }
+
+const logins = DEMO_LOGINS.map(
+  (l) => `    ${l.email.padEnd(20)} ${l.password.padEnd(20)} ${l.name}`,
+);
+console.log(`
+  App:       http://localhost:5173 (sign in at http://localhost:5173/sign-in)
+  Accounts:  from supabase/seed.sql (a fresh database; npm run local:reset starts over)
+${logins.join("\n")}
+  Mail:      ${URL_54321}/inbox
+`);
 
 const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit" });
 let stopping = false;

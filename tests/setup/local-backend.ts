@@ -1,6 +1,11 @@
 // Starts the one local backend a test run uses: in memory, on 127.0.0.1:54329, with the app's
-// migrations, seed and every tests/fixtures/*.sql and packages/*/test/fixtures/*.sql applied.
+// migrations and every tests/fixtures/*.sql and packages/*/test/fixtures/*.sql applied.
 // Stopped when the run ends.
+//
+// Without supabase/seed.sql, on purpose: tests make the users and notes they need (random
+// addresses, tests/support/backend.ts), so no test depends on the demo data or sees it in a
+// listing, and editing the demo data never breaks a test. tests/database/seed.test.ts proves the
+// seed on a backend of its own.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +26,7 @@ export default async function setup() {
     projectDir: ROOT,
     port: TEST_BACKEND_PORT,
     host: "127.0.0.1",
+    seed: false,
     fixtures,
     config: {
       auth: {

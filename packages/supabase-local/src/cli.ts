@@ -6,7 +6,8 @@
 //                           persisted in .local-data/; prints what `supabase status` prints and
 //                           stays up until Ctrl-C
 //   supabase-local status   asks the backend on that port; the same table, or exit 1 when none
-//   supabase-local reset    deletes .local-data/ (accounts, sessions, app data, signing key)
+//   supabase-local reset    deletes .local-data/ (accounts, sessions, app data, signing key): the
+//                           next start applies the migrations and the seed (config.toml [db.seed])
 //
 // --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the port.
 import { relative } from "node:path";
@@ -101,7 +102,7 @@ async function status(projectDir: string): Promise<number> {
 async function resetData(projectDir: string): Promise<void> {
   const removed = await reset({ projectDir });
   console.log(
-    `Removed ${removed}. The next \`supabase-local start\` begins with an empty database.`,
+    `Removed ${removed}. The next \`supabase-local start\` begins with a fresh database (migrations, then the seed).`,
   );
 }
 

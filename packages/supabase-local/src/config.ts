@@ -5,6 +5,14 @@ import { projectPaths } from "./project.ts";
 /** The parts of supabase/config.toml the local backend honours, with the Supabase CLI's defaults. */
 export interface Config {
   api: { port: number; schemas: string[]; maxRows: number };
+  /** [db]: the Postgres port (54322) and [db.seed], the seed files of a fresh database. */
+  db: {
+    port: number;
+    /** sql_paths are relative to supabase/ and may hold `*` globs, as the CLI reads them. */
+    seed: { enabled: boolean; sqlPaths: string[] };
+  };
+  /** [inbucket]: the mail catcher (Mailpit in the CLI); its API port (54324). */
+  inbucket: { enabled: boolean; port: number };
   auth: {
     siteUrl: string;
     additionalRedirectUrls: string[];
@@ -73,6 +81,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
 function fromToml(toml: Table): Config {
   const api = table(toml.api);
+  const db = table(toml.db);
+  const seed = table(db.seed);
+  const inbucket = table(toml.inbucket);
   const auth = table(toml.auth);
   const email = table(auth.email);
   const mfa = table(auth.mfa);
@@ -93,6 +104,11 @@ function fromToml(toml: Table): Config {
       schemas: strs(api.schemas, ["public", "graphql_public"]),
       maxRows: num(api.max_rows, 1000),
     },
+    db: {
+      port: num(db.port, 54322),
+      seed: { enabled: bool(seed.enabled, true), sqlPaths: strs(seed.sql_paths, ["./seed.sql"]) },
+    },
+    inbucket: { enabled: bool(inbucket.enabled, true), port: num(inbucket.port, 54324) },
     auth: {
       siteUrl: str(auth.site_url) ?? "http://127.0.0.1:3000",
       additionalRedirectUrls: strs(auth.additional_redirect_urls, ["https://127.0.0.1:3000"]),

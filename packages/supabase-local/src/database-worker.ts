@@ -5,6 +5,7 @@
 // main thread keeps the clock and ends this thread when the statement's time is up.
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { extensions } from "./extensions.ts";
 
 /** What the main thread asks for (each message also carries an `id`, echoed in the answer). */
 export type WorkerCall =
@@ -139,7 +140,7 @@ function send(message: WorkerMessage): void {
 
 let db: PGlite;
 try {
-  db = new PGlite((workerData as { dataDir: string }).dataDir);
+  db = new PGlite((workerData as { dataDir: string }).dataDir, { extensions });
   await db.waitReady;
   await readTimeout(db);
   send({ type: "ready", timeoutMs });

@@ -4,8 +4,9 @@
 
 export { type Config, type DeepPartial, type LoadConfigOptions, loadConfig } from "./config.ts";
 export { openDatabase, prepareDatabase } from "./database.ts";
+export { extensions } from "./extensions.ts";
 export { KEYS, type Keys } from "./keys.ts";
 export type { Message as InboxMessage } from "./mail/inbox.ts";
 export { applyMigrations, MigrationError, type MigrationOptions } from "./migrations.ts";
-export { type ProjectPaths, projectPaths, reset } from "./project.ts";
+export { type ProjectPaths, projectPaths, reset, seedFiles } from "./project.ts";
 export { createLocalBackend, type LocalBackend, type LocalBackendOptions } from "./server.ts";

@@ -8,9 +8,9 @@ export interface MigrationOptions {
   projectDir?: string;
   /** Another migrations directory instead of the project's. */
   migrationsDir?: string;
-  /** A seed (createLocalBackend: the project's supabase/seed.sql), applied once on a fresh
-   * database; none when undefined. */
-  seedFile?: string;
+  /** Seed files (createLocalBackend: config.toml [db.seed], supabase/seed.sql), applied in order
+   * once, on a fresh database; a missing file is skipped. */
+  seedFiles?: string[];
   /** extra SQL files applied after migrations and seed on every start (tests only) */
   fixtures?: string[];
 }
@@ -41,8 +41,8 @@ const MIGRATION_FILE = /^(\d+)_(.*)\.sql$/;
 
 /**
  * Applies supabase/migrations/*.sql in version order, each in its own transaction, recording it
- * in supabase_migrations.schema_migrations so a restart applies only new files; then seed.sql on a
- * fresh database (no migration history before this call), then fixtures every time.
+ * in supabase_migrations.schema_migrations so a restart applies only new files; then the seed files
+ * on a fresh database (no migration history before this call), then fixtures every time.
  */
 export async function applyMigrations(db: PGlite, options: MigrationOptions = {}): Promise<void> {
   const migrationsDir = options.migrationsDir ?? projectPaths(options.projectDir).migrationsDir;
@@ -72,9 +72,9 @@ export async function applyMigrations(db: PGlite, options: MigrationOptions = {}
       );
     });
   }
-  if (fresh && options.seedFile) {
-    const sql = await readFile(options.seedFile, "utf8").catch(() => null);
-    if (sql !== null) await db.transaction((tx) => run(tx, options.seedFile as string, sql));
+  for (const seedFile of fresh ? (options.seedFiles ?? []) : []) {
+    const sql = await readFile(seedFile, "utf8").catch(() => null);
+    if (sql !== null) await db.transaction((tx) => run(tx, seedFile, sql));
   }
   for (const fixture of options.fixtures ?? []) {
     const sql = await readFile(fixture, "utf8");

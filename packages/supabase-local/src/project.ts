@@ -1,5 +1,5 @@
-import { rm } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { readdir, rm } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 
 /** Where the backend finds a project's files: the Supabase CLI's layout under the project dir. */
 export interface ProjectPaths {
@@ -9,7 +9,9 @@ export interface ProjectPaths {
   configFile: string;
   /** supabase/migrations (`<timestamp>_<name>.sql`) */
   migrationsDir: string;
-  /** supabase/seed.sql, applied once to a fresh database */
+  /** supabase/ (where config.toml [db.seed] sql_paths start) */
+  supabaseDir: string;
+  /** supabase/seed.sql, the default seed (config.toml [db.seed] sql_paths) */
   seedFile: string;
   /** .local-data: the persisted database and signing key of `supabase-local start` */
   dataDir: string;
@@ -21,6 +23,7 @@ export function projectPaths(projectDir: string = process.cwd()): ProjectPaths {
   return {
     projectDir: dir,
     configFile: join(dir, "supabase", "config.toml"),
+    supabaseDir: join(dir, "supabase"),
     migrationsDir: join(dir, "supabase", "migrations"),
     seedFile: join(dir, "supabase", "seed.sql"),
     dataDir: join(dir, ".local-data"),
@@ -37,4 +40,35 @@ export async function reset(
   const dataDir = options.dataDir ?? projectPaths(options.projectDir).dataDir;
   await rm(dataDir, { recursive: true, force: true });
   return dataDir;
+}
+
+/**
+ * The seed files config.toml [db.seed] sql_paths name, as the CLI resolves them: relative to
+ * supabase/, in the order listed, a `*` or `?` in a file name matching within its directory
+ * (matches sorted by name), each file once. A path that matches nothing is skipped.
+ */
+export async function seedFiles(supabaseDir: string, sqlPaths: string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const sqlPath of sqlPaths) {
+    const path = resolve(supabaseDir, sqlPath);
+    const name = basename(path);
+    if (!/[*?]/.test(name)) {
+      found.push(path);
+      continue;
+    }
+    const pattern = new RegExp(
+      `^${name
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/\?/g, ".")}$`,
+    );
+    const names = await readdir(dirname(path)).catch(() => [] as string[]);
+    found.push(
+      ...names
+        .filter((n) => pattern.test(n))
+        .sort()
+        .map((n) => join(dirname(path), n)),
+    );
+  }
+  return [...new Set(found)];
 }

@@ -13,7 +13,7 @@ import { KEYS, type Keys, loadSigningKey, type SigningKey } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
 import { applyMigrations } from "./migrations.ts";
-import { projectPaths } from "./project.ts";
+import { projectPaths, seedFiles } from "./project.ts";
 import { providerPageRoutes } from "./provider/page.ts";
 import { createRestHandler } from "./rest/index.ts";
 
@@ -36,9 +36,13 @@ export interface LocalBackendOptions {
   config?: DeepPartial<Config>;
   /** Extra SQL files applied after migrations and seed (test fixtures). */
   fixtures?: string[];
-  /** The project's supabase/migrations and supabase/seed.sql by default. */
+  /** The project's supabase/migrations by default. */
   migrationsDir?: string;
-  seedFile?: string;
+  /**
+   * SQL files applied once, to a fresh database; `false`: none. Default: config.toml [db.seed]
+   * (`sql_paths`, relative to supabase/; supabase/seed.sql), none when `enabled = false`.
+   */
+  seed?: string[] | false;
   /**
    * A request header that carries the client's address (e.g. "X-Forwarded-For"), for a backend
    * behind a proxy that sets it. Unset (the default), the address is the socket's and such headers
@@ -104,7 +108,13 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     ]);
     await applyMigrations(db, {
       migrationsDir: options.migrationsDir ?? project.migrationsDir,
-      seedFile: options.seedFile ?? project.seedFile,
+      seedFiles:
+        options.seed === false
+          ? []
+          : (options.seed ??
+            (config.db.seed.enabled
+              ? await seedFiles(project.supabaseDir, config.db.seed.sqlPaths)
+              : [])),
       fixtures: options.fixtures,
     });
   } catch (error) {

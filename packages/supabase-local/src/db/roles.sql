@@ -15,6 +15,9 @@ $$;
 
 create schema if not exists extensions;
 create schema if not exists graphql_public;
+-- As on a Supabase project: pgcrypto in schema extensions (seeds hash passwords with
+-- extensions.crypt(…, extensions.gen_salt('bf'))). A PGlite of one's own loads it: see extensions.ts.
+create extension if not exists pgcrypto with schema extensions;
 
 grant usage on schema public, extensions, graphql_public to anon, authenticated, service_role;
 grant all on all tables in schema public to anon, authenticated, service_role;

@@ -22,7 +22,7 @@ async function project(files: Record<string, string>, seed = "") {
   for (const [name, sql] of Object.entries(files)) await writeFile(join(migrationsDir, name), sql);
   const seedFile = join(root, "seed.sql");
   await writeFile(seedFile, seed);
-  return { root, migrationsDir, seedFile };
+  return { root, migrationsDir, seedFiles: [seedFile] };
 }
 
 const history = async (db: PGlite) =>

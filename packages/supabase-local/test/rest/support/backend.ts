@@ -10,7 +10,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { jwtVerify, SignJWT } from "jose";
-import { applyMigrations, KEYS, prepareDatabase } from "../../../src/index.ts";
+import { applyMigrations, extensions, KEYS, prepareDatabase } from "../../../src/index.ts";
 import { createRestHandler } from "../../../src/rest/index.ts";
 
 // The Supabase CLI's well-known local JWT secret and demo keys (public values, not secrets).
@@ -129,7 +129,7 @@ async function shared(): Promise<Backend> {
 }
 
 async function start(): Promise<LocalBackend> {
-  const db = new PGlite();
+  const db = new PGlite({ extensions });
   // The app's migrations reference auth.users (profiles, sharing): the backend's own roles and
   // auth schema first, exactly as openDatabase() sets them up.
   await prepareDatabase(db);

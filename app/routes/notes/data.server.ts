@@ -2,6 +2,7 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../lib/database.types";
 import { backendFailure, notFound } from "../../lib/http.server";
 import type { ListParams } from "./list-url";
+import { markdownToText } from "./markdown.server";
 import { PAGE_SIZE } from "./rules";
 import { noteId } from "./schemas.server";
 
@@ -68,7 +69,7 @@ export async function listNotes(
   }
   if (result.error) backendFailure(result.error);
   return {
-    notes: result.data as unknown as NoteListItem[],
+    notes: (result.data as unknown as NoteListItem[]).map(withPlainExcerpt),
     total: result.count ?? 0,
     outOfRange: false,
   };
@@ -98,7 +99,12 @@ export async function recentNotes(supabase: Client, limit: number): Promise<Rece
     .order("id")
     .limit(limit);
   if (error) backendFailure(error);
-  return data as unknown as RecentNote[];
+  return (data as unknown as RecentNote[]).map(withPlainExcerpt);
+}
+
+/** A note's excerpt (its body's first 240 characters, Markdown) as the words alone. */
+function withPlainExcerpt<T extends { excerpt: string | null }>(note: T): T {
+  return { ...note, excerpt: note.excerpt ? markdownToText(note.excerpt) || null : null };
 }
 
 /** The user's tags, for the filter. */

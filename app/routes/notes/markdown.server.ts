@@ -1,5 +1,6 @@
 import type { Element, Root as HastRoot, Nodes } from "hast";
-import type { Image, Nodes as MdastNodes, Root as MdastRoot } from "mdast";
+import type { Heading, Image, Nodes as MdastNodes, Root as MdastRoot } from "mdast";
+import { toString as mdastToString } from "mdast-util-to-string";
 import rehypeSanitize from "rehype-sanitize";
 import remarkBreaks from "remark-breaks";
 import remarkGfm from "remark-gfm";
@@ -22,13 +23,14 @@ export type MarkdownTree = HastRoot;
  *    attributes, no `on*` handlers or `style`, and links only to http(s), mailto and the like
  *    (`javascript:` and `data:` URLs lose their href).
  * Images become links: the CSP allows no images from other sites (no tracking pixels either).
- * Headings move one level down, as the note's title is the page's h1.
+ * Headings start at h2 (the note's title is the page's h1) and never skip a level, so the page's
+ * outline holds whatever levels the text used.
  */
 const processor = unified()
   .use(remarkParse)
   .use(remarkGfm)
   .use(remarkBreaks)
-  .use(() => (tree: MdastRoot) => demoteHeadings(tree))
+  .use(() => (tree: MdastRoot) => outlineHeadings(tree))
   .use(remarkRehype, { handlers: { image: imageAsLink } })
   .use(rehypeSanitize);
 
@@ -37,9 +39,39 @@ export function renderMarkdown(source: string): MarkdownTree {
   return withoutPositions(tree) as MarkdownTree;
 }
 
-function demoteHeadings(node: MdastNodes) {
-  if (node.type === "heading") node.depth = Math.min(node.depth + 1, 6) as typeof node.depth;
-  if ("children" in node) for (const child of node.children) demoteHeadings(child);
+/**
+ * The words of some Markdown without its marks, blocks joined by spaces: what the list's and the
+ * home page's one-line excerpts show (`**bread**` reads "bread"; raw HTML is left out).
+ */
+export function markdownToText(source: string): string {
+  const parts: string[] = [];
+  const collect = (node: MdastNodes) => {
+    if (node.type === "html") return;
+    if (["paragraph", "heading", "code", "tableCell"].includes(node.type)) {
+      parts.push(mdastToString(node, { includeHtml: false }));
+    } else if ("children" in node) {
+      for (const child of node.children) collect(child);
+    }
+  };
+  collect(processor.parse(source));
+  return parts.join(" ").replace(/\s+/g, " ").trim();
+}
+
+function outlineHeadings(tree: MdastRoot) {
+  const headings: Heading[] = [];
+  const collect = (node: MdastNodes) => {
+    if (node.type === "heading") headings.push(node);
+    if ("children" in node) for (const child of node.children) collect(child);
+  };
+  collect(tree);
+  // The body's top level becomes h2, and no heading skips a level below the one before it.
+  const shift = 2 - Math.min(...headings.map((h) => h.depth));
+  let previous = 1;
+  for (const heading of headings) {
+    const depth = Math.min(heading.depth + shift, previous + 1, 6);
+    heading.depth = depth as Heading["depth"];
+    previous = depth;
+  }
 }
 
 function imageAsLink(_state: unknown, node: Image): Element {

@@ -30,16 +30,23 @@ describe("Markdown in note bodies", () => {
     const { browser } = await signedInBrowser();
     const id = await createNote(browser, {
       title: "Shopping",
-      body: "# Today\n\nBuy **bread** and _milk_:\n\n- apples\n- pears\n\n1. first\n2. second\n\nSee [the shop](https://example.com/shop).\nNext line",
+      body: "# Today\n\nBuy **bread** and _milk_:\n\n- apples\n- pears\n\n1. first\n2. second\n\nSee [the shop](https://example.com/shop).\nNext line\n\n#### Skipped a level",
     });
     const html = bodyHtml((await browser.get(`/notes/${id}`)).body);
-    expect(html).toContain("<h2>Today</h2>"); // one level down: the title is the h1
+    expect(html).toContain("<h2>Today</h2>"); // the title is the page's h1
+    expect(html).toContain("<h3>Skipped a level</h3>"); // the outline skips no level
     expect(html).toContain("<strong>bread</strong>");
     expect(html).toContain("<em>milk</em>");
     expect(html).toMatch(/<ul>\s*<li>apples<\/li>\s*<li>pears<\/li>\s*<\/ul>/);
     expect(html).toMatch(/<ol>\s*<li>first<\/li>\s*<li>second<\/li>\s*<\/ol>/);
     expect(html).toContain('<a href="https://example.com/shop">the shop</a>');
     expect(html).toMatch(/<br\/?>\s*Next line/);
+    // The list and the home page show the excerpt's words, without the Markdown marks.
+    for (const path of ["/notes", "/"]) {
+      const page = (await browser.get(path)).body.replaceAll("<!-- -->", "");
+      expect(page).toContain("Today Buy bread and milk: apples pears first second");
+      expect(page).not.toContain("**bread**");
+    }
   });
 
   it("renders scripts, event handlers, javascript: and data: URLs and raw HTML inert", async () => {

@@ -9,10 +9,13 @@ import { NoteDate, ownerName } from "./note-meta";
 export function HomeDashboard({
   email,
   userId,
+  twoFactors,
   recent,
 }: {
   email: string | null;
   userId: string;
+  /** The session passed a second factor (aal2). */
+  twoFactors: boolean;
   recent: RecentNote[] | null;
 }) {
   return (
@@ -21,8 +24,9 @@ export function HomeDashboard({
         <h1 id="home-title" className="text-3xl font-semibold tracking-tight sm:text-4xl">
           Welcome back.
         </h1>
-        <p className="mt-2 text-muted break-words">
+        <p className="mt-2 text-muted break-words" data-testid="session">
           Signed in as <span className="font-medium text-fg">{email ?? "your account"}</span>
+          {twoFactors ? " · Two factors (aal2)" : null}
         </p>
         <nav aria-label="Quick actions" className="mt-6 flex flex-wrap gap-3">
           <Link

@@ -34,7 +34,12 @@ export default function Home({ loaderData }: Route.ComponentProps) {
     <div className="py-12 sm:py-16">
       {backend === "unreachable" ? <BackendUnreachable url={backendUrl} /> : null}
       {user ? (
-        <HomeDashboard email={user.email} userId={user.id} recent={recent} />
+        <HomeDashboard
+          email={user.email}
+          userId={user.id}
+          twoFactors={user.aal === "aal2"}
+          recent={recent}
+        />
       ) : (
         <ProductIntro />
       )}

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
 import { DEMO_LOGINS } from "../../scripts/demo-logins.ts";
+import { expectAccessible } from "./support/accessibility.ts";
 import { paintOf, type Rgb } from "./support/contrast.ts";
 import { arrivedAt, expectSignedIn, signOutHere, submit, visit } from "./support/flows.ts";
 import { RESULTS_DIR } from "./support/results.ts";
@@ -150,5 +151,18 @@ describe.each(DEVICES)("a newcomer's first minute ($name)", (device) => {
     await page.getByTestId("sharing").waitFor();
     await expectDarkControls(page);
     await step("7-own-note-dark");
+
+    // Writing: Preview shows the Markdown before anything is saved (rendered by the server).
+    await visit(page, stack, "/notes/new");
+    await page.fill("#field-title", "Draft");
+    await page.fill("#field-body", "A **first** draft\n\n- one\n- two");
+    await submit(page, "Preview");
+    await page.getByTestId("note-preview").waitFor();
+    expect(await page.getByTestId("note-preview").locator("strong").textContent()).toBe("first");
+    expect(await page.inputValue("#field-body")).toBe("A **first** draft\n\n- one\n- two");
+    expect(new URL(page.url()).pathname).toBe("/notes/new");
+    await expectAccessible(page, "/notes/new with a preview");
+    await expectNoSidewaysScroll(page);
+    await step("8-preview-dark");
   }, 180_000);
 });

@@ -14,18 +14,24 @@ import "./app.css";
 import { NavigationProgress } from "./components/navigation-progress";
 import { SiteHeader } from "./components/site-header";
 import { StatusPage } from "./components/status-page";
+import { ThemeSwitcher } from "./components/theme-switcher";
 import { authMiddleware, getAuth } from "./lib/auth.server";
 import { documentNonce } from "./lib/document-nonce";
 import { toPublicEnv } from "./lib/env.server";
 import { toSessionUser } from "./lib/session-user";
+import { themeFromRequest } from "./lib/theme.server";
 import { useBrowserSession } from "./lib/use-browser-session";
 import { getSupabaseEnv } from "./lib/worker-context.server";
 
 export const middleware: Route.MiddlewareFunction[] = [authMiddleware];
 
-export function loader({ context }: Route.LoaderArgs) {
+export function loader({ request, context }: Route.LoaderArgs) {
   const { claims } = getAuth(context);
-  return { env: toPublicEnv(getSupabaseEnv(context)), user: toSessionUser(claims) };
+  return {
+    env: toPublicEnv(getSupabaseEnv(context)),
+    user: toSessionUser(claims),
+    theme: themeFromRequest(request),
+  };
 }
 
 export const meta: Route.MetaFunction = () => [
@@ -37,8 +43,10 @@ export function Layout({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");
   const navigation = useNavigation();
   const nonce = documentNonce();
+  const theme = data?.theme ?? "system";
   return (
-    <html lang="en" className="h-full">
+    // The theme is on the first byte (from the cookie): app.css keys the colours on it.
+    <html lang="en" className="h-full" data-theme={theme}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -58,8 +66,11 @@ export function Layout({ children }: { children: React.ReactNode }) {
         <main id="main" className="mx-auto w-full max-w-5xl flex-1 px-4 sm:px-6">
           {children}
         </main>
-        <footer className="border-t border-line py-6 text-center text-xs text-muted">
-          Edge Notes · React Router on Cloudflare Workers · Supabase
+        <footer className="border-t border-line py-6 text-xs text-muted">
+          <div className="mx-auto flex w-full max-w-5xl flex-wrap items-center justify-between gap-3 px-4 sm:px-6">
+            <p>Edge Notes · React Router on Cloudflare Workers · Supabase</p>
+            <ThemeSwitcher theme={theme} />
+          </div>
         </footer>
         <ScrollRestoration nonce={nonce} />
         <Scripts nonce={nonce} />

@@ -17,6 +17,9 @@ export default [
   // The second-factor challenge: signed in, but exempt from the aal2 rule it enforces.
   route("mfa", "routes/auth/mfa.tsx"),
 
+  // The colour theme (a form post that sets a cookie and goes back).
+  route("theme", "routes/theme.tsx"),
+
   // Notes.
   route("notes", "routes/notes/index.tsx"),
   route("notes/new", "routes/notes/new.tsx"),

@@ -1,19 +1,26 @@
+import type { Root } from "hast";
 import { Form, Link } from "react-router";
 import type { FormErrors } from "../lib/forms.server";
 import { BODY_MAX, TAG_RULES, TITLE_MAX } from "../routes/notes/rules";
 import { FormAlert } from "./form-alert";
 import { FormField } from "./form-field";
 import { FormTextarea } from "./form-textarea";
+import { Markdown } from "./markdown";
 import { SubmitButton } from "./submit-button";
 import { useFocusFirstError } from "./use-focus-first-error";
 
-/** Title, body and tags: the form behind /notes/new and /notes/:id/edit. */
+/**
+ * Title, body and tags: the form behind /notes/new and /notes/:id/edit. "Preview" posts the draft
+ * (intent=preview); the action renders its Markdown on the server and hands the draft back, so it
+ * works without JavaScript and nothing is saved. Save comes first: Enter in a field saves.
+ */
 export function NoteForm({
   values,
   errors,
   submitLabel,
   cancelTo,
   result,
+  preview,
 }: {
   values: { title?: string; body?: string; tags?: string };
   errors?: FormErrors;
@@ -21,6 +28,8 @@ export function NoteForm({
   cancelTo: string;
   /** The action's answer, to move focus to the first error. */
   result: unknown;
+  /** The draft's body as the server rendered it, after "Preview". */
+  preview?: Root | null;
 }) {
   const formRef = useFocusFirstError(result);
   return (
@@ -42,8 +51,25 @@ export function NoteForm({
         rows={14}
         defaultValue={values.body}
         error={errors?.fields.body}
-        hint={`Plain text, up to ${BODY_MAX.toLocaleString("en")} characters.`}
+        hint={`Markdown (**bold**, lists, [links](https://example.com)), up to ${BODY_MAX.toLocaleString("en")} characters.`}
       />
+      {preview !== undefined ? (
+        <section
+          aria-labelledby="preview-title"
+          className="rounded-xl border border-line bg-surface p-4"
+          data-testid="note-preview"
+        >
+          <h2
+            id="preview-title"
+            className="text-sm font-semibold uppercase tracking-wide text-muted"
+          >
+            Preview (not saved yet)
+          </h2>
+          <div className="mt-3">
+            {preview ? <Markdown tree={preview} /> : <p className="text-muted">(No text)</p>}
+          </div>
+        </section>
+      ) : null}
       <FormField
         label="Tags"
         name="tags"
@@ -55,7 +81,12 @@ export function NoteForm({
         hint={TAG_RULES}
       />
       <div className="flex flex-wrap items-center gap-3">
-        <SubmitButton className="w-auto! px-6">{submitLabel}</SubmitButton>
+        <SubmitButton intent="save" className="w-auto! px-6">
+          {submitLabel}
+        </SubmitButton>
+        <SubmitButton intent="preview" variant="secondary" className="w-auto! px-5">
+          Preview
+        </SubmitButton>
         <Link
           to={cancelTo}
           className="rounded-lg px-4 py-2.5 text-sm font-medium text-muted hover:bg-subtle"

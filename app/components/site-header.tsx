@@ -29,7 +29,10 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
             </nav>
             <p className="hidden min-w-0 truncate text-muted md:block">
               <span className="sr-only">Signed in as </span>
-              <span className="font-medium text-ink-800 dark:text-ink-100">
+              <span
+                className="font-medium text-ink-800 dark:text-ink-100"
+                data-testid="session-email"
+              >
                 {user.email ?? "your account"}
               </span>
             </p>

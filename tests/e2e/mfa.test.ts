@@ -81,7 +81,7 @@ describe.concurrent.each([
     await submit(page, "Continue");
     await arrivedAt(page, stack, "/notes");
     await visit(page, stack, "/");
-    await expectSignedIn(page, stack, user.email);
+    await expectSignedIn(page, stack, user.email, "/");
     expect(await page.getByTestId("session").textContent()).toContain("Two factors (aal2)");
   });
 });

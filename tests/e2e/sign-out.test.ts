@@ -38,7 +38,7 @@ describe.each([
     await expectSignedOut(laptop, stack);
     await phone.waitForTimeout(TOKEN_LIFETIME_MS + 2000);
     await visit(phone, stack, "/");
-    await expectSignedIn(phone, stack, user.email);
+    await expectSignedIn(phone, stack, user.email, "/");
 
     // "Sign out everywhere" (global) from the laptop: the phone is signed out as soon as its access
     // token has expired (its refresh token was revoked with the session).

@@ -37,15 +37,15 @@ test("two tabs idle past token expiry stay signed in without a failed request", 
   const second = await first.context().newPage();
   watch(second, "tab 2");
   await visit(second, stack, "/");
-  await expectSignedIn(second, stack, user.email);
+  await expectSignedIn(second, stack, user.email, "/");
 
   // Round 1: both idle past expiry, then one reloads and the other navigates in the app.
   await first.waitForTimeout(TOKEN_LIFETIME_MS + 3000);
   await visit(first, stack, "/");
   await second.getByRole("link", { name: "Edge Notes" }).click();
   await settled(second);
-  await expectSignedIn(first, stack, user.email);
-  await expectSignedIn(second, stack, user.email);
+  await expectSignedIn(first, stack, user.email, "/");
+  await expectSignedIn(second, stack, user.email, "/");
 
   // Round 2: idle again, then both load at the same moment with the same cookies.
   await first.waitForTimeout(TOKEN_LIFETIME_MS + 3000);

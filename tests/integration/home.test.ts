@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { backendCalls, backendIsUp, get, STORAGE_KEY } from "./support/app";
+import { signedInBrowser } from "./support/auth-flows";
+import { seedNotes } from "./support/notes";
 
 describe("home page through the Worker", () => {
   it("renders signed out with 200, no auth round trip, within 2 s", async () => {
@@ -9,6 +11,45 @@ describe("home page through the Worker", () => {
     expect(backendCalls(response)).toEqual({ auth: 0, rest: 0 });
     expect(response.headers.get("Set-Cookie")).toBeNull();
     expect(ms).toBeLessThan(2000);
+  });
+
+  it("signed out, explains the product and its privacy and offers sign-in and sign-up", async () => {
+    const { body } = await get("/");
+    for (const text of ["What is stored", "row-level security", "No tracking", "Sharing"]) {
+      expect(body).toContain(text);
+    }
+    expect(body).toMatch(/<a[^>]*href="\/sign-up"[^>]*>Create an account<\/a>/);
+    expect(body).toMatch(/<a[^>]*href="\/sign-in"[^>]*>Sign in<\/a>/);
+  });
+
+  it("signed in, lists the latest notes newest first with links, in one data query", async () => {
+    const { browser, user } = await signedInBrowser();
+    const ids = await seedNotes(user.id, [
+      { title: "Oldest", minutesAgo: 60 },
+      { title: "Newest", minutesAgo: 1 },
+      { title: "Archived", minutesAgo: 0, archived: true },
+      ...["A", "B", "C", "D"].map((title, i) => ({ title, minutesAgo: 10 + i })),
+    ]);
+    const home = await browser.get("/");
+    expect(home.status).toBe(200);
+    const titles = [...home.body.matchAll(/data-testid="recent-note"[^]*?<a[^>]*>([^<]*)<\/a>/g)];
+    expect(titles.map((m) => m[1])).toEqual(["Newest", "A", "B", "C", "D"]);
+    expect(home.body).toContain(`href="/notes/${ids[1]}"`);
+    expect(home.body).not.toContain("Archived");
+    for (const href of ["/notes/new", "/notes", "/account/security"]) {
+      expect(home.body).toContain(`href="${href}"`);
+    }
+    expect(home.body).not.toContain('data-testid="signed-out"');
+    expect(backendCalls(new Response(null, { headers: home.headers }))).toEqual({
+      auth: 0,
+      rest: 1,
+    });
+  });
+
+  it("signed in with no notes, offers to write the first", async () => {
+    const { browser } = await signedInBrowser();
+    const home = await browser.get("/");
+    expect(home.body).toContain('data-testid="no-recent-notes"');
   });
 
   it("says the backend is unreachable exactly when it is", async () => {

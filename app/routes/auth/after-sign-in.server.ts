@@ -2,11 +2,12 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { MFA_PATH } from "../../lib/guards.server";
 import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
-import { HOME, type SafePath } from "../../lib/safe-redirect";
+import type { SafePath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
+import { SIGNED_IN_HOME } from "./redirects.server";
 
 /**
- * Where a fresh session goes: to `next`, or first to the second-factor challenge when the user
+ * Where a fresh session goes: to `next` (or the notes, when there is none), or first to the second-factor challenge when the user
  * has a verified factor and the new session is only aal1. Unless told otherwise, the sign-in is
  * written to the user's security activity on the way (stamped by the new session's own token),
  * with how it happened (the access token's most recent `amr` method when not given). A session
@@ -26,7 +27,7 @@ export async function afterSignIn(
       options.method ?? (typeof latest === "string" ? latest : latest?.method) ?? "unknown";
     await recordSecurityEvent(supabase, request, "signed_in", { method });
   }
-  const next = options.next ?? options.fallback ?? HOME;
+  const next = options.next ?? options.fallback ?? SIGNED_IN_HOME;
   if (owesSecondFactor) {
     return redirectNoStore(withNext(MFA_PATH, next));
   }

@@ -2,7 +2,10 @@ import { type RouterContextProvider } from "react-router";
 import { getAuth } from "../../lib/auth.server";
 import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
-import { HOME, type SafePath, safeNext } from "../../lib/safe-redirect";
+import { appPath, type SafePath, safeNext } from "../../lib/safe-redirect";
+
+/** Where a signed-in visitor lands when there is no `next`: their notes. */
+export const SIGNED_IN_HOME = appPath("/notes");
 
 /**
  * For the pages a signed-in visitor has no use for (sign-in, sign-up and their next steps): the
@@ -17,8 +20,11 @@ export function requireSignedOut(
   return next;
 }
 
-/** Redirect to `next` (made safe where it entered), or to `fallback` when there is none. */
-export function redirectToNext(next: SafePath | undefined, fallback: SafePath = HOME): Response {
+/** Redirect to `next` (made safe where it entered), or to `fallback` (the notes) when there is none. */
+export function redirectToNext(
+  next: SafePath | undefined,
+  fallback: SafePath = SIGNED_IN_HOME,
+): Response {
   return redirectNoStore(next ?? fallback);
 }
 

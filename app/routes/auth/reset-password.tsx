@@ -14,6 +14,7 @@ import { appPath } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/reset-password";
 import { isRecoverySession } from "./recovery-session";
+import { SIGNED_IN_HOME } from "./redirects.server";
 import { newPasswordSchema } from "./schemas.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
@@ -44,7 +45,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { error } = await supabase.auth.updateUser({ password: parsed.data.password });
   if (error) return authFailure(error, parsed.values);
   await recordSecurityEvent(supabase, request, "password_changed", { via: "reset link" });
-  return redirectNoStore("/");
+  return redirectNoStore(SIGNED_IN_HOME);
 }
 
 function gateRecovery(auth: ReturnType<typeof getAuth>) {

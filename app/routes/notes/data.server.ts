@@ -2,6 +2,7 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../lib/database.types";
 import { backendFailure, notFound } from "../../lib/http.server";
 import type { ListParams } from "./list-url";
+import { markdownToText } from "./markdown.server";
 import { PAGE_SIZE } from "./rules";
 import { noteId } from "./schemas.server";
 
@@ -68,10 +69,42 @@ export async function listNotes(
   }
   if (result.error) backendFailure(result.error);
   return {
-    notes: result.data as unknown as NoteListItem[],
+    notes: (result.data as unknown as NoteListItem[]).map(withPlainExcerpt),
     total: result.count ?? 0,
     outOfRange: false,
   };
+}
+
+export interface RecentNote {
+  id: string;
+  title: string;
+  excerpt: string | null;
+  updated_at: string;
+  owner_id: string;
+  owner: { username: string | null; display_name: string | null } | null;
+}
+
+/**
+ * The few notes edited last that the user can read (their own and those shared with them), not
+ * archived, newest first: the home page's list, in one query.
+ */
+export async function recentNotes(supabase: Client, limit: number): Promise<RecentNote[]> {
+  const { data, error } = await supabase
+    .from("notes")
+    .select(
+      "id, title, excerpt, updated_at, owner_id, owner:profiles!notes_owner_id_fkey(username, display_name)",
+    )
+    .eq("archived", false)
+    .order("updated_at", { ascending: false })
+    .order("id")
+    .limit(limit);
+  if (error) backendFailure(error);
+  return (data as unknown as RecentNote[]).map(withPlainExcerpt);
+}
+
+/** A note's excerpt (its body's first 240 characters, Markdown) as the words alone. */
+function withPlainExcerpt<T extends { excerpt: string | null }>(note: T): T {
+  return { ...note, excerpt: note.excerpt ? markdownToText(note.excerpt) || null : null };
 }
 
 /** The user's tags, for the filter. */

@@ -1,11 +1,11 @@
 import { BackLink, NoteForm, NotePage } from "../../components/note-form";
 import { formFailure } from "../../lib/form-results.server";
-import { parseForm } from "../../lib/forms.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { notFound, redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/edit";
 import { loadNote, parseNoteId, setNoteTags } from "./data.server";
-import { NOTE_FORM, saveFailure } from "./save.server";
+import { NOTE_FORM, previewDraft, saveFailure } from "./save.server";
 import { noteSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = ({ loaderData }) => [
@@ -23,7 +23,9 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
 export async function action({ request, context, params }: Route.ActionArgs) {
   const { supabase } = requireUser(request, context);
   const id = parseNoteId(params.id);
-  const parsed = await parseForm(request, noteSchema, NOTE_FORM);
+  const values = await readFormValues(request, NOTE_FORM);
+  if (values.intent === "preview") return previewDraft(values);
+  const parsed = validateForm(values, noteSchema, NOTE_FORM);
   if (!parsed.ok) return formFailure(parsed);
   const { title, body, tags } = parsed.data;
   const { data: rows, error } = await supabase
@@ -54,6 +56,7 @@ export default function EditNote({ loaderData, actionData }: Route.ComponentProp
         submitLabel="Save changes"
         cancelTo={`/notes/${note.id}`}
         result={actionData}
+        preview={actionData && "preview" in actionData ? actionData.preview : undefined}
       />
     </NotePage>
   );

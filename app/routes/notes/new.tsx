@@ -1,11 +1,11 @@
 import { BackLink, NoteForm, NotePage } from "../../components/note-form";
 import { formFailure } from "../../lib/form-results.server";
-import { parseForm } from "../../lib/forms.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/new";
 import { setNoteTags } from "./data.server";
-import { NOTE_FORM, saveFailure } from "./save.server";
+import { NOTE_FORM, previewDraft, saveFailure } from "./save.server";
 import { noteSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "New note · Edge Notes" }];
@@ -17,7 +17,9 @@ export function loader({ request, context }: Route.LoaderArgs) {
 
 export async function action({ request, context }: Route.ActionArgs) {
   const { supabase } = requireUser(request, context);
-  const parsed = await parseForm(request, noteSchema, NOTE_FORM);
+  const values = await readFormValues(request, NOTE_FORM);
+  if (values.intent === "preview") return previewDraft(values);
+  const parsed = validateForm(values, noteSchema, NOTE_FORM);
   if (!parsed.ok) return formFailure(parsed);
   const { title, body, tags } = parsed.data;
   const { data: note, error } = await supabase
@@ -41,6 +43,7 @@ export default function NewNote({ actionData }: Route.ComponentProps) {
         submitLabel="Create note"
         cancelTo="/notes"
         result={actionData}
+        preview={actionData && "preview" in actionData ? actionData.preview : undefined}
       />
     </NotePage>
   );

@@ -2,6 +2,7 @@ import { data, Form, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { LeaveSharedNote } from "../../components/leave-shared-note";
+import { Markdown } from "../../components/markdown";
 import { BackLink, NotePage } from "../../components/note-form";
 import { NoteDate, ownerName, TagLink } from "../../components/note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "../../components/note-toggles";
@@ -13,6 +14,7 @@ import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore, notFound } from "../../lib/http.server";
 import type { Route } from "./+types/note";
 import { leaveSharedNote, listShares, loadNote, parseNoteId, unshareNote } from "./data.server";
+import { renderMarkdown } from "./markdown.server";
 import { redirectBack } from "./redirects.server";
 import { leaveSchema, shareSchema, unshareSchema } from "./schemas.server";
 import { toggleAction } from "./toggle.server";
@@ -27,7 +29,7 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const note = await loadNote(supabase, id);
   const mine = note.owner_id === claims.sub;
   const shares = mine ? await listShares(supabase, id) : [];
-  return dataNoStore({ note, mine, shares });
+  return dataNoStore({ note, mine, shares, body: note.body ? renderMarkdown(note.body) : null });
 }
 
 const SHARE_MESSAGES = {
@@ -96,7 +98,7 @@ export async function action({ request, context, params }: Route.ActionArgs) {
 }
 
 export default function NotePageRoute({ loaderData, actionData }: Route.ComponentProps) {
-  const { note, mine, shares } = loaderData;
+  const { note, mine, shares, body } = loaderData;
   const fetcher = useToggleFetcher(note.id);
   const shown = optimisticState(note, fetcher.formData?.get("intent"));
   return (
@@ -136,11 +138,14 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
             </div>
           ) : null}
         </header>
-        <div
-          className="mt-6 text-base leading-relaxed break-words whitespace-pre-wrap"
-          data-testid="note-body"
-        >
-          {note.body || <span className="text-muted">(No text)</span>}
+        <div className="mt-6">
+          {body ? (
+            <Markdown tree={body} testId="note-body" />
+          ) : (
+            <p className="text-muted" data-testid="note-body">
+              (No text)
+            </p>
+          )}
         </div>
         {mine ? (
           <footer className="mt-8 flex flex-wrap items-center gap-2 border-t border-ink-200 pt-4 dark:border-ink-800">

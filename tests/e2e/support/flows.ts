@@ -77,9 +77,9 @@ export async function submit(page: Page, button: string) {
   await page.getByRole("button", { name: button, exact: true }).click();
 }
 
-/** The home page shows `email` as the signed-in user (header and session card). */
-export async function expectSignedIn(page: Page, stack: Stack, email: string) {
-  await arrivedAt(page, stack, "/");
+/** Signed in as `email` (the header says so), on `at`: the notes, where a sign-in lands. */
+export async function expectSignedIn(page: Page, stack: Stack, email: string, at = "/notes") {
+  await arrivedAt(page, stack, at);
   expect(await page.getByTestId("session-email").textContent()).toBe(email);
 }
 

@@ -17,6 +17,11 @@ export interface OpenOptions {
   colorScheme?: "light" | "dark";
   /** The `prefers-reduced-motion` the pages see (default: no-preference). */
   reducedMotion?: "reduce" | "no-preference";
+  /** The window size (default: 1024×800). */
+  viewport?: { width: number; height: number };
+  /** A phone: the meta viewport is honoured and touch events are on (default: off). */
+  isMobile?: boolean;
+  hasTouch?: boolean;
 }
 
 export interface Browsers {
@@ -80,7 +85,9 @@ export const test = base.extend<{ browser: Browsers; chromium: Browser }>({
       async open(options = {}) {
         const context = await chromium.newContext({
           javaScriptEnabled: options.javaScriptEnabled ?? true,
-          viewport: { width: 1024, height: 800 },
+          viewport: options.viewport ?? { width: 1024, height: 800 },
+          isMobile: options.isMobile ?? false,
+          hasTouch: options.hasTouch ?? false,
           colorScheme: options.colorScheme ?? "light",
           reducedMotion: options.reducedMotion ?? "no-preference",
         });

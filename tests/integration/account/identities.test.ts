@@ -54,7 +54,7 @@ describe("signing in with a provider from /sign-in", () => {
     const page = await browser.post("/sign-in", { intent: "oauth", provider: "github", next: "" });
     expect(page.body).toContain('name="state"');
     const landed = await allowOnProviderPage(browser, page, { email });
-    expect(new URL(landed.url).pathname).toBe("/");
+    expect(new URL(landed.url).pathname).toBe("/notes");
     expect(landed.body).toContain(email);
     expect(browser.hasSession()).toBe(true);
     const activity = await browser.get("/account/activity");

@@ -107,7 +107,7 @@ describe("/auth/callback (PKCE codes from email links and OAuth)", () => {
       url.searchParams.set("redirect_to", redirectTo.toString());
       const visit = await browser.get(url.toString());
       const callback = visit.redirects.find((hop) => hop.url.includes("/auth/callback"));
-      expect(callback?.location).toBe("/");
+      expect(callback?.location).toBe("/notes");
     },
   );
 });

@@ -215,7 +215,7 @@ describe("signing in with a second factor", () => {
     expect(aalOf(other)).toBe("aal1");
     const right = await other.post("/mfa", { code: app.code(1), next: "https://evil.example/x" });
     expect(new URL(right.url).origin).toBe(new URL(other.base).origin);
-    expect(new URL(right.url).pathname).toBe("/");
+    expect(new URL(right.url).pathname).toBe("/notes");
   });
 
   it("an aal1 session POSTing an aal2 action directly is refused (403) and nothing changes", async () => {
@@ -290,6 +290,6 @@ describe("signing in with a second factor", () => {
     const passed = await other.post("/mfa", { next: "/reset-password", code: app.code(1) });
     expect(new URL(passed.url).pathname).toBe("/reset-password");
     const set = await other.post("/reset-password", { password: "a-brand-new-secret" });
-    expect(set.redirects[0]?.location).toBe("/");
+    expect(set.redirects[0]?.location).toBe("/notes");
   });
 });

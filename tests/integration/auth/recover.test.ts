@@ -24,7 +24,7 @@ describe("/forgot-password and /reset-password", () => {
 
     const set = await browser.post("/reset-password", { password: "a-brand-new-secret" });
     expect(set.redirects[0]?.status).toBe(303);
-    expect(set.redirects[0]?.location).toBe("/");
+    expect(set.redirects[0]?.location).toBe("/notes");
     expectNoStore(set.redirects[0]?.headers ?? new Headers());
     expect(testId(set.body, "session-email")).toBe(user.email);
 

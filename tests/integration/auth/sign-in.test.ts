@@ -267,3 +267,46 @@ describe("requireUser round trip", () => {
     expect(sent.body).toContain(`name="next" value="${wanted}"`);
   });
 });
+
+describe("where a sign-in lands without next", () => {
+  it("a password sign-in lands on the notes", async () => {
+    const user = await freshUser();
+    const visit = await new BrowserLess().post(
+      "/sign-in",
+      { intent: "password", email: user.email, password: user.password },
+      { follow: false },
+    );
+    expect(visit.status).toBe(303);
+    expect(visit.location).toBe("/notes");
+  });
+
+  it("an emailed code lands on the notes", async () => {
+    const user = await freshUser();
+    const browser = new BrowserLess();
+    await browser.post("/sign-in", { intent: "code", email: user.email });
+    const message = await waitForMessage(user.email, "magic_link");
+    const visit = await browser.post("/sign-in/code", {
+      intent: "verify",
+      email: user.email,
+      code: message.token ?? "",
+    });
+    expect(visit.redirects[0]?.location).toBe("/notes");
+    expect(new URL(visit.url).pathname).toBe("/notes");
+    expect(testId(visit.body, "session-email")).toBe(user.email);
+  });
+
+  it("a magic link lands on the notes", async () => {
+    const user = await freshUser();
+    const browser = new BrowserLess();
+    await browser.post("/sign-in", { intent: "magic-link", email: user.email });
+    const visit = await browser.get(verifyLink(await waitForMessage(user.email, "magic_link")));
+    expect(visit.redirects[1]?.location).toBe("/notes");
+  });
+
+  it("a signed-in visitor on /sign-in is sent to the notes", async () => {
+    const { browser } = await signedInBrowser();
+    const visit = await browser.get("/sign-in", { follow: false });
+    expect(visit.status).toBe(303);
+    expect(visit.location).toBe("/notes");
+  });
+});

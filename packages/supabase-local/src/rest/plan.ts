@@ -644,9 +644,8 @@ function planCall(
       primaryKey: [],
       uniques: [],
     };
-    const select: readonly SelectItem[] =
-      relation.columns.size === 0 && !request.selectGiven ? [] : request.select;
-    root = { ...planNode(relation, select, [], scopes, cache, schema), ...page };
+    // Without ?select= every output column, as PostgREST answers (`*` over the function's result).
+    root = { ...planNode(relation, request.select, [], scopes, cache, schema), ...page };
     checkScopes(scopes, root);
   }
   const object = request.media === "object";

@@ -191,7 +191,7 @@ export type Database = {
       [_ in never]: never;
     };
     Functions: {
-      end_my_session: { Args: { session_id: string }; Returns: undefined };
+      end_my_session: { Args: { session_id: string }; Returns: string };
       list_my_sessions: {
         Args: Record<PropertyKey, never>;
         Returns: {

@@ -64,28 +64,32 @@ comment on function public.list_my_sessions() is
   'The caller''s sessions (auth.sessions rows of auth.uid(), not past not_after): device (user agent), IP, signed in, last active, aal, and whether it is the session of the calling JWT. Needs an aal2 session once the caller has a second factor, and a non-anonymous caller (42501).';
 
 create function public.end_my_session(session_id uuid)
-returns void
+returns text
 language plpgsql
 security definer
 set search_path = ''
 as $$
 declare
   uid uuid;
+  agent text;
 begin
   perform private.require_aal();
   uid := private.require_permanent_user();
-  if not exists (
-    select 1 from auth.sessions s where s.id = end_my_session.session_id and s.user_id = uid
-  ) then
+  select coalesce(s.user_agent, '') into agent
+  from auth.sessions s
+  where s.id = end_my_session.session_id and s.user_id = uid
+  for update;
+  if not found then
     raise exception 'Session not found' using errcode = 'PT404';
   end if;
   delete from auth.refresh_tokens t where t.session_id = end_my_session.session_id;
   delete from auth.sessions s where s.id = end_my_session.session_id and s.user_id = uid;
+  return agent;
 end;
 $$;
 
 comment on function public.end_my_session(uuid) is
-  'Signs one of the caller''s sessions out: deletes its refresh tokens and the session. Someone else''s or a missing session: PT404, nothing changes. Needs an aal2 session once the caller has a second factor, and a non-anonymous caller (42501).';
+  'Signs one of the caller''s sessions out: deletes its refresh tokens and the session, and returns its user agent (for the activity log). Someone else''s or a missing session: PT404, nothing changes. Needs an aal2 session once the caller has a second factor, and a non-anonymous caller (42501).';
 
 revoke all on function public.list_my_sessions(), public.end_my_session(uuid) from public, anon;
 grant execute on function public.list_my_sessions(), public.end_my_session(uuid) to authenticated;

@@ -59,9 +59,9 @@ describe("list_my_sessions()", () => {
     const laptop = await anotherDevice(me.email, MAC_CHROME);
     const stranger = await local.signedIn();
 
-    const { data, error } = await laptop.rpc("list_my_sessions").returns<MySession[]>();
+    const { data, error } = await laptop.rpc("list_my_sessions");
     expect(error).toBeNull();
-    const rows = data ?? [];
+    const rows = (data ?? []) as MySession[];
     expect(rows.map((r) => r.id).sort()).toEqual(
       [await sessionIdOf(me.client), await sessionIdOf(laptop)].sort(),
     );
@@ -83,8 +83,8 @@ describe("list_my_sessions()", () => {
   test("an aal2 session says so", async () => {
     const me = await local.signedIn();
     await enrollVerifiedTotp(me.client);
-    const { data } = await me.client.rpc("list_my_sessions").returns<MySession[]>();
-    expect(data?.[0]).toMatchObject({ is_current: true, aal: "aal2" });
+    const { data } = await me.client.rpc("list_my_sessions");
+    expect((data as MySession[])[0]).toMatchObject({ is_current: true, aal: "aal2" });
   });
 });
 
@@ -97,6 +97,7 @@ describe("end_my_session(session_id)", () => {
 
     const ended = await me.client.rpc("end_my_session", { session_id: phoneSession });
     expect(ended.error).toBeNull();
+    expect(ended.data).toBe("phone");
 
     expect((await sessionRows(me.user.id)).map((r) => r.id)).toEqual([
       await sessionIdOf(me.client),

@@ -77,3 +77,7 @@ export const profileSchema = z.object({
     .trim()
     .max(DISPLAY_NAME_MAX, `Display names can be at most ${DISPLAY_NAME_MAX} characters.`),
 });
+
+export const endSessionSchema = z.object({
+  sessionId: id("That session doesn't exist (it may have ended already)."),
+});

@@ -25,6 +25,7 @@ export default async function setup() {
     config: {
       auth: {
         additionalRedirectUrls: redirectUrls(),
+        webauthn: { rpOrigins: webauthnOrigins() },
         // As a project that asks for a reauthentication code to change the password of a session
         // older than 24 hours; fresh test sessions are never that old unless a test ages them.
         email: { securePasswordChange: true },
@@ -58,6 +59,14 @@ function sqlFiles(dir: string): string[] {
     .filter((name) => name.endsWith(".sql"))
     .sort()
     .map((name) => join(dir, name));
+}
+
+/** config.toml's WebAuthn origins, plus the app under test when TEST_APP_PORT moved it off 5179. */
+function webauthnOrigins(): string[] {
+  const listed = loadConfig({ projectDir: ROOT }).auth.webauthn.rpOrigins;
+  const port = process.env.TEST_APP_PORT;
+  if (!port) return listed;
+  return [...listed, `http://localhost:${port}`, `http://127.0.0.1:${port}`];
 }
 
 /** config.toml's allow-list, plus the app under test when TEST_APP_PORT moved it off 5179. */

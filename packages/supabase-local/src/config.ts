@@ -24,10 +24,38 @@ export interface Config {
       otpLength: number;
       otpExpiry: number;
       templates: Record<string, { subject?: string; contentPath?: string }>;
+      /** [auth.email.notification.<kind>]: security notices (password_changed, email_changed,
+       * identity_linked, identity_unlinked, mfa_factor_enrolled, mfa_factor_unenrolled). */
+      notifications: Record<string, { enabled: boolean; subject?: string; contentPath?: string }>;
     };
     mfa: {
       maxEnrolledFactors: number;
       totp: { enrollEnabled: boolean; verifyEnabled: boolean };
+      /** [auth.mfa.web_authn]: WebAuthn as a second factor. */
+      webAuthn: { enrollEnabled: boolean; verifyEnabled: boolean };
+      /**
+       * Recovery codes (GOTRUE_MFA_RECOVERY_CODES_*). The CLI has no config.toml section yet; the
+       * local backend reads [auth.mfa.recovery_codes] enroll_enabled / verify_enabled. Count, length,
+       * attempts and lockout have no key (createLocalBackend's `config` can change them).
+       */
+      recoveryCodes: {
+        enrollEnabled: boolean;
+        verifyEnabled: boolean;
+        count: number;
+        codeLength: number;
+        maxVerifyAttempts: number;
+        lockoutSeconds: number;
+      };
+    };
+    /** [auth.passkey]: passkey sign-in (GOTRUE_PASSKEY_ENABLED). */
+    passkey: { enabled: boolean; maxPasskeysPerUser: number };
+    /** [auth.webauthn]: the relying party of passkeys and WebAuthn factors (GOTRUE_WEBAUTHN_*). */
+    webauthn: {
+      rpId: string;
+      rpDisplayName: string;
+      rpOrigins: string[];
+      /** GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION (5 min); no config.toml key. */
+      challengeExpirySeconds: number;
     };
     /** [auth.external.<provider>]: which OAuth providers are on (served by the local provider page). */
     external: Record<string, { enabled: boolean }>;
@@ -43,6 +71,9 @@ export interface Config {
        * caller of createLocalBackend overrides it (the test runs do).
        */
       mfaChallengeAndVerify: number;
+      /** POST /passkeys/authentication/options per 5 min per IP (GOTRUE_RATE_LIMIT_PASSKEY, 30); no
+       * config.toml key. */
+      passkey: number;
     };
   };
 }
@@ -64,7 +95,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const path = options.configFile ?? projectPaths(options.projectDir).configFile;
   let toml: Table = {};
   try {
-    toml = parse(readFileSync(path, "utf8")) as Table;
+    toml = substituteEnv(parse(readFileSync(path, "utf8"))) as Table;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
@@ -77,6 +108,19 @@ function fromToml(toml: Table): Config {
   const email = table(auth.email);
   const mfa = table(auth.mfa);
   const totp = table(mfa.totp);
+  const webAuthnFactor = table(mfa.web_authn);
+  const recoveryCodes = table(mfa.recovery_codes);
+  const passkey = table(auth.passkey);
+  const webauthn = table(auth.webauthn);
+  const notifications: Config["auth"]["email"]["notifications"] = {};
+  for (const [name, value] of Object.entries(table(email.notification))) {
+    const n = table(value);
+    notifications[name] = {
+      enabled: bool(n.enabled, false),
+      subject: str(n.subject),
+      contentPath: str(n.content_path),
+    };
+  }
   const rate = table(auth.rate_limit);
   const external: Config["auth"]["external"] = {};
   for (const [name, value] of Object.entries(table(auth.external))) {
@@ -112,6 +156,7 @@ function fromToml(toml: Table): Config {
         otpLength: num(email.otp_length, 6),
         otpExpiry: num(email.otp_expiry, 3600),
         templates,
+        notifications,
       },
       mfa: {
         maxEnrolledFactors: num(mfa.max_enrolled_factors, 10),
@@ -119,6 +164,25 @@ function fromToml(toml: Table): Config {
           enrollEnabled: bool(totp.enroll_enabled, false),
           verifyEnabled: bool(totp.verify_enabled, false),
         },
+        webAuthn: {
+          enrollEnabled: bool(webAuthnFactor.enroll_enabled, false),
+          verifyEnabled: bool(webAuthnFactor.verify_enabled, false),
+        },
+        recoveryCodes: {
+          enrollEnabled: bool(recoveryCodes.enroll_enabled, false),
+          verifyEnabled: bool(recoveryCodes.verify_enabled, false),
+          count: 10,
+          codeLength: 16,
+          maxVerifyAttempts: 10,
+          lockoutSeconds: 15 * 60,
+        },
+      },
+      passkey: { enabled: bool(passkey.enabled, false), maxPasskeysPerUser: 10 },
+      webauthn: {
+        rpId: str(webauthn.rp_id) ?? "",
+        rpDisplayName: str(webauthn.rp_display_name) ?? "",
+        rpOrigins: strs(webauthn.rp_origins, []),
+        challengeExpirySeconds: 300,
       },
       external,
       rateLimit: {
@@ -128,9 +192,28 @@ function fromToml(toml: Table): Config {
         tokenVerifications: num(rate.token_verifications, 30),
         anonymousUsers: num(rate.anonymous_users, 30),
         mfaChallengeAndVerify: 15,
+        passkey: 30,
       },
     },
   };
+}
+
+/**
+ * The CLI's env() substitution (LoadEnvHook): a string value that is exactly `env(NAME)` becomes
+ * the variable's value when it is set and not empty; otherwise it stays as written. Array items
+ * and nested tables too.
+ */
+function substituteEnv(value: unknown): unknown {
+  if (typeof value === "string") {
+    const match = /^env\((.*)\)$/.exec(value);
+    const env = match ? process.env[match[1] ?? ""] : undefined;
+    return env ? env : value;
+  }
+  if (Array.isArray(value)) return value.map(substituteEnv);
+  if (value && typeof value === "object" && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v)]));
+  }
+  return value;
 }
 
 const table = (v: unknown): Table => (v && typeof v === "object" ? (v as Table) : {});

@@ -68,7 +68,7 @@ async function build() {
  * default links through the auth server's /verify.
  */
 function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
-  const listed = loadConfig({ projectDir: ROOT }).auth.additionalRedirectUrls;
+  const { additionalRedirectUrls: listed, webauthn } = loadConfig({ projectDir: ROOT }).auth;
   const origins = [stack.appUrl, `http://127.0.0.1:${stack.appPort}`];
   const options: LocalBackendOptions = {
     projectDir: ROOT,
@@ -78,6 +78,8 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
       auth: {
         siteUrl: stack.appUrl,
         additionalRedirectUrls: [...listed, ...origins.map((origin) => `${origin}/**`)],
+        // Passkeys made on the app's page carry its origin (the RP ID stays config.toml's).
+        webauthn: { rpOrigins: [...webauthn.rpOrigins, ...origins] },
         // Generous like config.toml's [auth.rate_limit] (the real MFA limit is 15 a minute per IP).
         rateLimit: { mfaChallengeAndVerify: 1000 },
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),

@@ -216,6 +216,108 @@ const TABLE = {
   ],
   challengeExpired: [422, "mfa_challenge_expired", "MFA challenge has expired"],
   totpInvalid: [422, "mfa_verification_failed", "Invalid TOTP code entered"],
+  // WebAuthn factors (mfa.go); the verify switch answers its disabled check with the enroll code
+  webauthnVerifyDisabled: [
+    422,
+    "mfa_webauthn_enroll_not_enabled",
+    "MFA verification is disabled for WebAuthn",
+  ],
+  webauthnChallengeDisabled: [
+    422,
+    "mfa_webauthn_verify_not_enabled",
+    "MFA verification is disabled for WebAuthn",
+  ],
+  webauthnParamsRequired: [400, "validation_failed", "WebAuthn config required"],
+  webauthnTypeInvalid: [400, "validation_failed", "WebAuthn type must be create or request"],
+  credentialResponseRequired: [400, "validation_failed", "credential_response required"],
+  credentialResponseInvalid: [400, "validation_failed", "Invalid credential_response"],
+  // Recovery codes (recovery_codes.go)
+  recoveryCodesEnrollDisabled: [
+    422,
+    "mfa_recovery_codes_enroll_not_enabled",
+    "MFA enroll is disabled for recovery codes",
+  ],
+  recoveryCodesVerifyDisabled: [
+    422,
+    "mfa_recovery_codes_verify_not_enabled",
+    "MFA verification is disabled for recovery codes",
+  ],
+  recoveryCodesNotEnrolled: [
+    404,
+    "mfa_factor_not_found",
+    "The user has not enrolled recovery codes",
+  ],
+  recoveryCodesExist: [
+    422,
+    "mfa_verified_factor_exists",
+    "Recovery codes are already enrolled for this user, use regenerate to rotate them",
+  ],
+  recoveryCodesSoleFactor: [
+    422,
+    "mfa_recovery_codes_sole_factor",
+    "At least one other verified factor is required to generate recovery codes",
+  ],
+  recoveryCodesLastFactor: [
+    422,
+    "mfa_recovery_codes_sole_factor",
+    "Recovery codes cannot be the only factor, delete them before unenrolling the last other verified factor",
+  ],
+  recoveryCodesOwnEndpoint: [
+    422,
+    "validation_failed",
+    "Recovery codes cannot be unenrolled with this endpoint, use DELETE /factors/recovery-codes",
+  ],
+  recoveryCodeInvalid: [422, "mfa_verification_failed", "Invalid recovery code entered"],
+  recoveryCodesLocked: [
+    429,
+    "mfa_recovery_codes_locked",
+    "Too many failed verification attempts, try again later",
+  ],
+  recoveryCodesGenerateNeedsAal2: [
+    403,
+    "insufficient_aal",
+    "AAL2 required to generate recovery codes",
+  ],
+  recoveryCodesRegenerateNeedsAal2: [
+    403,
+    "insufficient_aal",
+    "AAL2 required to regenerate recovery codes",
+  ],
+  recoveryCodesDeleteNeedsAal2: [403, "insufficient_aal", "AAL2 required to delete recovery codes"],
+  // Passkeys (passkey_*.go, requirePasskeyEnabled)
+  passkeyDisabled: [404, "passkey_disabled", "Passkeys are disabled"],
+  tooManyPasskeys: [422, "too_many_passkeys", "Maximum number of passkeys reached"],
+  passkeyNeedsAal2: [
+    403,
+    "insufficient_aal",
+    "AAL2 session is required to manage passkeys when MFA is enabled",
+  ],
+  challengeIdRequired: [400, "validation_failed", "challenge_id is required"],
+  credentialRequired: [400, "validation_failed", "credential is required"],
+  challengeIdNotUuid: [400, "validation_failed", "challenge_id must be a valid UUID"],
+  webauthnChallengeNotFound: [
+    400,
+    "webauthn_challenge_not_found",
+    "Challenge not found or already used",
+  ],
+  webauthnChallengeExpired: [400, "webauthn_challenge_expired", "Challenge has expired"],
+  webauthnCredentialInvalid: [400, "webauthn_verification_failed", "Invalid credential response"],
+  webauthnVerificationFailed: [
+    400,
+    "webauthn_verification_failed",
+    "Credential verification failed",
+  ],
+  webauthnCredentialExists: [
+    422,
+    "webauthn_credential_exists",
+    "This credential is already registered",
+  ],
+  webauthnNotConfigured: [500, "unexpected_failure", "Failed to initialize WebAuthn"],
+  passkeyNotFound: [404, "validation_failed", "Passkey not found"],
+  friendlyNameRequired: [400, "validation_failed", "friendly_name is required"],
+  friendlyNameTooLong: [400, "validation_failed", "friendly_name must be 120 characters or less"],
+  passkeyEmailNotConfirmed: [403, "email_not_confirmed", "Email not confirmed"],
+  passkeyUserBanned: [403, "user_banned", "User is banned"],
   // OAuth and identities (external.go, identity.go)
   unsupportedProvider: [400, "validation_failed", "Unsupported provider"],
   oauthStateMissing: [400, "bad_oauth_callback", "OAuth state parameter missing"],

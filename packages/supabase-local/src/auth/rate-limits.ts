@@ -16,7 +16,9 @@ import { clientIp } from "./request.ts";
  *
  * and, with no config.toml key (the CLI has none), the MFA limiters at the real defaults:
  * `mfa_challenge` (POST /factors/{id}/challenge) and `mfa_verify` (POST /factors/{id}/verify),
- * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY (15) a minute per IP each, as token buckets holding 30.
+ * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY (15) a minute per IP each, as token buckets holding 30; and
+ * `passkey` (POST /passkeys/authentication/options), RATE_LIMIT_PASSKEY (30) per 5 minutes per IP,
+ * a token bucket holding 30.
  *
  * Over the limit: 429 `over_request_rate_limit` "Request rate limit reached", or for emails 429
  * `over_email_send_rate_limit` "email rate limit exceeded". The client's address is the socket's
@@ -28,7 +30,8 @@ export type Bucket =
   | "token_verifications"
   | "anonymous_users"
   | "mfa_challenge"
-  | "mfa_verify";
+  | "mfa_verify"
+  | "passkey";
 
 const MINUTE = 60 * 1000;
 const FIVE_MINUTES = 5 * 60 * 1000;
@@ -41,12 +44,14 @@ const WINDOWS: Record<Bucket, number> = {
   anonymous_users: HOUR,
   mfa_challenge: MINUTE,
   mfa_verify: MINUTE,
+  passkey: FIVE_MINUTES,
 };
 
 /** The buckets limited as the real service does them, not in fixed windows (see TokenBucket). */
 const TOKEN_BUCKETS: Partial<Record<Bucket, { burst: number }>> = {
   mfa_challenge: { burst: 30 },
   mfa_verify: { burst: 30 },
+  passkey: { burst: 30 },
 };
 
 interface Limiter {
@@ -172,6 +177,8 @@ export class RateLimits {
       case "mfa_challenge":
       case "mfa_verify":
         return this.config.mfaChallengeAndVerify;
+      case "passkey":
+        return this.config.passkey;
     }
   }
 }

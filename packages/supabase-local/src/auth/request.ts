@@ -33,14 +33,24 @@ type Out<S extends Shape> = {
  * (400), unknown fields are ignored, `null` is as good as absent.
  */
 export async function readParams<S extends Shape>(request: Request, shape: S): Promise<Out<S>> {
+  return pick(await readJson(request), shape);
+}
+
+/** The body as JSON, any shape (for fields Go keeps as json.RawMessage); malformed is `bad_json`. */
+export async function readJson(request: Request): Promise<unknown> {
   const text = await readBody(request);
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw badJson(text === "" ? "unexpected end of JSON input" : (error as Error).message);
   }
-  return pick(value, shape);
+}
+
+/** A json.RawMessage field of a decoded body: absent or null is undefined (Go's nil). */
+export function rawField(body: unknown, name: string): unknown {
+  if (!body || typeof body !== "object" || Array.isArray(body)) return undefined;
+  const value = (body as Record<string, unknown>)[name];
+  return value === null ? undefined : value;
 }
 
 export function pick<S extends Shape>(value: unknown, shape: S): Out<S> {

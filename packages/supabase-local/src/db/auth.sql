@@ -6,7 +6,7 @@ do $$
 begin
   if not exists (select from pg_type where typname = 'aal_level') then
     create type auth.aal_level as enum ('aal1', 'aal2', 'aal3');
-    create type auth.factor_type as enum ('totp', 'webauthn', 'phone');
+    create type auth.factor_type as enum ('totp', 'webauthn', 'phone', 'recovery_code');
     create type auth.factor_status as enum ('unverified', 'verified');
     create type auth.code_challenge_method as enum ('s256', 'plain');
     create type auth.one_time_token_type as enum (
@@ -15,6 +15,8 @@ begin
   end if;
 end
 $$;
+-- Older local data dirs: the recovery-code factor type came later.
+alter type auth.factor_type add value if not exists 'recovery_code';
 
 create table if not exists auth.users (
   instance_id uuid,
@@ -113,6 +115,8 @@ create table if not exists auth.mfa_factors (
 create unique index if not exists mfa_factors_user_friendly_name_unique
   on auth.mfa_factors (friendly_name, user_id) where trim(friendly_name) <> '';
 
+alter table auth.mfa_factors add column if not exists last_webauthn_challenge_data jsonb;
+
 create table if not exists auth.mfa_challenges (
   id uuid primary key,
   factor_id uuid not null references auth.mfa_factors (id) on delete cascade,
@@ -131,6 +135,58 @@ create table if not exists auth.mfa_amr_claims (
   id uuid primary key,
   unique (session_id, authentication_method)
 );
+
+-- Passkeys (20260302000000_add_passkeys): the credentials, and the challenges of their ceremonies.
+create table if not exists auth.webauthn_credentials (
+  id uuid primary key default gen_random_uuid(),
+  user_id uuid not null references auth.users (id) on delete cascade,
+  credential_id bytea not null,
+  public_key bytea not null,
+  attestation_type text not null default '',
+  aaguid uuid,
+  sign_count bigint not null default 0,
+  transports jsonb not null default '[]'::jsonb,
+  backup_eligible boolean not null default false,
+  backed_up boolean not null default false,
+  friendly_name text not null default '',
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  last_used_at timestamptz
+);
+create unique index if not exists webauthn_credentials_credential_id_key
+  on auth.webauthn_credentials (credential_id);
+create index if not exists webauthn_credentials_user_id_idx on auth.webauthn_credentials (user_id);
+
+create table if not exists auth.webauthn_challenges (
+  id uuid primary key default gen_random_uuid(),
+  user_id uuid references auth.users (id) on delete cascade,
+  challenge_type text not null check (challenge_type in ('signup', 'registration', 'authentication')),
+  session_data jsonb not null,
+  created_at timestamptz not null default now(),
+  expires_at timestamptz not null
+);
+create index if not exists webauthn_challenges_user_id_idx on auth.webauthn_challenges (user_id);
+create index if not exists webauthn_challenges_expires_at_idx on auth.webauthn_challenges (expires_at);
+
+-- MFA recovery codes: one set per user, tied to its recovery_code factor; one row per code (hashed).
+create table if not exists auth.mfa_recovery_code_sets (
+  id uuid primary key,
+  user_id uuid not null unique references auth.users (id) on delete cascade,
+  mfa_factor_id uuid not null unique references auth.mfa_factors (id) on delete cascade,
+  failed_verification_count integer not null default 0,
+  verification_locked_until timestamptz,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now()
+);
+
+create table if not exists auth.mfa_recovery_codes (
+  id uuid primary key,
+  mfa_recovery_code_set_id uuid not null references auth.mfa_recovery_code_sets (id) on delete cascade,
+  code_hash text not null,
+  consumed_at timestamptz,
+  created_at timestamptz not null default now()
+);
+create index if not exists mfa_recovery_codes_set_idx on auth.mfa_recovery_codes (mfa_recovery_code_set_id);
 
 create table if not exists auth.flow_state (
   id uuid primary key,

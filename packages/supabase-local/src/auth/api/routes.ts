@@ -18,6 +18,18 @@ import { jwks } from "./jwks.ts";
 import { logout } from "./logout.ts";
 import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
 import { otp } from "./otp.ts";
+import {
+  passkeyAuthenticationOptions,
+  passkeyAuthenticationVerify,
+} from "./passkey-authentication.ts";
+import { passkeyRegistrationOptions, passkeyRegistrationVerify } from "./passkey-registration.ts";
+import {
+  deletePasskeyAdmin,
+  deletePasskeyOfUser,
+  listPasskeys,
+  listPasskeysAdmin,
+  updatePasskey,
+} from "./passkeys.ts";
 import { reauthenticate } from "./reauthenticate.ts";
 import { recover } from "./recover.ts";
 import { resend } from "./resend.ts";
@@ -53,6 +65,8 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["DELETE", "/admin/users/:id", deleteUserAdmin],
   ["GET", "/admin/users/:id/factors", listFactorsAdmin],
   ["DELETE", "/admin/users/:id/factors/:factor_id", deleteFactorAdmin],
+  ["GET", "/admin/users/:id/passkeys", listPasskeysAdmin],
+  ["DELETE", "/admin/users/:id/passkeys/:passkey_id", deletePasskeyAdmin],
   ["POST", "/admin/generate_link", generateLink],
   ["POST", "/invite", invite],
   ["GET", "/authorize", authorize],
@@ -62,6 +76,14 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["POST", "/factors/:id/challenge", challengeFactor],
   ["POST", "/factors/:id/verify", verifyFactor],
   ["DELETE", "/factors/:id", unenrollFactor],
+  // The limiter of /authentication/options runs after the enabled check (passkey-authentication.ts).
+  ["POST", "/passkeys/authentication/options", passkeyAuthenticationOptions],
+  ["POST", "/passkeys/authentication/verify", passkeyAuthenticationVerify],
+  ["POST", "/passkeys/registration/options", passkeyRegistrationOptions],
+  ["POST", "/passkeys/registration/verify", passkeyRegistrationVerify],
+  ["GET", "/passkeys", listPasskeys],
+  ["PATCH", "/passkeys/:passkey_id", updatePasskey],
+  ["DELETE", "/passkeys/:passkey_id", deletePasskeyOfUser],
 ];
 
 /** The route table's middleware: the handler runs only within the bucket's limit. */

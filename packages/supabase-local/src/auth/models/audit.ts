@@ -51,6 +51,13 @@ const LOG_TYPES: Record<string, string> = {
   verification_attempted: "factor",
   factor_deleted: "factor",
   factor_updated: "factor",
+  passkey_created: "user",
+  passkey_updated: "user",
+  passkey_deleted: "user",
+  recovery_codes_generated: "factor",
+  recovery_codes_regenerated: "factor",
+  recovery_codes_verified: "factor",
+  recovery_codes_deleted: "factor",
 };
 
 function logType(action: string): string {

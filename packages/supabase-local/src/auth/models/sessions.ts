@@ -22,7 +22,10 @@ export type AuthMethod =
   | "email_change"
   | "anonymous"
   | "oauth"
-  | "totp";
+  | "passkey"
+  | "totp"
+  | "mfa/webauthn"
+  | "mfa/recovery_code";
 
 /** One `amr` entry of an access token: a method and when it was last used in the session. */
 export interface AmrEntry {

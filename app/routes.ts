@@ -9,6 +9,7 @@ export default [
   route("sign-in", "routes/auth/sign-in.tsx"),
   route("sign-in/code", "routes/auth/sign-in.code.tsx"),
   route("sign-in/check-email", "routes/auth/sign-in.check-email.tsx"),
+  route("sign-in/passkey", "routes/auth/sign-in.passkey.ts"),
   route("auth/confirm", "routes/auth/confirm.tsx"),
   route("auth/callback", "routes/auth/callback.tsx"),
   route("forgot-password", "routes/auth/forgot-password.tsx"),

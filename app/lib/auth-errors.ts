@@ -140,6 +140,27 @@ const TABLE: Record<string, { place: AuthErrorPlace; message: string }> = {
     place: "form",
     message: "Linking other accounts is turned off for this site.",
   },
+  webauthn_verification_failed: {
+    place: "form",
+    message: "That passkey could not be checked. Try again, or sign in another way.",
+  },
+  webauthn_challenge_expired: {
+    place: "form",
+    message: "The passkey request took too long. Try again.",
+  },
+  webauthn_challenge_not_found: {
+    place: "form",
+    message: "The passkey request was already used or has expired. Try again.",
+  },
+  webauthn_credential_exists: {
+    place: "form",
+    message: "This passkey is already on your account.",
+  },
+  passkey_disabled: { place: "form", message: "Passkeys are not available right now." },
+  too_many_passkeys: {
+    place: "form",
+    message: "You have as many passkeys as an account can have. Remove one first.",
+  },
 };
 
 /** "For security purposes, you can only request this after 42 seconds." -> 42. */

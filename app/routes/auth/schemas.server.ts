@@ -99,3 +99,23 @@ export const challengeSchema = z.object({
   code: totpCode,
   next,
 });
+
+/** A credential from navigator.credentials, as JSON (an object with an id and a response). */
+export const webauthnCredential = z
+  .string()
+  .max(24_000)
+  .transform((value, ctx) => {
+    try {
+      const parsed = JSON.parse(value);
+      if (parsed && typeof parsed === "object" && typeof parsed.id === "string" && parsed.response)
+        return parsed as Record<string, unknown>;
+    } catch {}
+    ctx.addIssue({ code: "custom", message: "That passkey answer is malformed." });
+    return z.NEVER;
+  });
+
+export const passkeySignInSchema = z.object({
+  challengeId: z.uuid({ error: "That passkey request is malformed." }),
+  credential: webauthnCredential,
+  next,
+});

@@ -36,6 +36,9 @@ export default [
     route("activity", "routes/account/activity.tsx"),
   ]),
 
+  // Adding a passkey: the JSON steps /account/security's script takes (no page).
+  route("account/passkeys", "routes/account/passkeys.ts"),
+
   // Anything else: a real 404 page rendered inside the layout (root loader and middleware run).
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

@@ -12,6 +12,8 @@ import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/security";
+import { listPasskeys, removePasskey, renamePasskey } from "./passkeys.server";
+import { PasskeysPanel } from "./passkeys-panel";
 import { enrollSchema, removeFactorSchema, verifyEnrollmentSchema } from "./schemas.server";
 import { groupSecret, totpQrCode } from "./totp-qr";
 
@@ -33,8 +35,10 @@ function verifiedTotp(factors: Factor[] | undefined) {
 }
 
 export async function loader({ request, context }: Route.LoaderArgs) {
-  const { user, claims } = await requireFreshUser(request, context);
+  const { user, claims, supabase } = await requireFreshUser(request, context);
+  const { passkeys } = await listPasskeys(supabase);
   return {
+    passkeys,
     factors: verifiedTotp(user.factors).map((f) => ({
       id: f.id,
       name: f.friendly_name ?? "Authenticator app",
@@ -140,6 +144,10 @@ export async function action({ request, context }: Route.ActionArgs) {
       await supabase.auth.refreshSession();
       return formNotice(`“${factor.friendly_name ?? "Authenticator app"}” was removed.`);
     }
+    case "rename-passkey":
+      return renamePasskey(supabase, request, form);
+    case "remove-passkey":
+      return removePasskey(supabase, request, form);
     default:
       return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
   }
@@ -163,17 +171,19 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
     actionData && "enrollment" in actionData
       ? (actionData.enrollment as Enrollment | undefined)
       : undefined;
-  const { factors } = loaderData;
+  const { factors, passkeys } = loaderData;
   return (
     <div className="space-y-6">
       <AccountHeading
         title="Two-factor authentication"
-        intro="A code from an authenticator app on your phone, asked for after your password."
+        intro="Passkeys, and a code from an authenticator app on your phone asked for after your password."
       />
       {actionData?.ok && !enrollment ? (
         <FormAlert tone="success">{actionData.notice}</FormAlert>
       ) : null}
       {errors?.form && !enrollment ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
+
+      <PasskeysPanel passkeys={passkeys} />
 
       <AccountPanel
         title="Authenticator apps"

@@ -1,5 +1,5 @@
 import { getAuth } from "../../lib/auth.server";
-import { describeAuthError } from "../../lib/auth-errors";
+import { authFailureJson } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { jsonNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/sign-in.passkey";
@@ -18,7 +18,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const form = await readFormValues(request, { maxBytes: 32 * 1024, echoChars: 0 });
   if (form.intent === "options") {
     const { data, error } = await supabase.auth.passkey.startAuthentication();
-    if (error || !data) return failure(error ?? {});
+    if (error || !data) return authFailureJson(error ?? {});
     return jsonNoStore({ challengeId: data.challenge_id, options: data.options });
   }
   if (form.intent !== "verify") {
@@ -36,13 +36,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     challengeId,
     credential: credential as never,
   });
-  if (error) return failure(error);
+  if (error) return authFailureJson(error);
   const answer = await afterSignIn(supabase, request, { next, method: "passkey" });
   return jsonNoStore({ redirectTo: answer.headers.get("Location") ?? "/" });
-}
-
-function failure(error: { code?: string; message?: string; status?: number }) {
-  const info = describeAuthError(error);
-  const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 503;
-  return jsonNoStore({ code: info.code, message: info.message }, status);
 }

@@ -19,7 +19,7 @@ import { groupSecret, totpQrCode } from "./totp-qr";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 
-export const meta: Route.MetaFunction = () => [{ title: "Two-factor · Account · Edge Notes" }];
+export const meta: Route.MetaFunction = () => [{ title: "Security · Account · Edge Notes" }];
 
 /** The enrollment in progress, carried between the "add" and "verify" posts. */
 interface Enrollment {
@@ -175,7 +175,7 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
   return (
     <div className="space-y-6">
       <AccountHeading
-        title="Two-factor authentication"
+        title="Security"
         intro="Passkeys, and a code from an authenticator app on your phone asked for after your password."
       />
       {actionData?.ok && !enrollment ? (

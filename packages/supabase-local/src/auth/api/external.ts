@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type ProviderAccount, readProviderCode } from "../../provider/code.ts";
 import type { AuthContext } from "../context.ts";
-import { sendEmail } from "../emails/send.ts";
+import { sendEmail, sendNotification } from "../emails/send.ts";
 import { AuthError, authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
@@ -300,7 +300,9 @@ async function linkIdentityToUser(
     await markPermanent(tx, target.id);
   }
   await updateProviders(tx, target.id);
-  return (await findUserById(tx, target.id)) ?? target;
+  const linked = (await findUserById(tx, target.id)) ?? target;
+  await sendNotification(ctx, linked, "identity_linked", { provider: account.provider });
+  return linked;
 }
 
 /** An error whose transaction still commits (the real storage.NewCommitWithError). */

@@ -1,5 +1,6 @@
 import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
+import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import { deleteIdentityRow, listIdentities, updateProviders } from "../models/identities.ts";
@@ -47,6 +48,11 @@ export async function deleteIdentity(ctx: AuthContext, request: Request): Promis
     await deleteIdentityRow(tx, identity.id);
     await updateEmailFromIdentities(tx, user, !ctx.config.auth.email.enableConfirmations);
     await updateProviders(tx, user.id);
+  });
+  // To the address the user had before: unlinking may have moved another identity's onto it.
+  await sendNotification(ctx, user, "identity_unlinked", {
+    recipient: user.email ?? "",
+    provider: identity.provider,
   });
   return Response.json({});
 }

@@ -3,6 +3,7 @@ import { Secret, TOTP } from "otpauth";
 import QRCode from "qrcode";
 import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
+import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
@@ -13,18 +14,26 @@ import {
   deleteExpiredUnverifiedFactors,
   deleteFactor,
   deleteUnverifiedTotpFactors,
+  deleteUnverifiedWebAuthnFactors,
+  type FactorWithSecret,
   factorsOf,
   findChallenge,
   findFactor,
+  insertFactor,
   insertTotpFactor,
   markChallengeVerified,
   markFactorVerified,
+  saveWebAuthnCredential,
+  updateLastWebAuthnChallenge,
+  updateWebAuthnSignCount,
 } from "../models/factors.ts";
 import { deleteSessionsBelowAal2 } from "../models/sessions.ts";
 import { findUserById } from "../models/users.ts";
+import type { CeremonySession } from "../models/webauthn-challenges.ts";
 import { clientIp, readParams } from "../request.ts";
 import { upgradeSession } from "../token-response.ts";
 import { UUID } from "../validate.ts";
+import { verifyWebAuthnFactor, webAuthnFactorChallenge } from "../webauthn-factor.ts";
 
 /** Unverified factors and challenges live 300 s (GOTRUE_MFA_FACTOR_EXPIRY_DURATION and
  * GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION defaults). */
@@ -63,7 +72,7 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     issuer: "string",
     phone: "string",
   });
-  const { totp } = ctx.config.auth.mfa;
+  const { totp, webAuthn } = ctx.config.auth.mfa;
   switch (params.factor_type) {
     case "totp":
       if (!totp.enrollEnabled) throw authError("totpEnrollDisabled");
@@ -71,7 +80,8 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     case "phone":
       throw authError("phoneEnrollDisabled");
     case "webauthn":
-      throw authError("webauthnEnrollDisabled");
+      if (!webAuthn.enrollEnabled) throw authError("webauthnEnrollDisabled");
+      return enrollWebAuthnFactor(ctx, request, caller, params.friendly_name ?? "");
     default:
       throw authError("factorTypeInvalid");
   }
@@ -110,6 +120,32 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
   });
 }
 
+/** enrollWebAuthnFactor: an unverified factor; its challenge carries the creation options. */
+async function enrollWebAuthnFactor(
+  ctx: AuthContext,
+  request: Request,
+  caller: Caller,
+  friendlyName: string,
+): Promise<Response> {
+  const { user, session } = caller;
+  const factorId = randomUUID();
+  await ctx.db.transaction(async (tx) => {
+    await validateFactors(ctx, tx, user.id, friendlyName, session?.aal);
+    await insertFactor(tx, {
+      id: factorId,
+      userId: user.id,
+      friendlyName,
+      type: "webauthn",
+      status: "unverified",
+    });
+    await audit(tx, clientIp(request), user, "factor_in_progress", {
+      factor_id: factorId,
+      factor_type: "webauthn",
+    });
+  });
+  return Response.json({ id: factorId, type: "webauthn", friendly_name: friendlyName });
+}
+
 /** validateFactors: expired unverified factors go; names are unique per user; the limits hold;
  * a user with a verified factor needs an aal2 session to add another. */
 async function validateFactors(
@@ -139,6 +175,26 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
   const factor = await loadFactor(ctx, request, caller);
   // The route's limiter runs after loadFactor, as the real router's (an unknown factor is a 404).
   ctx.rateLimits.check("mfa_challenge", request);
+  if (factor.factor_type === "webauthn") {
+    if (!ctx.config.auth.mfa.webAuthn.verifyEnabled) throw authError("webauthnChallengeDisabled");
+    await readParams(request, { channel: "string", webauthn: "object" });
+    const { webauthn, session } = await webAuthnFactorChallenge(ctx, ctx.db, caller.user, factor);
+    const id = randomUUID();
+    const created = await createChallenge(
+      ctx.db,
+      id,
+      factor.id,
+      clientIp(request),
+      session as unknown as Record<string, unknown>,
+    );
+    return Response.json({
+      id,
+      type: "webauthn",
+      expires_at: Math.floor(new Date(created).getTime() / 1000) + CHALLENGE_EXPIRY_SECONDS,
+      webauthn,
+    });
+  }
+  if (factor.factor_type !== "totp") throw authError("factorTypeInvalid");
   if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
   const challengeId = randomUUID();
   const created = await ctx.db.transaction(async (tx) => {
@@ -162,7 +218,11 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
   const factor = await loadFactor(ctx, request, caller);
   // Before the code is looked at: a spent limit refuses even the right code.
   ctx.rateLimits.check("mfa_verify", request);
-  const params = await readParams(request, { challenge_id: "string", code: "string" });
+  const params = await readParams(request, {
+    challenge_id: "string",
+    code: "string",
+    webauthn: "object",
+  });
   const challengeId = params.challenge_id ?? "";
   if (challengeId !== "" && !UUID.test(challengeId)) {
     throw authError(
@@ -171,28 +231,17 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
     );
   }
   const code = params.code ?? "";
-  if (code === "") throw authError("codeRequired");
-  if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
+  if (code === "" && factor.factor_type !== "webauthn") throw authError("codeRequired");
   const session = caller.session;
   if (!session) throw authError("sessionFromJwtMissing");
+  if (factor.factor_type === "webauthn") {
+    if (!ctx.config.auth.mfa.webAuthn.verifyEnabled) throw authError("webauthnVerifyDisabled");
+    return verifyWebAuthn(ctx, request, caller, factor, challengeId, params.webauthn);
+  }
+  if (factor.factor_type !== "totp") throw authError("factorTypeInvalid");
+  if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
 
-  const challenge = await findChallenge(
-    ctx.db,
-    challengeId || "00000000-0000-0000-0000-000000000000",
-    factor.id,
-    CHALLENGE_EXPIRY_SECONDS,
-  );
-  if (!challenge) throw authError("challengeNotFound");
-  if (challenge.verified_at || challenge.ip_address !== clientIp(request)) {
-    throw authError("challengeIpMismatch");
-  }
-  if (challenge.expired) {
-    await deleteChallenge(ctx.db, challenge.id);
-    throw authError(
-      "challengeExpired",
-      `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
-    );
-  }
+  const challenge = await validateChallenge(ctx, request, factor.id, challengeId);
   const totp = new TOTP({
     algorithm: "SHA1",
     digits: DIGITS,
@@ -224,6 +273,94 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
     await deleteUnverifiedTotpFactors(tx, user.id);
     return result;
   });
+  if (factor.status !== "verified") {
+    await sendNotification(ctx, caller.user, "mfa_factor_enrolled", { factorType: "totp" });
+  }
+  return Response.json(body);
+}
+
+/** validateChallenge: the challenge of this factor, from this address, not verified before, not
+ * expired (an expired one is deleted). */
+async function validateChallenge(
+  ctx: AuthContext,
+  request: Request,
+  factorId: string,
+  challengeId: string,
+) {
+  const challenge = await findChallenge(
+    ctx.db,
+    challengeId || "00000000-0000-0000-0000-000000000000",
+    factorId,
+    CHALLENGE_EXPIRY_SECONDS,
+  );
+  if (!challenge) throw authError("challengeNotFound");
+  if (challenge.verified_at || challenge.ip_address !== clientIp(request)) {
+    throw authError("challengeIpMismatch");
+  }
+  if (challenge.expired) {
+    await deleteChallenge(ctx.db, challenge.id);
+    throw authError(
+      "challengeExpired",
+      `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
+    );
+  }
+  return challenge;
+}
+
+/** verifyWebAuthnFactor: the authenticator's answer to the challenge. A first ("create") answer
+ * verifies the factor and stores its credential; either way the session becomes aal2 with
+ * `mfa/webauthn` in amr. A forged or mis-addressed answer is a 400 webauthn_verification_failed
+ * (the real service answers it with a 500). */
+async function verifyWebAuthn(
+  ctx: AuthContext,
+  request: Request,
+  caller: Caller,
+  factor: FactorWithSecret,
+  challengeId: string,
+  params: Record<string, unknown> | undefined,
+): Promise<Response> {
+  const session = caller.session;
+  if (!session) throw authError("sessionFromJwtMissing");
+  if (!params) throw authError("webauthnParamsRequired");
+  if (params.type !== "create" && params.type !== "request") throw authError("webauthnTypeInvalid");
+  if (params.credential_response == null) throw authError("credentialResponseRequired");
+  const challenge = await validateChallenge(ctx, request, factor.id, challengeId);
+  const ceremony = challenge.web_authn_session_data as unknown as CeremonySession | null;
+  if (!ceremony) throw authError("challengeNotFound");
+  // Used once, whatever the answer.
+  await deleteChallenge(ctx.db, challenge.id);
+  const result = await verifyWebAuthnFactor(ctx, ctx.db, caller.user, params, ceremony);
+  const newlyVerified = factor.status !== "verified";
+  if (newlyVerified && result.type !== "create") throw authError("webauthnVerificationFailed");
+  const body = await ctx.db.transaction(async (tx) => {
+    await audit(tx, clientIp(request), caller.user, "verification_attempted", {
+      factor_id: factor.id,
+      challenge_id: challenge.id,
+      factor_type: factor.factor_type,
+    });
+    if (result.type === "create") {
+      // A verified factor keeps the credential it was registered with.
+      if (newlyVerified) {
+        await markFactorVerified(tx, factor.id);
+        await saveWebAuthnCredential(tx, factor.id, result.credential, result.aaguid);
+      }
+    } else {
+      await updateWebAuthnSignCount(tx, result.factorId, result.signCount);
+    }
+    await updateLastWebAuthnChallenge(tx, factor.id, {
+      challenge: { id: challenge.id, factor_id: factor.id },
+      type: result.type,
+      credential_response: result.response,
+    });
+    const user = (await findUserById(tx, caller.user.id)) ?? caller.user;
+    const upgraded = await upgradeSession(ctx, tx, user, session.id, "mfa/webauthn", factor.id);
+    await deleteSessionsBelowAal2(tx, user.id);
+    await deleteUnverifiedWebAuthnFactors(tx, user.id);
+    return upgraded;
+  });
+  if (newlyVerified) {
+    await sendNotification(ctx, caller.user, "mfa_factor_enrolled", { factorType: "webauthn" });
+  }
   return Response.json(body);
 }
 
@@ -233,8 +370,19 @@ export async function unenrollFactor(ctx: AuthContext, request: Request): Promis
   const factor = await loadFactor(ctx, request, caller);
   const session = caller.session;
   if (!session) throw authError("sessionFromJwtMissing");
+  if (factor.factor_type === "recovery_code") throw authError("recoveryCodesOwnEndpoint");
   if (factor.status === "verified" && session.aal !== "aal2") {
     throw authError("unenrollNeedsAal2");
+  }
+  if (factor.status === "verified") {
+    // Recovery codes never stay as the only factor.
+    const factors = await factorsOf(ctx.db, caller.user.id);
+    const others = factors.filter(
+      (f) => f.id !== factor.id && f.status === "verified" && f.factor_type !== "recovery_code",
+    );
+    if (others.length === 0 && factors.some((f) => f.factor_type === "recovery_code")) {
+      throw authError("recoveryCodesLastFactor");
+    }
   }
   await ctx.db.transaction(async (tx) => {
     await audit(tx, clientIp(request), caller.user, "factor_unenrolled", {
@@ -243,6 +391,9 @@ export async function unenrollFactor(ctx: AuthContext, request: Request): Promis
       session_id: session.id,
     });
     await deleteFactor(tx, factor);
+  });
+  await sendNotification(ctx, caller.user, "mfa_factor_unenrolled", {
+    factorType: factor.factor_type,
   });
   return Response.json({ id: factor.id });
 }

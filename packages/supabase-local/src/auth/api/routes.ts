@@ -32,6 +32,13 @@ import {
 } from "./passkeys.ts";
 import { reauthenticate } from "./reauthenticate.ts";
 import { recover } from "./recover.ts";
+import {
+  deleteRecoveryCodes,
+  generateRecoveryCodes,
+  recoveryCodesStatus,
+  regenerateRecoveryCodes,
+  verifyRecoveryCode,
+} from "./recovery-codes.ts";
 import { resend } from "./resend.ts";
 import { settings } from "./settings.ts";
 import { signup } from "./signup.ts";
@@ -72,6 +79,12 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["GET", "/authorize", authorize],
   ["GET", "/callback", callback],
   ["POST", "/callback", callback],
+  // Before /factors/:id, so that "recovery-codes" is not taken for a factor id.
+  ["GET", "/factors/recovery-codes", recoveryCodesStatus],
+  ["POST", "/factors/recovery-codes", generateRecoveryCodes],
+  ["DELETE", "/factors/recovery-codes", deleteRecoveryCodes],
+  ["POST", "/factors/recovery-codes/verify", verifyRecoveryCode],
+  ["POST", "/factors/recovery-codes/regenerate", regenerateRecoveryCodes],
   ["POST", "/factors", enrollFactor],
   ["POST", "/factors/:id/challenge", challengeFactor],
   ["POST", "/factors/:id/verify", verifyFactor],

@@ -1,6 +1,6 @@
 import { requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
-import { sendEmailChange } from "../emails/send.ts";
+import { sendEmailChange, sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import { hasVerifiedFactor } from "../models/factors.ts";
@@ -110,5 +110,6 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
     await audit(tx, clientIp(request), user, "user_modified");
     return (await findUserById(tx, user.id)) ?? user;
   });
+  if (encrypted) await sendNotification(ctx, updated, "password_changed");
   return Response.json(await userJson(ctx.db, updated));
 }

@@ -1,4 +1,5 @@
 import type { AuthContext } from "../context.ts";
+import { sendNotification } from "../emails/send.ts";
 import { AuthError, authError } from "../errors.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
@@ -298,6 +299,13 @@ async function applyVerification(
       await applyEmailChange(db, user.id);
       await upsertEmailIdentity(db, user.id, user.email_change);
       await audit(db, clientIp(request), user, "user_modified");
+      // To the address the account had: whoever holds it learns of the change.
+      if (user.email && user.email.toLowerCase() !== user.email_change.toLowerCase()) {
+        await sendNotification(ctx, { ...user, email: user.email_change }, "email_changed", {
+          recipient: user.email,
+          oldEmail: user.email,
+        });
+      }
       break;
     }
   }

@@ -10,7 +10,7 @@ import {
   startEmailChange,
   type UserRow,
 } from "../models/users.ts";
-import { type MailType, sendMail, verifyUrl } from "./templates.ts";
+import { type MailType, type NotificationKind, sendMail, verifyUrl } from "./templates.ts";
 
 /** What a sent (or, for generate_link, only generated) email carries. */
 export interface Sent {
@@ -176,4 +176,37 @@ export async function sendEmailChange(
     ? await make(user.email ?? "", "email_change_token_current")
     : undefined;
   return { newSide, currentSide };
+}
+
+/**
+ * A security notification ([auth.email.notification.<kind>] enabled) to the user's address, or to
+ * `recipient` (the old address of an email change, the address before an unlink). It counts
+ * towards email_sent like any email; as on the real service, a notification that cannot be sent
+ * is logged and the change it reports stands.
+ */
+export async function sendNotification(
+  ctx: AuthContext,
+  user: Pick<UserRow, "email" | "raw_user_meta_data">,
+  kind: NotificationKind,
+  details: { recipient?: string; oldEmail?: string; provider?: string; factorType?: string } = {},
+): Promise<void> {
+  if (!ctx.config.auth.email.notifications[kind]?.enabled) return;
+  const to = details.recipient ?? user.email ?? "";
+  if (!to) return;
+  try {
+    checkEmailRate(ctx);
+    sendMail(ctx, {
+      type: `${kind}_notification`,
+      to,
+      token: "",
+      redirectTo: "",
+      email: kind === "identity_unlinked" ? to : (user.email ?? ""),
+      oldEmail: details.oldEmail,
+      provider: details.provider,
+      factorType: details.factorType,
+      data: user.raw_user_meta_data,
+    });
+  } catch (error) {
+    console.warn(`[local auth] unable to send the ${kind} notification:`, (error as Error).message);
+  }
 }

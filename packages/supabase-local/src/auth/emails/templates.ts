@@ -10,7 +10,18 @@ export type MailType =
   | "magic_link"
   | "recovery"
   | "email_change"
-  | "reauthentication";
+  | "reauthentication"
+  | `${NotificationKind}_notification`;
+
+/** Security notifications as in config.toml [auth.email.notification.<kind>]. */
+export type NotificationKind =
+  | "password_changed"
+  | "email_changed"
+  | "phone_changed"
+  | "identity_linked"
+  | "identity_unlinked"
+  | "mfa_factor_enrolled"
+  | "mfa_factor_unenrolled";
 
 /** The real service's default subjects and bodies (internal/mailer/templatemailer). They carry
  * no code except reauthentication's; the inbox shows every message's code beside it anyway. */
@@ -60,6 +71,62 @@ const DEFAULTS: Record<MailType, { subject: string; body: string }> = {
 <p>Use the code below to verify your identity. It expires shortly.</p>
 <p>{{ .Token }}</p>`,
   },
+  password_changed_notification: {
+    subject: "Your password was changed",
+    body: `<h2>Your password was changed</h2>
+
+<p>The password for your account was recently changed.</p>
+<p>If you didn't make this change, reset your password and contact support immediately.</p>
+`,
+  },
+  email_changed_notification: {
+    subject: "Your email address was changed",
+    body: `<h2>Your email address was changed</h2>
+
+<p>The email address for your account was changed from {{ .OldEmail }} to {{ .Email }}.</p>
+<p>If you didn't make this change, contact support immediately.</p>
+`,
+  },
+  phone_changed_notification: {
+    subject: "Your phone number was changed",
+    body: `<h2>Your phone number was changed</h2>
+
+<p>The phone number for your account was changed from {{ .OldPhone }} to {{ .Phone }}.</p>
+<p>If you didn't make this change, contact support immediately.</p>
+`,
+  },
+  identity_linked_notification: {
+    subject: "A new sign-in method was linked to your account",
+    body: `<h2>A new sign-in method was linked</h2>
+
+<p>Your {{ .Provider }} account was linked as a new sign-in method for {{ .Email }}.</p>
+<p>If you didn't make this change, contact support immediately.</p>
+`,
+  },
+  identity_unlinked_notification: {
+    subject: "A sign-in method was removed from your account",
+    body: `<h2>A sign-in method was removed</h2>
+
+<p>Your {{ .Provider }} account was removed as a sign-in method for {{ .Email }}.</p>
+<p>If you didn't make this change, contact support immediately.</p>
+`,
+  },
+  mfa_factor_enrolled_notification: {
+    subject: "A new verification method was added to your account",
+    body: `<h2>A new verification method was added</h2>
+
+<p>Sign-in verification method {{ .FactorType }} was added to your account.</p>
+<p>If you didn't make this change, contact support immediately.</p>
+`,
+  },
+  mfa_factor_unenrolled_notification: {
+    subject: "A verification method was removed from your account",
+    body: `<h2>A verification method was removed</h2>
+
+<p>Sign-in verification method {{ .FactorType }} was removed from your account.</p>
+<p>If you didn't make this change, contact support immediately.</p>
+`,
+  },
 };
 
 export interface Mail {
@@ -74,12 +141,22 @@ export interface Mail {
   redirectTo: string;
   email?: string;
   newEmail?: string;
+  /** Notifications: the address before a change, the provider linked or unlinked, the factor type. */
+  oldEmail?: string;
+  provider?: string;
+  factorType?: string;
   data?: Record<string, unknown>;
+}
+
+/** [auth.email.template.<type>], or for a notification [auth.email.notification.<kind>]. */
+function configured(ctx: AuthContext, type: MailType) {
+  const kind = type.endsWith("_notification") ? type.slice(0, -"_notification".length) : undefined;
+  return kind ? ctx.config.auth.email.notifications[kind] : ctx.config.auth.email.templates[type];
 }
 
 /** "Sends" an email: renders the configured (or default) template into the local inbox. */
 export function sendMail(ctx: AuthContext, mail: Mail): { actionLink?: string } {
-  const template = ctx.config.auth.email.templates[mail.type];
+  const template = configured(ctx, mail.type);
   const subject = template?.subject ?? DEFAULTS[mail.type].subject;
   const body = template?.contentPath
     ? readTemplate(ctx.projectDir, template.contentPath)
@@ -96,6 +173,9 @@ export function sendMail(ctx: AuthContext, mail: Mail): { actionLink?: string } 
     RedirectTo: mail.redirectTo,
     Email: mail.email ?? mail.to,
     NewEmail: mail.newEmail ?? "",
+    OldEmail: mail.oldEmail ?? "",
+    Provider: mail.provider ?? "",
+    FactorType: mail.factorType ?? "",
   };
   // Bodies are HTML (values escaped, as Go's html/template does); the subject is plain text.
   const render = (text: string, escape: (s: string) => string = escapeHtml) =>
@@ -109,7 +189,7 @@ export function sendMail(ctx: AuthContext, mail: Mail): { actionLink?: string } 
     subject: render(subject, (s) => s),
     html,
     type: mail.type,
-    token: mail.token,
+    token: mail.token || undefined,
     tokenHash: mail.tokenHash,
     redirectTo: mail.redirectTo,
   });

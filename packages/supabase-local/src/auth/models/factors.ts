@@ -13,9 +13,32 @@ export interface FactorRow {
   last_challenged_at: Date | null;
 }
 
-/** A factor as stored, with its TOTP secret (never serialized). */
+/** A factor as stored, with its TOTP secret and WebAuthn credential (never serialized). */
 export interface FactorWithSecret extends FactorRow {
   secret: string | null;
+  web_authn_credential: WebAuthnFactorCredential | null;
+}
+
+/** mfa_factors.web_authn_credential: go-webauthn's Credential as the real service stores it
+ * (byte fields in standard base64). */
+export interface WebAuthnFactorCredential {
+  id: string;
+  publicKey: string;
+  attestationType: string;
+  transport: string[];
+  flags: {
+    userPresent: boolean;
+    userVerified: boolean;
+    backupEligible: boolean;
+    backupState: boolean;
+  };
+  authenticator: { AAGUID: string; signCount: number; cloneWarning: boolean; attachment: string };
+}
+
+/** The AMR method a factor's verification records (amrMethodForFactorType). */
+export function amrMethodOf(factorType: string): string {
+  if (factorType === "totp") return "totp";
+  return `mfa/${factorType}`;
 }
 
 /** A row of auth.mfa_challenges, with whether it has outlived its expiry. */
@@ -25,6 +48,8 @@ export interface ChallengeRow {
   /** host(ip_address): the address the challenge was created from. */
   ip_address: string;
   expired: boolean;
+  /** A WebAuthn challenge's ceremony (the options' challenge, RP ID, user handle). */
+  web_authn_session_data: Record<string, unknown> | null;
 }
 
 /** User.HasMFAEnabled: the user has a verified factor. */
@@ -72,6 +97,93 @@ export async function insertTotpFactor(
   );
 }
 
+/** A new factor of another type: an unverified WebAuthn factor, or a recovery-code factor, which
+ * is verified from the start (there is nothing to challenge). */
+export async function insertFactor(
+  db: Db,
+  factor: {
+    id: string;
+    userId: string;
+    friendlyName: string;
+    type: "webauthn" | "recovery_code";
+    status: "unverified" | "verified";
+  },
+): Promise<void> {
+  await run(
+    db,
+    `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, now(), now())`,
+    [factor.id, factor.userId, factor.friendlyName, factor.type, factor.status],
+  );
+}
+
+/** The user's verified WebAuthn factors' credentials (User.WebAuthnCredentials). */
+export async function webAuthnCredentialsOf(
+  db: Db,
+  userId: string,
+): Promise<Array<{ factor_id: string; credential: WebAuthnFactorCredential }>> {
+  return many(
+    db,
+    `select id as factor_id, web_authn_credential as credential from auth.mfa_factors
+     where user_id = $1 and factor_type = 'webauthn' and status = 'verified'
+       and web_authn_credential is not null
+     order by created_at`,
+    [userId],
+  );
+}
+
+/** SaveWebAuthnCredential: the credential a WebAuthn factor was registered with. */
+export async function saveWebAuthnCredential(
+  db: Db,
+  factorId: string,
+  credential: WebAuthnFactorCredential,
+  aaguid: string | null,
+): Promise<void> {
+  await run(
+    db,
+    `update auth.mfa_factors set web_authn_credential = $2, web_authn_aaguid = $3, updated_at = now()
+     where id = $1`,
+    [factorId, JSON.stringify(credential), aaguid],
+  );
+}
+
+/** A sign-in with the factor's credential: its counter moves on (a replay would not pass). */
+export async function updateWebAuthnSignCount(
+  db: Db,
+  factorId: string,
+  signCount: number,
+): Promise<void> {
+  await run(
+    db,
+    `update auth.mfa_factors set web_authn_credential =
+       jsonb_set(web_authn_credential, '{authenticator,signCount}', to_jsonb($2::bigint))
+     where id = $1`,
+    [factorId, signCount],
+  );
+}
+
+/** UpdateLastWebAuthnChallenge: what the last ceremony of the factor was. */
+export async function updateLastWebAuthnChallenge(
+  db: Db,
+  factorId: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await run(
+    db,
+    "update auth.mfa_factors set last_webauthn_challenge_data = $2, updated_at = now() where id = $1",
+    [factorId, JSON.stringify(data)],
+  );
+}
+
+/** DeleteUnverifiedFactors(webauthn). */
+export async function deleteUnverifiedWebAuthnFactors(db: Db, userId: string): Promise<void> {
+  await run(
+    db,
+    "delete from auth.mfa_factors where user_id = $1 and status = 'unverified' and factor_type = 'webauthn'",
+    [userId],
+  );
+}
+
 /** Unverified factors older than `expirySeconds` go (DeleteExpiredFactors). */
 export async function deleteExpiredUnverifiedFactors(
   db: Db,
@@ -105,13 +217,16 @@ export async function deleteUnverifiedTotpFactors(db: Db, userId: string): Promi
 
 /** Deletes a factor; the sessions it raised lose its AMR entry and drop to aal1
  * (DowngradeSessionsToAAL1). */
-export async function deleteFactor(db: Db, factor: { id: string; user_id: string }) {
+export async function deleteFactor(
+  db: Db,
+  factor: { id: string; user_id: string; factor_type: string },
+) {
   await run(db, "delete from auth.mfa_factors where id = $1", [factor.id]);
   await run(
     db,
-    `delete from auth.mfa_amr_claims where authentication_method = 'totp'
+    `delete from auth.mfa_amr_claims where authentication_method = $2
        and session_id in (select id from auth.sessions where factor_id = $1)`,
-    [factor.id],
+    [factor.id, amrMethodOf(factor.factor_type)],
   );
   await run(
     db,
@@ -130,12 +245,13 @@ export async function createChallenge(
   challengeId: string,
   factorId: string,
   ip: string,
+  webAuthnSession?: Record<string, unknown>,
 ): Promise<Date> {
   const row = await one<{ created_at: Date }>(
     db,
-    `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address)
-     values ($1, $2, now(), $3) returning created_at`,
-    [challengeId, factorId, ip],
+    `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address, web_authn_session_data)
+     values ($1, $2, now(), $3, $4) returning created_at`,
+    [challengeId, factorId, ip, webAuthnSession ? JSON.stringify(webAuthnSession) : null],
   );
   await run(
     db,
@@ -155,7 +271,7 @@ export async function findChallenge(
 ): Promise<ChallengeRow | undefined> {
   return one<ChallengeRow>(
     db,
-    `select id, verified_at, host(ip_address) as ip_address,
+    `select id, verified_at, host(ip_address) as ip_address, web_authn_session_data,
        created_at + make_interval(secs => $3) < now() as expired
      from auth.mfa_challenges where id = $1 and factor_id = $2`,
     [id, factorId, expirySeconds],

@@ -91,6 +91,14 @@ const TABLE: Record<string, { place: AuthErrorPlace; message: string }> = {
     message:
       "That code is wrong. Check that your phone's clock is right and enter the newest code from the app.",
   },
+  mfa_recovery_codes_locked: {
+    place: "form",
+    message: "Too many wrong recovery codes. Wait a while, or use your authenticator app.",
+  },
+  mfa_recovery_codes_sole_factor: {
+    place: "form",
+    message: "Recovery codes back up another second factor: add an authenticator app first.",
+  },
   mfa_verification_rejected: {
     place: "code",
     message: "That code was refused. Enter the newest code from the app.",

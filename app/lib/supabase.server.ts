@@ -48,7 +48,8 @@ export function createSupabaseServerClient(
     // Each PKCE flow (sign-up, magic link, recovery, OAuth) keeps its own verifier cookie and its
     // redirect carries `sb_flow_id`, so /auth/callback exchanges with that flow's verifier: a
     // resend or a second request in the same browser no longer breaks the earlier link.
-    auth: { experimental: { appendPkceFlowIdToRedirects: true } },
+    // Recovery codes (mfa.recoveryCodes) are still marked experimental in auth-js.
+    auth: { experimental: { appendPkceFlowIdToRedirects: true, recoveryCodes: true } },
     // Fail fast: a page must say "backend unreachable" within a second or two, not retry.
     db: { retry: false },
   });

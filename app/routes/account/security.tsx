@@ -1,4 +1,4 @@
-import type { Factor } from "@supabase/supabase-js";
+import { AuthError, type Factor } from "@supabase/supabase-js";
 import { data, Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { TotpCodeField } from "../../components/auth-fields";
@@ -14,6 +14,8 @@ import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/security";
 import { listPasskeys, removePasskey, renamePasskey } from "./passkeys.server";
 import { PasskeysPanel } from "./passkeys-panel";
+import { generateRecoveryCodes, recoveryCodesStatus } from "./recovery-codes.server";
+import { RecoveryCodesPanel } from "./recovery-codes-panel";
 import { enrollSchema, removeFactorSchema, verifyEnrollmentSchema } from "./schemas.server";
 import { groupSecret, totpQrCode } from "./totp-qr";
 
@@ -36,9 +38,13 @@ function verifiedTotp(factors: Factor[] | undefined) {
 
 export async function loader({ request, context }: Route.LoaderArgs) {
   const { user, claims, supabase } = await requireFreshUser(request, context);
-  const { passkeys } = await listPasskeys(supabase);
+  const [{ passkeys }, recoveryCodes] = await Promise.all([
+    listPasskeys(supabase),
+    recoveryCodesStatus(supabase, user),
+  ]);
   return {
     passkeys,
+    recoveryCodes,
     factors: verifiedTotp(user.factors).map((f) => ({
       id: f.id,
       name: f.friendly_name ?? "Authenticator app",
@@ -144,6 +150,20 @@ export async function action({ request, context }: Route.ActionArgs) {
       await supabase.auth.refreshSession();
       return formNotice(`“${factor.friendly_name ?? "Authenticator app"}” was removed.`);
     }
+    case "generate-recovery-codes":
+    case "regenerate-recovery-codes": {
+      const replace = form.intent === "regenerate-recovery-codes";
+      const { data: made, error } = await generateRecoveryCodes(supabase, replace);
+      if (error || !made) return authFailure(error ?? new AuthError("No codes"), {});
+      await recordSecurityEvent(supabase, request, "recovery_codes_generated", {
+        total: made.total,
+        replaced: replace,
+      });
+      return formNotice(
+        replace ? "A new set of recovery codes replaces the old one." : "Recovery codes made.",
+        { recoveryCodes: made.codes },
+      );
+    }
     case "rename-passkey":
       return renamePasskey(supabase, request, form);
     case "remove-passkey":
@@ -171,7 +191,11 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
     actionData && "enrollment" in actionData
       ? (actionData.enrollment as Enrollment | undefined)
       : undefined;
-  const { factors, passkeys } = loaderData;
+  const { factors, passkeys, recoveryCodes } = loaderData;
+  const newCodes =
+    actionData && "recoveryCodes" in actionData
+      ? (actionData.recoveryCodes as string[] | undefined)
+      : undefined;
   return (
     <div className="space-y-6">
       <AccountHeading
@@ -301,6 +325,8 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
           </Form>
         </AccountPanel>
       )}
+
+      <RecoveryCodesPanel status={recoveryCodes} hasTotp={factors.length > 0} codes={newCodes} />
     </div>
   );
 }

@@ -119,3 +119,14 @@ export const passkeySignInSchema = z.object({
   credential: webauthnCredential,
   next,
 });
+
+/** A recovery code as typed: letters and digits, spaces and dashes ignored (the server's rule). */
+export const recoveryCodeSchema = z.object({
+  recoveryCode: z
+    .string()
+    .trim()
+    .min(1, "Enter one of your recovery codes.")
+    .max(64, "That is not a recovery code.")
+    .regex(/^[A-Za-z0-9\s-]+$/, "Recovery codes have only letters and digits."),
+  next,
+});

@@ -49,7 +49,7 @@ export function RecoveryCodesPanel({
         </div>
       ) : null}
       <Form method="post" className="mt-4">
-        {status ? (
+        {status || codes?.length ? (
           <SubmitButton
             intent="regenerate-recovery-codes"
             variant="secondary"
@@ -63,7 +63,7 @@ export function RecoveryCodesPanel({
           </SubmitButton>
         )}
       </Form>
-      {status ? (
+      {status || codes?.length ? (
         <p className="mt-2 text-xs text-muted">
           A new set replaces the old one: its codes stop working.
         </p>

@@ -123,12 +123,13 @@ describe("passkeys", () => {
 
   it("bad input: malformed steps are 400s", async () => {
     const visitor = new BrowserLess();
-    for (const fields of [
+    const steps: Record<string, string>[] = [
       { intent: "verify", challengeId: "nope", credential: "{}" },
       { intent: "verify", challengeId: crypto.randomUUID(), credential: "not json" },
       { intent: "verify", challengeId: crypto.randomUUID(), credential: '{"id":"x"}' },
       { intent: "something" },
-    ]) {
+    ];
+    for (const fields of steps) {
       const visit = await visitor.post("/sign-in/passkey", fields);
       expect(visit.status, JSON.stringify(fields)).toBe(400);
     }

@@ -9,6 +9,7 @@ export default [
   route("sign-in", "routes/auth/sign-in.tsx"),
   route("sign-in/code", "routes/auth/sign-in.code.tsx"),
   route("sign-in/check-email", "routes/auth/sign-in.check-email.tsx"),
+  route("sign-in/passkey", "routes/auth/sign-in.passkey.ts"),
   route("auth/confirm", "routes/auth/confirm.tsx"),
   route("auth/callback", "routes/auth/callback.tsx"),
   route("forgot-password", "routes/auth/forgot-password.tsx"),
@@ -37,6 +38,9 @@ export default [
     route("sessions", "routes/account/sessions.tsx"),
     route("activity", "routes/account/activity.tsx"),
   ]),
+
+  // Adding a passkey: the JSON steps /account/security's script takes (no page).
+  route("account/passkeys", "routes/account/passkeys.ts"),
 
   // Anything else: a real 404 page rendered inside the layout (root loader and middleware run).
   route("*", "routes/not-found.tsx"),

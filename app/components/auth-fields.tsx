@@ -6,7 +6,7 @@ import { FormField } from "./form-field";
  * authenticator code is asked for the same way (and autofilled the same way) on every page.
  */
 
-/** An email address; `autoComplete="username"` where it signs in, "email" where it is new. */
+/** An email address; `autoComplete="username"` where it signs in (plus `webauthn` where passkeys autofill), "email" where it is new. */
 export function EmailField({
   label = "Email",
   autoComplete,
@@ -14,7 +14,7 @@ export function EmailField({
   error,
 }: {
   label?: string;
-  autoComplete: "username" | "email";
+  autoComplete: "username" | "username webauthn" | "email";
   defaultValue?: string;
   error?: string;
 }) {

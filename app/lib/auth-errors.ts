@@ -91,6 +91,14 @@ const TABLE: Record<string, { place: AuthErrorPlace; message: string }> = {
     message:
       "That code is wrong. Check that your phone's clock is right and enter the newest code from the app.",
   },
+  mfa_recovery_codes_locked: {
+    place: "form",
+    message: "Too many wrong recovery codes. Wait a while, or use your authenticator app.",
+  },
+  mfa_recovery_codes_sole_factor: {
+    place: "form",
+    message: "Recovery codes back up another second factor: add an authenticator app first.",
+  },
   mfa_verification_rejected: {
     place: "code",
     message: "That code was refused. Enter the newest code from the app.",
@@ -139,6 +147,27 @@ const TABLE: Record<string, { place: AuthErrorPlace; message: string }> = {
   manual_linking_disabled: {
     place: "form",
     message: "Linking other accounts is turned off for this site.",
+  },
+  webauthn_verification_failed: {
+    place: "form",
+    message: "That passkey could not be checked. Try again, or sign in another way.",
+  },
+  webauthn_challenge_expired: {
+    place: "form",
+    message: "The passkey request took too long. Try again.",
+  },
+  webauthn_challenge_not_found: {
+    place: "form",
+    message: "The passkey request was already used or has expired. Try again.",
+  },
+  webauthn_credential_exists: {
+    place: "form",
+    message: "This passkey is already on your account.",
+  },
+  passkey_disabled: { place: "form", message: "Passkeys are not available right now." },
+  too_many_passkeys: {
+    place: "form",
+    message: "You have as many passkeys as an account can have. Remove one first.",
   },
 };
 

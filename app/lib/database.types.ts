@@ -191,6 +191,20 @@ export type Database = {
       [_ in never]: never;
     };
     Functions: {
+      end_my_session: { Args: { session_id: string }; Returns: string };
+      list_my_sessions: {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          id: string;
+          user_agent: string;
+          ip: string;
+          created_at: string;
+          last_active_at: string;
+          aal: string;
+          not_after: string;
+          is_current: boolean;
+        }[];
+      };
       list_note_shares: {
         Args: { note_id: string };
         Returns: { email: string; display_name: string; username: string; created_at: string }[];

@@ -2,7 +2,7 @@ import type { AuthError } from "@supabase/supabase-js";
 import type { data } from "react-router";
 import { describeAuthError } from "./auth-errors";
 import type { FormFailure } from "./forms.server";
-import { dataNoStore } from "./http.server";
+import { dataNoStore, jsonNoStore } from "./http.server";
 
 /**
  * What an action returns for a form, never cached: a failure to show beside the fields or above
@@ -78,4 +78,11 @@ export function formRefusal(
 /** A form that did what was asked: a notice to show (and anything else the page needs), never cached. */
 export function formNotice(notice: string, extra: Record<string, unknown> = {}) {
   return dataNoStore({ ok: true as const, notice, ...extra });
+}
+
+/** An auth server refusal as JSON for the page's own scripts (the passkey steps): code and message. */
+export function authFailureJson(error: { code?: string; message?: string; status?: number }) {
+  const info = describeAuthError(error);
+  const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 503;
+  return jsonNoStore({ code: info.code, message: info.message }, status);
 }

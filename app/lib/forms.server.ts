@@ -24,7 +24,7 @@ export type Parsed<T> = { ok: true; data: T; values: Record<string, string> } | 
 const MAX_FORM_BYTES = 64 * 1024;
 
 /** Fields never echoed back to the page. */
-const SECRET_FIELDS = new Set(["password", "code"]);
+const SECRET_FIELDS = new Set(["password", "code", "recoveryCode"]);
 
 /**
  * Reads a urlencoded or multipart form and validates it with the schema. Every field is read as a

@@ -28,6 +28,11 @@ export function dataNoStore<T>(value: T, init?: Omit<ResponseInit, "headers">) {
   return data(value, noStore(init));
 }
 
+/** A JSON answer for the browser's own scripts (the passkey ceremonies), never cached. */
+export function jsonNoStore(value: unknown, status = 200): Response {
+  return Response.json(value, noStore({ status }));
+}
+
 /**
  * A redirect that is never cached (the middleware adds the auth cookies it carries). 303 after a
  * form post unless told otherwise; the notes pages and the guards answer 302, as they always have.

@@ -2,7 +2,7 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 
 /**
  * The kinds of security event the app records (the same list as the database check in
- * supabase/migrations/20261122000500_security_events.sql).
+ * supabase/migrations/20261122000700_my_sessions.sql).
  */
 export const SECURITY_EVENT_KINDS = [
   "signed_in",
@@ -17,6 +17,12 @@ export const SECURITY_EVENT_KINDS = [
   "mfa_factor_removed",
   "identity_linked",
   "identity_unlinked",
+  "session_ended",
+  "passkey_added",
+  "passkey_renamed",
+  "passkey_removed",
+  "recovery_codes_generated",
+  "recovery_code_used",
 ] as const;
 
 export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];

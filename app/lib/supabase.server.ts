@@ -42,13 +42,21 @@ export function createSupabaseServerClient(
       getAll: () => readRequestCookies(request),
       setAll: cookies.setAll,
     },
-    global: { fetch: backend.fetch },
+    // The browser's User-Agent travels on, so the session the auth server records names the
+    // device (auth.sessions.user_agent, shown on /account/sessions), not the Worker.
+    global: { fetch: backend.fetch, headers: browserAgent(request) },
     // Each PKCE flow (sign-up, magic link, recovery, OAuth) keeps its own verifier cookie and its
     // redirect carries `sb_flow_id`, so /auth/callback exchanges with that flow's verifier: a
     // resend or a second request in the same browser no longer breaks the earlier link.
-    auth: { experimental: { appendPkceFlowIdToRedirects: true } },
+    // Recovery codes (mfa.recoveryCodes) are still marked experimental in auth-js.
+    auth: { experimental: { appendPkceFlowIdToRedirects: true, recoveryCodes: true } },
     // Fail fast: a page must say "backend unreachable" within a second or two, not retry.
     db: { retry: false },
   });
   return { supabase, cookies, backend };
+}
+
+function browserAgent(request: Request): Record<string, string> {
+  const agent = request.headers.get("User-Agent");
+  return agent ? { "User-Agent": agent.slice(0, 512) } : {};
 }

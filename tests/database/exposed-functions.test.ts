@@ -17,7 +17,7 @@
 //   aal guard's message (private.require_aal());
 // - an anonymous session must get 403 42501 with private.require_permanent_user()'s message;
 // - the publishable key alone (role anon) must get 401 42501;
-// - and no table in public or private may differ afterwards.
+// - and no table in public or private (nor auth.sessions, auth.refresh_tokens) may differ afterwards.
 // Separately, no function in an exposed schema may be executable by PUBLIC, nor by anon unless it
 // is listed in ANON_EXECUTABLE (none is). The last test adds offending functions to the live
 // database and checks that this audit reports each one.
@@ -91,6 +91,8 @@ function callable(r: Routine): boolean {
 let local: MemoryBackend;
 let noteId: string;
 let recipientEmail: string;
+/** the owner's aal2 session (a function argument named *session* gets it) */
+let ownerSessionId: string;
 /** access tokens: the owner at aal2 and aal1, an anonymous user */
 let tokens: { aal2: string; aal1: string; anonymous: string };
 
@@ -121,6 +123,7 @@ beforeAll(async () => {
   if (anonSignIn.error) throw anonSignIn.error;
   const token = async (c: typeof passwordOnly) =>
     (await c.auth.getSession()).data.session?.access_token ?? "";
+  ownerSessionId = claimsOf(await token(owner.client)).session_id as string;
   tokens = {
     aal2: await token(owner.client),
     aal1: await token(passwordOnly),
@@ -130,14 +133,19 @@ beforeAll(async () => {
 
 afterAll(() => local?.close());
 
+function claimsOf(jwt: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString() || "{}");
+}
+
 /**
  * A value for one argument, from its type (and, for text, its name, so the call is the one an
- * attacker would make): uuid = the owner's note, text named *email* = another user's address.
+ * attacker would make): uuid = the owner's note (or, named *session*, the owner's aal2 session),
+ * text named *email* = another user's address.
  */
 function sample(arg: { name: string; type: string }): unknown {
   switch (arg.type) {
     case "uuid":
-      return noteId;
+      return /session/i.test(arg.name) ? ownerSessionId : noteId;
     case "text":
       if (/email/i.test(arg.name)) return recipientEmail;
       if (/kind/i.test(arg.name)) return "signed_in";
@@ -182,11 +190,16 @@ async function rpc(r: Routine, args: Record<string, unknown>, token?: string, pr
   return { status: response.status, code: body?.code, message: body?.message, text };
 }
 
-/** A digest of every row of every table in public and private (as the superuser). */
+/**
+ * A digest of every row of every table in public and private, and of the auth tables the
+ * functions may touch (sessions, refresh tokens), as the superuser.
+ */
 async function fingerprint(): Promise<Record<string, string>> {
   const tables = await local.backend.db.query<{ t: string }>(
     `select format('%I.%I', schemaname, tablename) as t from pg_tables
-     where schemaname in ('public', 'private') order by 1`,
+     where schemaname in ('public', 'private')
+        or (schemaname = 'auth' and tablename in ('sessions', 'refresh_tokens'))
+     order by 1`,
   );
   const out: Record<string, string> = {};
   for (const { t } of tables.rows) {
@@ -253,6 +266,8 @@ describe("functions exposed through the data API (from the catalogue)", () => {
     // A floor, so a catalogue query that finds nothing cannot pass: the app's own RPCs.
     expect(called).toEqual(
       expect.arrayContaining([
+        "public.end_my_session(uuid)",
+        "public.list_my_sessions()",
         "public.list_note_shares(uuid)",
         "public.record_security_event(text,jsonb)",
         "public.set_note_tags(uuid,text[])",

@@ -157,7 +157,7 @@ describe("keyboard and screen reader basics (JavaScript on)", () => {
     for (const [path, current] of [
       ["/account", "Profile"],
       ["/account/sessions", "Sessions"],
-      ["/account/security", "Two-factor"],
+      ["/account/security", "Security"],
     ] as const) {
       await visit(page, stack, path);
       const sections = page.getByRole("navigation", { name: "Account sections" });

@@ -6,6 +6,7 @@ import { listSecurityEvents, type SecurityEventKind } from "../../lib/security-e
 import { providerLabel } from "../auth/oauth-providers";
 import type { Route } from "./+types/activity";
 import { authMethodLabel } from "./auth-methods";
+import { deviceName } from "./device-name";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 
@@ -34,6 +35,12 @@ const LABELS: Record<SecurityEventKind, string> = {
   mfa_factor_removed: "Authenticator app removed",
   identity_linked: "Account linked",
   identity_unlinked: "Account unlinked",
+  session_ended: "Signed out a device",
+  passkey_added: "Passkey added",
+  passkey_renamed: "Passkey renamed",
+  passkey_removed: "Passkey removed",
+  recovery_codes_generated: "Recovery codes generated",
+  recovery_code_used: "Signed in with a recovery code",
 };
 
 const dateFormat = new Intl.DateTimeFormat("en", {
@@ -44,7 +51,7 @@ const dateFormat = new Intl.DateTimeFormat("en", {
 
 /** The detail worth a glance: how, which factor or provider, which address; and the browser. */
 function describe(detail: Record<string, unknown>): string {
-  const parts = ["method", "via", "provider", "name", "new_email", "email"]
+  const parts = ["method", "via", "provider", "name", "device", "new_email", "email"]
     .map((key) => {
       const value = detail[key];
       if (typeof value !== "string" || value === "") return null;
@@ -53,15 +60,6 @@ function describe(detail: Record<string, unknown>): string {
     })
     .filter((value): value is string => value !== null);
   return parts.join(" · ");
-}
-
-function browserName(agent: unknown): string | null {
-  if (typeof agent !== "string") return null;
-  const known = /(Firefox|Edg|Chrome|Safari)\/[\d.]+/.exec(agent)?.[1];
-  const name = known === "Edg" ? "Edge" : known;
-  const os = /(Windows|Android|iPhone|iPad|Mac OS X|Linux)/.exec(agent)?.[1];
-  if (!name && !os) return agent.slice(0, 40);
-  return [name, os === "Mac OS X" ? "macOS" : os].filter(Boolean).join(" on ");
 }
 
 export default function AccountActivity({ loaderData }: Route.ComponentProps) {
@@ -107,9 +105,9 @@ export default function AccountActivity({ loaderData }: Route.ComponentProps) {
                       · <span className="[overflow-wrap:anywhere]">{describe(event.detail)}</span>
                     </span>
                   ) : null}
-                  {browserName(event.detail.user_agent) ? (
+                  {typeof event.detail.user_agent === "string" ? (
                     <span className="block text-xs text-muted">
-                      {browserName(event.detail.user_agent)}
+                      {deviceName(event.detail.user_agent)}
                     </span>
                   ) : null}
                 </span>

@@ -5,7 +5,7 @@ export const ACCOUNT_SECTIONS = [
   { to: "/account/password", label: "Password" },
   {
     to: "/account/security",
-    label: "Two-factor",
+    label: "Security",
   },
   {
     to: "/account/identities",

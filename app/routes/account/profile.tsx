@@ -1,4 +1,4 @@
-import { Form } from "react-router";
+import { Form, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
@@ -9,19 +9,21 @@ import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/profile";
 import { DISPLAY_NAME_MAX, USERNAME_RULES } from "./profile-rules";
+import { FEW_RECOVERY_CODES } from "./recovery-codes";
 import { profileSchema } from "./schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Profile · Edge Notes" }];
 
 export async function loader({ request, context }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
-  const { data: profile, error } = await supabase
-    .from("profiles")
-    .select("username, display_name")
-    .eq("id", claims.sub)
-    .maybeSingle();
+  const [{ data: profile, error }, codes] = await Promise.all([
+    supabase.from("profiles").select("username, display_name").eq("id", claims.sub).maybeSingle(),
+    // Only a session with a second factor (aal2) can have recovery codes: others skip the call.
+    claims.aal === "aal2" ? supabase.auth.mfa.recoveryCodes.getStatus() : null,
+  ]);
   if (error) backendFailure(error);
   return dataNoStore({
+    recoveryCodesLeft: codes?.data ? codes.data.remaining : null,
     email: claims.email ?? null,
     username: profile?.username ?? "",
     displayName: profile?.display_name ?? "",
@@ -94,6 +96,20 @@ export default function Profile({ loaderData, actionData }: Route.ComponentProps
         ) : null}
         .
       </p>
+      {loaderData.recoveryCodesLeft !== null &&
+      loaderData.recoveryCodesLeft <= FEW_RECOVERY_CODES ? (
+        <div className="mt-4" data-testid="few-recovery-codes">
+          <FormAlert>
+            {loaderData.recoveryCodesLeft === 0
+              ? "You have no recovery codes left."
+              : `Only ${loaderData.recoveryCodesLeft} recovery ${loaderData.recoveryCodesLeft === 1 ? "code is" : "codes are"} left.`}{" "}
+            <Link to="/account/security" className="font-medium underline">
+              Make a new set
+            </Link>{" "}
+            so you can still sign in if you lose your phone.
+          </FormAlert>
+        </div>
+      ) : null}
       <Form
         method="post"
         noValidate

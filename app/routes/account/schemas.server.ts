@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { currentPassword, email, newPassword, totpCode } from "../auth/schemas.server";
+import {
+  currentPassword,
+  email,
+  newPassword,
+  totpCode,
+  webauthnCredential,
+} from "../auth/schemas.server";
 import { DISPLAY_NAME_MAX, USERNAME_PATTERN } from "./profile-rules";
 
 /** The account forms' fields, validated once on the server (messages shown beside the fields). */
@@ -76,4 +82,28 @@ export const profileSchema = z.object({
     .string()
     .trim()
     .max(DISPLAY_NAME_MAX, `Display names can be at most ${DISPLAY_NAME_MAX} characters.`),
+});
+
+export const endSessionSchema = z.object({
+  sessionId: id("That session doesn't exist (it may have ended already)."),
+});
+
+export const passkeyName = z
+  .string()
+  .trim()
+  .min(1, "Give this passkey a name, such as the device it is on.")
+  .max(120, "Names can be at most 120 characters.");
+
+export const renamePasskeySchema = z.object({
+  passkeyId: id("That passkey doesn't exist."),
+  name: passkeyName,
+});
+
+export const removePasskeySchema = z.object({
+  passkeyId: id("That passkey doesn't exist."),
+});
+
+export const passkeyRegistrationSchema = z.object({
+  challengeId: z.uuid({ error: "That passkey request is malformed." }),
+  credential: webauthnCredential,
 });

@@ -1,4 +1,4 @@
-import type { Factor } from "@supabase/supabase-js";
+import { AuthError, type Factor } from "@supabase/supabase-js";
 import { data, Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { TotpCodeField } from "../../components/auth-fields";
@@ -12,12 +12,16 @@ import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/security";
+import { listPasskeys, removePasskey, renamePasskey } from "./passkeys.server";
+import { PasskeysPanel } from "./passkeys-panel";
+import { generateRecoveryCodes, recoveryCodesStatus } from "./recovery-codes.server";
+import { RecoveryCodesPanel } from "./recovery-codes-panel";
 import { enrollSchema, removeFactorSchema, verifyEnrollmentSchema } from "./schemas.server";
 import { groupSecret, totpQrCode } from "./totp-qr";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 
-export const meta: Route.MetaFunction = () => [{ title: "Two-factor · Account · Edge Notes" }];
+export const meta: Route.MetaFunction = () => [{ title: "Security · Account · Edge Notes" }];
 
 /** The enrollment in progress, carried between the "add" and "verify" posts. */
 interface Enrollment {
@@ -33,8 +37,14 @@ function verifiedTotp(factors: Factor[] | undefined) {
 }
 
 export async function loader({ request, context }: Route.LoaderArgs) {
-  const { user, claims } = await requireFreshUser(request, context);
+  const { user, claims, supabase } = await requireFreshUser(request, context);
+  const [{ passkeys }, recoveryCodes] = await Promise.all([
+    listPasskeys(supabase),
+    recoveryCodesStatus(supabase, user),
+  ]);
   return {
+    passkeys,
+    recoveryCodes,
     factors: verifiedTotp(user.factors).map((f) => ({
       id: f.id,
       name: f.friendly_name ?? "Authenticator app",
@@ -140,6 +150,24 @@ export async function action({ request, context }: Route.ActionArgs) {
       await supabase.auth.refreshSession();
       return formNotice(`“${factor.friendly_name ?? "Authenticator app"}” was removed.`);
     }
+    case "generate-recovery-codes":
+    case "regenerate-recovery-codes": {
+      const replace = form.intent === "regenerate-recovery-codes";
+      const { data: made, error } = await generateRecoveryCodes(supabase, replace);
+      if (error || !made) return authFailure(error ?? new AuthError("No codes"), {});
+      await recordSecurityEvent(supabase, request, "recovery_codes_generated", {
+        total: made.total,
+        replaced: replace,
+      });
+      return formNotice(
+        replace ? "A new set of recovery codes replaces the old one." : "Recovery codes made.",
+        { recoveryCodes: made.codes },
+      );
+    }
+    case "rename-passkey":
+      return renamePasskey(supabase, request, form);
+    case "remove-passkey":
+      return removePasskey(supabase, request, form);
     default:
       return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
   }
@@ -163,17 +191,23 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
     actionData && "enrollment" in actionData
       ? (actionData.enrollment as Enrollment | undefined)
       : undefined;
-  const { factors } = loaderData;
+  const { factors, passkeys, recoveryCodes } = loaderData;
+  const newCodes =
+    actionData && "recoveryCodes" in actionData
+      ? (actionData.recoveryCodes as string[] | undefined)
+      : undefined;
   return (
     <div className="space-y-6">
       <AccountHeading
-        title="Two-factor authentication"
-        intro="A code from an authenticator app on your phone, asked for after your password."
+        title="Security"
+        intro="Passkeys, and a code from an authenticator app on your phone asked for after your password."
       />
       {actionData?.ok && !enrollment ? (
         <FormAlert tone="success">{actionData.notice}</FormAlert>
       ) : null}
       {errors?.form && !enrollment ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
+
+      <PasskeysPanel passkeys={passkeys} />
 
       <AccountPanel
         title="Authenticator apps"
@@ -291,6 +325,8 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
           </Form>
         </AccountPanel>
       )}
+
+      <RecoveryCodesPanel status={recoveryCodes} hasTotp={factors.length > 0} codes={newCodes} />
     </div>
   );
 }

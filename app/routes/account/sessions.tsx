@@ -2,13 +2,15 @@ import { Form } from "react-router";
 import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
-import { authFailure, formNotice, formRefusal } from "../../lib/form-results.server";
-import { readFormValues } from "../../lib/forms.server";
+import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
+import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
-import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
+import { dataNoStore, noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/sessions";
 import { authMethodLabel } from "./auth-methods";
+import { endSessionSchema } from "./schemas.server";
+import { endMySession, listMySessions } from "./sessions.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 
@@ -19,47 +21,73 @@ interface AmrEntry {
   timestamp: number;
 }
 
-/** This session, as the auth server knows it (the check also refuses a session ended elsewhere). */
+/**
+ * Every session of the user (list_my_sessions()), this one first. requireFreshUser asks the auth
+ * server, so a session ended elsewhere is refused here at once.
+ */
 export async function loader({ request, context }: Route.LoaderArgs) {
-  const { claims, user } = await requireFreshUser(request, context);
+  const { supabase, claims } = await requireFreshUser(request, context);
   const amr = (Array.isArray(claims.amr) ? claims.amr : []) as AmrEntry[];
-  const first = amr.reduce<number | null>(
-    (earliest, entry) =>
-      typeof entry.timestamp === "number" && (earliest === null || entry.timestamp < earliest)
-        ? entry.timestamp
-        : earliest,
-    null,
-  );
-  return {
-    sessionId: (claims.session_id as string | undefined) ?? null,
-    aal: (claims.aal as string | undefined) ?? null,
-    methods: [...new Set(amr.map((entry) => entry.method))],
-    signedInAt: first ? new Date(first * 1000).toISOString() : null,
-    lastSignInAt: user.last_sign_in_at ?? null,
-  };
+  const methods = [...new Set(amr.map((entry) => entry.method))];
+  const { sessions, error } = await listMySessions(supabase);
+  if (error) {
+    return dataNoStore({ sessions, methods, failed: error.code ?? "unexpected" }, { status: 503 });
+  }
+  return { sessions, methods, failed: null };
 }
 
 /**
- * "Sign out other devices" ends every other session of this user (`scope: others`): their refresh
- * tokens stop working and account pages (which ask the auth server) refuse them at once; ordinary
- * pages verify the access token locally, so there they end at its next refresh (within the JWT
- * lifetime, an hour by default). "Sign out everywhere" (`global`) ends this one too.
+ * "Sign out this device" (`intent=end`, `sessionId`) ends one session: its refresh token stops
+ * working, account pages refuse it at once, ordinary pages at its next refresh (within the JWT
+ * lifetime). On this browser's own row it is an ordinary sign-out. "Sign out other devices"
+ * (`scope: others`) and "Sign out everywhere" (`global`) end many at once.
  */
 export async function action({ request, context }: Route.ActionArgs) {
-  const { supabase } = requireUser(request, context);
-  const { intent } = await readFormValues(request);
-  if (intent !== "others" && intent !== "global") {
-    return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
+  const { supabase, claims } = requireUser(request, context);
+  const form = await readFormValues(request);
+  switch (form.intent) {
+    case "end": {
+      const parsed = validateForm(form, endSessionSchema);
+      if (!parsed.ok) return formFailure(parsed, 400);
+      const { sessionId } = parsed.data;
+      if (sessionId === claims.session_id) {
+        await recordSecurityEvent(supabase, request, "signed_out");
+        const { error } = await supabase.auth.signOut({ scope: "local" });
+        if (error) return authFailure(error, {});
+        return redirectNoStore("/");
+      }
+      const ended = await endMySession(supabase, sessionId);
+      if (!ended.ok) {
+        if (ended.reason === "not_found") {
+          return formRefusal(
+            "That session has already ended, or it isn't one of yours.",
+            404,
+            ended.code,
+          );
+        }
+        if (ended.reason === "insufficient_aal") {
+          return formRefusal("This needs your second factor.", 403, "insufficient_aal");
+        }
+        return formRefusal("Sessions can't be changed right now. Try again soon.", 503, ended.code);
+      }
+      await recordSecurityEvent(supabase, request, "session_ended", { device: ended.device });
+      return formNotice(`${ended.device} is signed out. It will be asked to sign in again.`);
+    }
+    case "others":
+    case "global": {
+      const kind = form.intent === "others" ? "signed_out_others" : "signed_out_everywhere";
+      // Written first: a global sign-out ends this session too.
+      await recordSecurityEvent(supabase, request, kind);
+      const { error } = await supabase.auth.signOut({ scope: form.intent });
+      if (error) return authFailure(error, {});
+      if (form.intent === "global") return redirectNoStore("/sign-in?ended=1");
+      return formNotice(
+        "Your other devices and browsers are signed out. They will be asked to sign in again.",
+      );
+    }
+    default:
+      return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
   }
-  const kind = intent === "others" ? "signed_out_others" : "signed_out_everywhere";
-  // Written first: a global sign-out ends this session too.
-  await recordSecurityEvent(supabase, request, kind);
-  const { error } = await supabase.auth.signOut({ scope: intent });
-  if (error) return authFailure(error, {});
-  if (intent === "global") return redirectNoStore("/sign-in?ended=1");
-  return formNotice(
-    "Your other devices and browsers are signed out. They will be asked to sign in again.",
-  );
 }
 
 const dateFormat = new Intl.DateTimeFormat("en", {
@@ -68,29 +96,87 @@ const dateFormat = new Intl.DateTimeFormat("en", {
   timeZone: "UTC",
 });
 
+function when(iso: string): string {
+  return `${dateFormat.format(new Date(iso))} UTC`;
+}
+
 export default function AccountSessions({ loaderData, actionData }: Route.ComponentProps) {
   const failure = actionData && !actionData.ok ? actionData : undefined;
-  const { aal, methods, signedInAt } = loaderData;
+  const { sessions, methods, failed } = loaderData;
   return (
     <div className="space-y-6">
-      <AccountHeading title="Sessions" intro="Where you are signed in." />
+      <AccountHeading
+        title="Sessions"
+        intro="Every browser and device signed in to your account. Don't recognise one? Sign it out."
+      />
       {actionData?.ok ? <FormAlert tone="success">{actionData.notice}</FormAlert> : null}
       {failure?.errors.form ? (
         <FormAlert code={failure.errors.code}>{failure.errors.form}</FormAlert>
       ) : null}
-      <AccountPanel title="This browser">
-        <dl className="grid gap-3 text-sm sm:grid-cols-[10rem_1fr]" data-testid="this-session">
-          <dt className="text-ink-600 dark:text-ink-400">Signed in</dt>
-          <dd>{signedInAt ? `${dateFormat.format(new Date(signedInAt))} UTC` : "—"}</dd>
-          <dt className="text-ink-600 dark:text-ink-400">How</dt>
-          <dd>{methods.map(authMethodLabel).join(", ") || "—"}</dd>
-          <dt className="text-ink-600 dark:text-ink-400">Assurance</dt>
-          <dd>{aal === "aal2" ? "Two factors (aal2)" : "One factor (aal1)"}</dd>
-        </dl>
+      {failure?.errors.fields.sessionId ? (
+        <FormAlert code="session_not_found">{failure.errors.fields.sessionId}</FormAlert>
+      ) : null}
+      {failed ? (
+        <FormAlert code={failed}>
+          Your sessions can't be loaded right now. Try again soon.
+        </FormAlert>
+      ) : null}
+      <AccountPanel
+        title="Signed-in devices"
+        description={`${sessions.length} active ${sessions.length === 1 ? "session" : "sessions"}.`}
+      >
+        <ul className="divide-y divide-ink-200 dark:divide-ink-800" data-testid="sessions">
+          {sessions.map((session) => (
+            <li
+              key={session.id}
+              data-session-id={session.id}
+              data-current={session.current || undefined}
+              className="flex flex-wrap items-start justify-between gap-3 py-4 first:pt-0 last:pb-0"
+            >
+              <div className="min-w-0">
+                <p className="flex flex-wrap items-center gap-2 font-medium">
+                  <span id={`device-${session.id}`}>{session.device}</span>
+                  {session.current ? (
+                    <span className="rounded-full bg-brand-50 px-2 py-0.5 text-xs font-medium text-brand-700 dark:bg-ink-800 dark:text-brand-300">
+                      This device
+                    </span>
+                  ) : null}
+                </p>
+                <dl className="mt-2 grid grid-cols-[7rem_1fr] gap-x-3 gap-y-1 text-sm">
+                  <dt className="text-muted">IP address</dt>
+                  <dd className="font-mono text-xs leading-5">{session.ip ?? "—"}</dd>
+                  <dt className="text-muted">Signed in</dt>
+                  <dd>{when(session.signedInAt)}</dd>
+                  <dt className="text-muted">Last active</dt>
+                  <dd>{when(session.lastActiveAt)}</dd>
+                  <dt className="text-muted">Assurance</dt>
+                  <dd>{session.aal === "aal2" ? "Two factors (aal2)" : "One factor (aal1)"}</dd>
+                  {session.current && methods.length ? (
+                    <>
+                      <dt className="text-muted">How</dt>
+                      <dd>{methods.map(authMethodLabel).join(", ")}</dd>
+                    </>
+                  ) : null}
+                </dl>
+              </div>
+              <Form method="post">
+                <input type="hidden" name="sessionId" value={session.id} />
+                <SubmitButton
+                  intent="end"
+                  variant="secondary"
+                  className="!w-auto !px-3 !py-1.5"
+                  aria-describedby={`device-${session.id}`}
+                >
+                  Sign out this device
+                </SubmitButton>
+              </Form>
+            </li>
+          ))}
+        </ul>
       </AccountPanel>
       <AccountPanel
-        title="Other devices"
-        description="Lost a phone, or signed in on a shared computer? Sign out everywhere else. Those devices will have to sign in again."
+        title="Everywhere else"
+        description="Lost a phone, or signed in on a shared computer? Sign out all the others at once. Those devices will have to sign in again."
       >
         <div className="flex flex-col gap-3 sm:flex-row">
           <Form method="post">

@@ -1,7 +1,9 @@
+import type { SupabaseClient } from "@supabase/supabase-js";
 import { Form } from "react-router";
 import { AuthCard, FooterLink } from "../../components/auth-card";
 import { TotpCodeField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
+import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
@@ -14,7 +16,7 @@ import { safeNext } from "../../lib/safe-redirect";
 import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/mfa";
 import { nextFromUrl, redirectToNext } from "./redirects.server";
-import { challengeSchema } from "./schemas.server";
+import { challengeSchema, recoveryCodeSchema } from "./schemas.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 
@@ -40,6 +42,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const form = await readFormValues(request);
   if (!auth.claims) return redirectNoStore(SIGN_IN_PATH);
   if (!needsSecondFactor(auth)) return redirectToNext(safeNext(form.next));
+  if (form.intent === "recovery") return verifyRecoveryCode(auth.supabase, request, form);
   const parsed = validateForm(form, challengeSchema);
   if (!parsed.ok) return formFailure(parsed);
   const { code, next } = parsed.data;
@@ -60,6 +63,37 @@ export async function action({ request, context }: Route.ActionArgs) {
   await recordSecurityEvent(auth.supabase, request, "mfa_verified", {
     name: factor.friendly_name ?? null,
   });
+  return redirectToNext(next);
+}
+
+/**
+ * "Use a recovery code" instead of the app: one of the single-use codes (case, spaces and dashes
+ * ignored by the server) lifts the session to aal2, as a code from the app would.
+ */
+async function verifyRecoveryCode(
+  supabase: SupabaseClient,
+  request: Request,
+  form: Record<string, string>,
+) {
+  const parsed = validateForm(form, recoveryCodeSchema);
+  if (!parsed.ok) return formFailure(parsed);
+  const { recoveryCode, next } = parsed.data;
+  const { error } = await supabase.auth.mfa.recoveryCodes.verify({ code: recoveryCode });
+  if (error) {
+    return authFailure(error, parsed.values, {
+      wording: {
+        mfa_verification_failed: {
+          place: "recoveryCode",
+          message: "That recovery code is wrong or was used already. Each code works once.",
+        },
+        mfa_factor_not_found: {
+          place: "recoveryCode",
+          message: "Your account has no recovery codes. Use your authenticator app.",
+        },
+      },
+    });
+  }
+  await recordSecurityEvent(supabase, request, "recovery_code_used");
   return redirectToNext(next);
 }
 
@@ -104,6 +138,30 @@ export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
         <TotpCodeField label="Code" error={errors?.fields.code} />
         <SubmitButton intent="verify">Continue</SubmitButton>
       </Form>
+      <details
+        className="mt-6 rounded-lg border border-line px-4 py-3 text-sm"
+        open={actionData?.values.intent === "recovery"}
+      >
+        <summary className="cursor-pointer font-medium">Use a recovery code</summary>
+        <Form method="post" noValidate className="mt-3 space-y-3">
+          <input type="hidden" name="next" value={next ?? ""} />
+          <p className="text-muted">
+            Lost your phone? Enter one of the recovery codes you saved. Each works once.
+          </p>
+          <FormField
+            label="Recovery code"
+            name="recoveryCode"
+            autoComplete="one-time-code"
+            autoCapitalize="none"
+            spellCheck={false}
+            required
+            error={errors?.fields.recoveryCode}
+          />
+          <SubmitButton intent="recovery" variant="secondary">
+            Use recovery code
+          </SubmitButton>
+        </Form>
+      </details>
     </AuthCard>
   );
 }

@@ -99,3 +99,34 @@ export const challengeSchema = z.object({
   code: totpCode,
   next,
 });
+
+/** A credential from navigator.credentials, as JSON (an object with an id and a response). */
+export const webauthnCredential = z
+  .string()
+  .max(24_000)
+  .transform((value, ctx) => {
+    try {
+      const parsed = JSON.parse(value);
+      if (parsed && typeof parsed === "object" && typeof parsed.id === "string" && parsed.response)
+        return parsed as Record<string, unknown>;
+    } catch {}
+    ctx.addIssue({ code: "custom", message: "That passkey answer is malformed." });
+    return z.NEVER;
+  });
+
+export const passkeySignInSchema = z.object({
+  challengeId: z.uuid({ error: "That passkey request is malformed." }),
+  credential: webauthnCredential,
+  next,
+});
+
+/** A recovery code as typed: letters and digits, spaces and dashes ignored (the server's rule). */
+export const recoveryCodeSchema = z.object({
+  recoveryCode: z
+    .string()
+    .trim()
+    .min(1, "Enter one of your recovery codes.")
+    .max(64, "That is not a recovery code.")
+    .regex(/^[A-Za-z0-9\s-]+$/, "Recovery codes have only letters and digits."),
+  next,
+});

@@ -16,6 +16,7 @@ import type { Route } from "./+types/sign-in";
 import { afterSignIn } from "./after-sign-in.server";
 import { resendConfirmation, sendSignInEmail } from "./emails.server";
 import { isOAuthProvider, OAUTH_PROVIDERS, type OAuthProvider } from "./oauth-providers";
+import { PasskeySignIn } from "./passkey-sign-in";
 import { callbackUrl, requireSignedOut } from "./redirects.server";
 import { emailOnlySchema, signInSchema } from "./schemas.server";
 
@@ -126,7 +127,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
           </FormAlert>
         ) : null}
         <EmailField
-          autoComplete="username"
+          autoComplete="username webauthn"
           defaultValue={values.email}
           error={errors?.fields.email}
         />
@@ -154,6 +155,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
           </SubmitButton>
         </div>
       </Form>
+      <PasskeySignIn next={next ?? undefined} />
       <Divider>or continue with</Divider>
       <Form method="post" className="grid gap-3 sm:grid-cols-2">
         <input type="hidden" name="intent" value="oauth" />

@@ -457,6 +457,17 @@ describe("rpc", () => {
     expect(filtered.data).toEqual([{ id: 2 }, { id: 3 }]);
   });
 
+  test("RETURNS TABLE functions without ?select= answer every output column", async () => {
+    const posted = await db.rpc("rest_label_names", { prefix: "u" });
+    expect(posted.data).toEqual([{ id: 3, label: "urgent" }]);
+    const none = await db.rpc("rest_label_names").order("id");
+    expect(none.data).toEqual([
+      { id: 1, label: "work" },
+      { id: 2, label: "home" },
+      { id: 3, label: "urgent" },
+    ]);
+  });
+
   test("GET on a volatile function is 405 (read-only transaction)", async () => {
     const r = await db.rpc("rest_touch", { note: ids[0] }, { get: true });
     expect(r.status).toBe(405);

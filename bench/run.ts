@@ -1,6 +1,6 @@
 // `npm run bench`: how the shipped Worker behaves under load, and what it costs to ship, in one
 // run, on this machine. It builds the app as `npm run preview` does (plus a bench-only variant,
-// bench/get-user), serves both with `wrangler dev` (workerd) against an in-memory local backend,
+// bench/get-user), serves both with `vite preview` (workerd) against an in-memory local backend,
 // drives each arm with autocannon, then prints one report: the arms, their ratios, the session
 // checks in Node, and the budgets with the figure measured beside each. It exits non-zero when an
 // arm saw an error, a check failed or a budget was exceeded (BENCH_ALLOW=name,… downgrades named
@@ -47,7 +47,6 @@ const BACKEND_URL = `http://127.0.0.1:${BACKEND_PORT}`;
 const STORAGE_KEY = "sb-127-auth-token";
 
 const GET_USER_PROJECT = "bench/get-user";
-const GET_USER_CONFIG = `${ROOT}${GET_USER_PROJECT}/build/server/wrangler.json`;
 
 const BUDGETS = {
   workerUploadGzipKib: 250,
@@ -139,10 +138,10 @@ budgets.push(
 );
 
 // 3. Under load -------------------------------------------------------------------------------
-log("starting the local backend and both builds in wrangler dev…");
+log("starting the local backend and both builds in vite preview…");
 const backend = await startBackendThread({ port: BACKEND_PORT, host: "127.0.0.1" });
 const previews: Preview[] = [];
-// wrangler dev runs in process groups of its own: Ctrl-C must stop them too.
+// The previews run in process groups of their own: Ctrl-C must stop them too.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, async () => {
     log(`${signal}: stopping the servers…`);
@@ -156,13 +155,8 @@ let firstLoads: Awaited<ReturnType<typeof measureFirstLoad>>[] = [];
 let node: Awaited<ReturnType<typeof clientChecks>> | undefined;
 try {
   const vars = { SUPABASE_URL: BACKEND_URL };
-  const app = startPreview({ port: APP_PORT, inspectorPort: APP_PORT + 1, vars });
-  const getUserApp = startPreview({
-    port: GET_USER_PORT,
-    inspectorPort: GET_USER_PORT + 1,
-    vars,
-    config: GET_USER_CONFIG,
-  });
+  const app = startPreview({ port: APP_PORT, vars });
+  const getUserApp = startPreview({ port: GET_USER_PORT, vars, projectDir: GET_USER_PROJECT });
   previews.push(app, getUserApp);
   const servesBackend = (response: Response, body: string) =>
     response.ok && body.includes(BACKEND_URL);
@@ -276,7 +270,7 @@ function printReport() {
   );
   out.push("");
   out.push(
-    `Under load: the production build in workerd (wrangler dev), autocannon, ${CONNECTIONS} connections, ${SECONDS} s per arm`,
+    `Under load: the production build in workerd (vite preview), autocannon, ${CONNECTIONS} connections, ${SECONDS} s per arm`,
   );
   out.push(
     `  ${"arm".padEnd(58)} ${"req/s".padStart(8)} ${"p50 ms".padStart(7)} ${"p99 ms".padStart(7)} ${"errors".padStart(7)}`,

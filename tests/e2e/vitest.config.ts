@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-// `npm run test:e2e`: the built app in `wrangler dev` and the local backend (both started once by
+// `npm run test:e2e`: the built app in `vite preview` and the local backend (both started once by
 // setup/servers.ts), driven by a real headless Chromium. Not part of `npm test` (the root config
 // leaves this folder out): it needs a browser and a production build.
 export default defineConfig({

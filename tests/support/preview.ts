@@ -1,5 +1,5 @@
 // The production build served the way `npm run preview` serves it: `react-router build`, then
-// `wrangler dev` on the build (the Worker in workerd, static assets from build/client). Shared by
+// `vite preview` on the build (the Worker in workerd, static assets from build/client). Shared by
 // the end-to-end run (tests/e2e/setup/servers.ts) and the load benchmark (bench/).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -58,20 +58,18 @@ export async function buildApp(projectDir?: string): Promise<string> {
 
 export interface PreviewOptions {
   port: number;
-  /** Where the inspector listens: two `wrangler dev`s must not share the default 9229. */
-  inspectorPort: number;
-  /** `--var NAME:value` for each entry (e.g. SUPABASE_URL of the backend this run started). */
+  /** The build's project folder (its own vite.config.ts and build/); default: the repository's. */
+  projectDir?: string;
+  /** Worker variables for this server (e.g. SUPABASE_URL of the backend this run started). */
   vars?: Record<string, string>;
-  /** A build's server/wrangler.json; default: the project's build/ (wrangler.toml redirects there). */
-  config?: string;
-  /** Every chunk wrangler writes to stdout or stderr. */
+  /** Every chunk the server writes to stdout or stderr. */
   onOutput?: (chunk: Buffer) => void;
 }
 
 export interface Preview {
   child: ChildProcess;
   url: string;
-  /** Everything wrangler has printed so far. */
+  /** Everything the server has printed so far. */
   output: () => string;
   /** True once stop() was called (an exit after that is expected). */
   readonly stopping: boolean;
@@ -79,37 +77,41 @@ export interface Preview {
 }
 
 /**
- * Starts `wrangler dev` on a build, with local state of its own (`--persist-to`: two workerd
- * processes on the project's shared `.wrangler/state` fail with "SQLITE_BUSY: database is
- * locked") and a dev registry of its own (in wrangler's shared one every local `edge-notes`
- * Worker on the machine announces itself under the same name). Both are removed when it exits.
+ * Starts `vite preview` on a build (what `npm run preview` runs): the Cloudflare plugin serves the
+ * built Worker in workerd and the static assets from build/client, as `wrangler dev` would, but
+ * without wrangler's ProxyWorker, which ends the whole server when one browser aborts a request
+ * mid-flight (cloudflare/workers-sdk#15203, #15317; docs/decisions/011-preview-with-vite.md).
+ *
+ * The Worker's variables are wrangler.toml's with `vars` on top, passed as the process environment
+ * (CLOUDFLARE_INCLUDE_PROCESS_ENV), which is why that environment holds nothing else the server
+ * does not need. The dev registry is one of its own (in the shared one every local `edge-notes`
+ * Worker on the machine announces itself under the same name); it is removed when the server exits.
  */
 export function startPreview(options: PreviewOptions): Preview {
   const registry = mkdtempSync(join(tmpdir(), "preview-registry-"));
-  const state = mkdtempSync(join(tmpdir(), "preview-state-"));
-  const vars = Object.entries(options.vars ?? {}).flatMap(([name, value]) => [
-    "--var",
-    `${name}:${value}`,
-  ]);
   const child = spawn(
-    "wrangler",
+    "vite",
     [
-      "dev",
-      ...(options.config ? ["--config", options.config] : []),
+      "preview",
+      ...(options.projectDir ? [options.projectDir] : []),
       "--port",
       String(options.port),
-      "--inspector-port",
-      String(options.inspectorPort),
-      ...vars,
-      "--persist-to",
-      state,
-      "--show-interactive-dev-session=false",
+      "--strictPort",
     ],
     {
       cwd: ROOT,
-      env: { ...TOOL_ENV, WRANGLER_REGISTRY_PATH: registry },
+      env: {
+        PATH: TOOL_ENV.PATH,
+        HOME: process.env.HOME,
+        ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
+        WRANGLER_SEND_METRICS: "false",
+        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        WRANGLER_REGISTRY_PATH: registry,
+        CLOUDFLARE_INCLUDE_PROCESS_ENV: "true",
+        ...options.vars,
+      },
       stdio: ["ignore", "pipe", "pipe"],
-      // Its own process group, so stop() ends wrangler and its workerd together.
+      // Its own process group, so stop() ends Vite and its workerd together.
       detached: true,
     },
   );
@@ -120,10 +122,7 @@ export function startPreview(options: PreviewOptions): Preview {
   };
   child.stdout?.on("data", record);
   child.stderr?.on("data", record);
-  child.on("exit", () => {
-    rmSync(registry, { recursive: true, force: true });
-    rmSync(state, { recursive: true, force: true });
-  });
+  child.on("exit", () => rmSync(registry, { recursive: true, force: true }));
   let stopping = false;
   return {
     child,
@@ -140,8 +139,9 @@ export function startPreview(options: PreviewOptions): Preview {
 }
 
 /**
- * Waits until this preview's own server says "Ready on" (not one still shutting down from an
- * earlier run on the port) and then `ready(response, body)` accepts an answer to GET /.
+ * Waits until this preview's own server says where it listens (not one still shutting down from
+ * an earlier run on the port: with --strictPort a taken port ends it) and then `ready(response,
+ * body)` accepts an answer to GET /.
  */
 export async function waitForPreview(
   preview: Preview,
@@ -151,7 +151,7 @@ export async function waitForPreview(
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (preview.child.exitCode !== null) break;
-    if (!preview.output().includes("Ready on")) {
+    if (!preview.output().includes(preview.url)) {
       await sleep(100);
       continue;
     }
@@ -163,7 +163,7 @@ export async function waitForPreview(
     }
     await sleep(200);
   }
-  throw new Error(`wrangler dev did not serve ${preview.url}:\n${preview.output()}`);
+  throw new Error(`vite preview did not serve ${preview.url}:\n${preview.output()}`);
 }
 
 /** Throws when something already answers at `url` (a server left over, or another checkout's). */
@@ -177,7 +177,7 @@ export async function assertPortFree(url: string, hint: string): Promise<void> {
 }
 
 /**
- * SIGTERM to the whole process group (wrangler and its workerd), SIGKILL for whatever is left after
+ * SIGTERM to the whole process group (the server and its workerd), SIGKILL for whatever is left after
  * 5 s; resolves once no process of the group remains, so the ports are free for the next run.
  */
 export async function stopProcessGroup(child: ChildProcess): Promise<void> {

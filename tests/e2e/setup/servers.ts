@@ -1,6 +1,6 @@
 // Global setup of `npm run test:e2e`: builds the app once, starts one in-memory local backend per
-// stack (tests/e2e/support/stacks.ts) and serves the built Worker with `wrangler dev` for each,
-// exactly as `npm run preview` does, pointed at its backend with `--var SUPABASE_URL:…`.
+// stack (tests/e2e/support/stacks.ts) and serves the built Worker with `vite preview` for each,
+// exactly as `npm run preview` does, pointed at its backend through its SUPABASE_URL variable.
 // E2E_SKIP_BUILD=1 reuses an existing build/ (for quick reruns while writing tests).
 import { createWriteStream, existsSync, mkdirSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -108,9 +108,9 @@ async function closeBackend(thread: Worker) {
 }
 
 /**
- * `wrangler dev` for one stack (tests/support/preview.ts: its own local state and dev registry).
- * Should it still exit while tests run, it is started again (and said so loudly), so one
- * dev-server crash does not fail the rest of the run.
+ * `vite preview` for one stack (tests/support/preview.ts: its own dev registry). Should it still
+ * exit while tests run, it is started again (and said so loudly), so one server crash does not
+ * fail the rest of the run.
  */
 async function startApp(stack: Stack, apps: Preview[], restarts = 0) {
   // Its output goes to test-results/e2e/<stack>-server.log (kept by CI with the screenshots).
@@ -120,13 +120,12 @@ async function startApp(stack: Stack, apps: Preview[], restarts = 0) {
   });
   const app = startPreview({
     port: stack.appPort,
-    inspectorPort: stack.appPort + 1000,
     vars: { SUPABASE_URL: stack.backendUrl },
     onOutput: (chunk) => log.write(chunk),
   });
   apps.push(app);
   app.child.on("exit", (code, signal) => {
-    const line = `wrangler dev for ${stack.appUrl} exited (code ${code}, signal ${signal})`;
+    const line = `vite preview for ${stack.appUrl} exited (code ${code}, signal ${signal})`;
     log.end(`\n${line}\n`);
     if (app.stopping || shuttingDown || restarts >= 5) return;
     console.error(`[e2e] ${line} while tests were running; starting it again`);

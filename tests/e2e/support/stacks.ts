@@ -1,5 +1,5 @@
 // The two app + backend pairs the end-to-end run starts (tests/e2e/setup/servers.ts) and the tests
-// drive. Each is the built Worker served by `wrangler dev` (what `npm run preview` runs) pointed at
+// drive. Each is the built Worker served by `vite preview` (what `npm run preview` runs) pointed at
 // its own in-memory local backend.
 //   main         supabase/config.toml as it is (one-hour access tokens): every flow but expiry
 //   shortTokens  10-second access tokens (shorter than the browser client's 30 s refresh tick, so

@@ -11,6 +11,10 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     globalSetup: ["tests/setup/local-backend.ts"],
+    // Test files mostly wait on the local backend and workerd (other threads and processes), so one
+    // more worker than cores keeps both cores busy: on 2 cores, 341 s against 428 s with vitest's
+    // default (cores - 1 = one worker), same 1165 tests.
+    maxWorkers: 3,
     projects: [
       "tests/*/vitest.config.ts",
       "!tests/e2e/vitest.config.ts",

@@ -8,26 +8,26 @@ import { cloudflare } from "@cloudflare/vite-plugin";
 import { reactRouter } from "@react-router/dev/vite";
 import tailwindcss from "@tailwindcss/vite";
 import { defineConfig, type Plugin } from "vite";
-import app from "../../vite.config";
+import { environments } from "../../vite.config";
 
 const APP_CLIENT = fileURLToPath(new URL("../../app/lib/supabase.server.ts", import.meta.url));
 const MIDDLEWARE = fileURLToPath(new URL("../../app/lib/auth.server.ts", import.meta.url));
 const BENCH_CLIENT = fileURLToPath(new URL("./supabase.server.ts", import.meta.url));
 
-export default defineConfig({
-  // The app's plugins, with wrangler.toml found from here (this folder is the Vite root).
+export default defineConfig(({ isPreview }) => ({
+  // The app's plugins, with wrangler.toml found from here (this folder is the Vite root); a preview
+  // needs only the Cloudflare one, as the app's (../../vite.config.ts).
   plugins: [
     cloudflare({
       viteEnvironment: { name: "ssr" },
+      persistState: !isPreview,
       configPath: fileURLToPath(new URL("../../wrangler.toml", import.meta.url)),
     }),
-    tailwindcss(),
-    reactRouter(),
-    getUserOnEveryRequest(),
+    ...(isPreview ? [] : [tailwindcss(), reactRouter(), getUserOnEveryRequest()]),
   ],
   // The rest as the app builds (the Worker minified like the one that ships).
-  environments: app.environments,
-});
+  environments,
+}));
 
 /**
  * Gives the middleware (app/lib/auth.server.ts, and only it) bench/get-user/supabase.server.ts in

@@ -10,6 +10,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLocalBackend, loadConfig } from "@edge-notes/supabase-local";
+import { QUICK_PASSWORD_HASH_COST } from "../support/backend.ts";
 
 /** The project the test backend serves: this repository's supabase/ (config, migrations, seed). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -38,6 +39,7 @@ export default async function setup() {
         // Generous like config.toml's [auth.rate_limit]: every test file verifies codes from
         // 127.0.0.1 (the real 15 a minute is tested on a backend of its own).
         rateLimit: { mfaChallengeAndVerify: 1000 },
+        passwordHashCost: QUICK_PASSWORD_HASH_COST,
       },
     },
   });

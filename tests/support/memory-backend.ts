@@ -7,7 +7,13 @@ import {
   type LocalBackendOptions,
 } from "@edge-notes/supabase-local";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
-import { PASSWORD, PUBLISHABLE_KEY, randomEmail, SECRET_KEY } from "./backend.ts";
+import {
+  PASSWORD,
+  PUBLISHABLE_KEY,
+  QUICK_PASSWORD_HASH_COST,
+  randomEmail,
+  SECRET_KEY,
+} from "./backend.ts";
 
 /** The project these backends serve: this repository's supabase/ (config, migrations). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -22,13 +28,14 @@ export async function memoryBackend(
   config: DeepPartial<Config>,
   options: Omit<LocalBackendOptions, "config" | "host"> = {},
 ) {
-  // Without the demo seed unless asked for (as the shared test backend): tests make their own data.
+  // Without the demo seed unless asked for, and with quick password hashes unless `config` sets
+  // the cost (as the shared test backend): tests make their own data.
   const backend = await createLocalBackend({
     projectDir: ROOT,
     seed: false,
     ...options,
     host: false,
-    config,
+    config: { ...config, auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST, ...config.auth } },
   });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
     backend.fetch(new Request(input, init));

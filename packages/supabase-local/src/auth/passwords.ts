@@ -1,35 +1,51 @@
+import { randomBytes } from "node:crypto";
 import bcrypt from "bcryptjs";
 import type { Config } from "../config.ts";
 import { authError, weakPassword } from "./errors.ts";
 
-/** bcrypt cost the real service uses (Go's bcrypt.DefaultCost). */
-export const BCRYPT_COST = 10;
 const MAX_PASSWORD_LENGTH = 72;
 
-export function hashPassword(password: string): Promise<string> {
-  return bcrypt.hash(password, BCRYPT_COST);
+/**
+ * A bcrypt hash of the configured cost (config.auth.passwordHashCost, 10 as the real service),
+ * with Go's `$2a$` prefix: bcryptjs writes `$2b$`, the same algorithm for passwords of at most 72
+ * bytes, but auth.users should hold what GoTrue stores.
+ */
+export async function hashPassword(config: Config, password: string): Promise<string> {
+  const hash = await bcrypt.hash(password, config.auth.passwordHashCost);
+  return hash.replace(/^\$2b\$/, "$2a$");
 }
 
+/** Compares at the cost the stored hash was made with (a seed's or an older run's may differ). */
 export function comparePassword(password: string, hash: string | null): Promise<boolean> {
   if (!hash) return Promise.resolve(false);
   return bcrypt.compare(password, hash);
 }
 
-/** A bcrypt hash of the real cost, of a random value nobody knows (its result is never used). */
-const STAND_IN_HASH = "$2b$10$q8uIy2romc/akeWGqWsHS.iM/rq8YA0AVAzkk4avYCzaFn.eB3mZe";
+/** Per cost, a hash of a random value nobody knows (made once, on first use; never matched). */
+const standIns = new Map<number, string>();
+
+function standInHash(cost: number): string {
+  let hash = standIns.get(cost);
+  if (!hash) {
+    hash = bcrypt.hashSync(randomBytes(32).toString("base64"), cost);
+    standIns.set(cost, hash);
+  }
+  return hash;
+}
 
 /**
  * comparePassword for sign-in: without a hash to compare (no such account, or one without a
- * password) the password is still compared, against a stand-in hash of the same cost, so the
- * answer takes as long as a wrong password and its timing does not tell which addresses have
+ * password) the password is still compared, against a stand-in hash of the configured cost, so
+ * the answer takes as long as a wrong password and its timing does not tell which addresses have
  * accounts. Always false then.
  */
 export async function comparePasswordForSignIn(
+  config: Config,
   password: string,
   hash: string | null | undefined,
 ): Promise<boolean> {
   if (!hash) {
-    await bcrypt.compare(password, STAND_IN_HASH);
+    await bcrypt.compare(password, standInHash(config.auth.passwordHashCost));
     return false;
   }
   return bcrypt.compare(password, hash);

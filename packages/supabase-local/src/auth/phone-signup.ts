@@ -41,7 +41,7 @@ export async function signUpWithPhone(
     if (autoconfirm || !config.auth.email.enableConfirmations) throw authError("userAlreadyExists");
     return { kind: "user", body: obfuscatedPhoneUser(phone, input.data), user: existing };
   }
-  const encryptedPassword = existing ? null : await hashPassword(input.password);
+  const encryptedPassword = existing ? null : await hashPassword(config, input.password);
   const user = await db.transaction(async (tx) => {
     const user =
       existing ??

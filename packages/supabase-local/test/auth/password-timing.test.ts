@@ -2,7 +2,8 @@
 // unknown address (or an account without a password) is checked against a bcrypt hash of the same
 // cost as a real one, so all three take about one bcrypt comparison. Medians of a few interleaved
 // tries on a second, in-memory backend; the band is wide (other test files share the CPU), while
-// skipping the comparison makes the unknown address about 25 times faster.
+// skipping the comparison makes the unknown address about 25 times faster. Then the hashes
+// auth.users holds: GoTrue's format and cost, or the lower cost a test backend asks for.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PASSWORD, randomEmail } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
@@ -10,7 +11,8 @@ import { type MemoryBackend, memoryBackend } from "../../../../tests/support/mem
 let local: MemoryBackend;
 
 beforeAll(async () => {
-  local = await memoryBackend({});
+  // The real cost (the test backends hash at bcrypt's minimum, where one comparison is ~1 ms).
+  local = await memoryBackend({ auth: { passwordHashCost: 10 } });
 }, 60_000);
 afterAll(() => local?.close());
 
@@ -66,4 +68,32 @@ describe("POST /token?grant_type=password timing", () => {
     expect(ratios.passwordless, JSON.stringify(times)).toBeGreaterThan(0.5);
     expect(ratios.passwordless, JSON.stringify(times)).toBeLessThan(2);
   });
+});
+
+describe("stored password hashes", () => {
+  async function storedHash(backend: MemoryBackend): Promise<string | undefined> {
+    const email = randomEmail("hash");
+    const { error } = await backend.client().auth.signUp({ email, password: PASSWORD });
+    expect(error).toBeNull();
+    const { rows } = await backend.backend.db.query<{ hash: string }>(
+      "select encrypted_password as hash from auth.users where email = $1",
+      [email],
+    );
+    return rows[0]?.hash;
+  }
+
+  it("are what GoTrue stores: bcrypt $2a$, cost 10", async () => {
+    expect(await storedHash(local)).toMatch(/^\$2a\$10\$[./A-Za-z0-9]{53}$/);
+  });
+
+  it("take the cost a test backend asks for, and still sign in", async () => {
+    const quick = await memoryBackend({ auth: { passwordHashCost: 4 } });
+    try {
+      expect(await storedHash(quick)).toMatch(/^\$2a\$04\$[./A-Za-z0-9]{53}$/);
+      const { session } = await quick.signedIn();
+      expect(session?.access_token).toBeTruthy();
+    } finally {
+      await quick.close();
+    }
+  }, 60_000);
 });

@@ -111,7 +111,7 @@ export async function createUserAdmin(ctx: AuthContext, request: Request): Promi
   let encryptedPassword: string | null = null;
   if (params.password) {
     checkPasswordStrength(ctx.config, params.password);
-    encryptedPassword = await hashPassword(params.password);
+    encryptedPassword = await hashPassword(ctx.config, params.password);
   } else if (params.password_hash) {
     encryptedPassword = params.password_hash;
   }
@@ -167,7 +167,7 @@ export async function updateUserAdmin(ctx: AuthContext, request: Request): Promi
   let encrypted: string | undefined;
   if (params.password !== undefined) {
     checkPasswordStrength(ctx.config, params.password);
-    encrypted = await hashPassword(params.password);
+    encrypted = await hashPassword(ctx.config, params.password);
   }
   const updated = await ctx.db.transaction(async (tx) => {
     if (params.role) await setRole(tx, user.id, params.role);
@@ -250,7 +250,7 @@ export async function generateLink(ctx: AuthContext, request: Request): Promise<
   if (type === "signup") {
     if (!params.password) throw authError("signupNeedsPassword");
     checkPasswordStrength(ctx.config, params.password);
-    encrypted = await hashPassword(params.password);
+    encrypted = await hashPassword(ctx.config, params.password);
   }
   const newEmail = params.new_email ? validateEmail(params.new_email) : undefined;
   const result = await ctx.db.transaction(async (tx) => {

@@ -67,7 +67,7 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
     if (autoconfirm) throw authError("userAlreadyExists");
     return Response.json(obfuscatedUser(email, data));
   }
-  const encryptedPassword = existing ? null : await hashPassword(params.password);
+  const encryptedPassword = existing ? null : await hashPassword(ctx.config, params.password);
 
   const user = await db.transaction(async (tx) => {
     // Looked up again inside the transaction: a concurrent sign-up for the same address may have

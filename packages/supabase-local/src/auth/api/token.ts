@@ -50,11 +50,11 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
     : await findUserByEmail(ctx.db, params.email as string);
   // No account, or none with a password: the same answer after the same work as a wrong password.
   if (!user || user.is_anonymous || !user.encrypted_password) {
-    await comparePasswordForSignIn(password, null);
+    await comparePasswordForSignIn(ctx.config, password, null);
     throw authError("invalidCredentials");
   }
   if (isBanned(user, ctx.now())) throw authError("userBanned");
-  if (!(await comparePasswordForSignIn(password, user.encrypted_password))) {
+  if (!(await comparePasswordForSignIn(ctx.config, password, user.encrypted_password))) {
     throw authError("invalidCredentials");
   }
   if (!byPhone && !user.email_confirmed_at) throw authError("emailNotConfirmed");

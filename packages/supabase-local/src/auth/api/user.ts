@@ -91,7 +91,7 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
     }
     if (await comparePassword(params.password, user.encrypted_password))
       throw authError("samePassword");
-    encrypted = await hashPassword(params.password);
+    encrypted = await hashPassword(ctx.config, params.password);
   }
   const redirectTo = redirectTarget(ctx.config, request);
 

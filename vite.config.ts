@@ -14,10 +14,15 @@ export const environments: UserConfig["environments"] = { ssr: { build: { minify
 // `vite preview` serves what the build made and needs only the Cloudflare plugin: React Router's
 // would start its route-type generator, whose watcher rewrites .react-router/types, and previews
 // started side by side (the end-to-end stacks, the bench) would race on that folder. For the same
-// reason a preview keeps workerd's local state (cache, traces) in memory, not in .wrangler/state.
+// reason a preview keeps workerd's local state (cache, traces) in memory, not in .wrangler/state,
+// and opens no inspector (each would try port 9229 at once).
 export default defineConfig(({ isPreview }) => ({
   plugins: [
-    cloudflare({ viteEnvironment: { name: "ssr" }, persistState: !isPreview }),
+    cloudflare({
+      viteEnvironment: { name: "ssr" },
+      persistState: !isPreview,
+      ...(isPreview ? { inspectorPort: false as const } : {}),
+    }),
     ...(isPreview ? [] : [tailwindcss(), reactRouter()]),
   ],
   server: { port: 5173, strictPort: true },

@@ -39,8 +39,8 @@ const ALLOWED = parseAllowed(process.env.BENCH_ALLOW);
 
 // Everything this bench starts listens on 55790-55799.
 const BACKEND_PORT = 55790;
-const APP_PORT = 55791; // the production build (inspector on 55792)
-const GET_USER_PORT = 55793; // the bench-only getUser() build (inspector on 55794)
+const APP_PORT = 55791; // the production build
+const GET_USER_PORT = 55793; // the bench-only getUser() build
 const START_PORT = 55795; // the backend-start measurements
 const BACKEND_URL = `http://127.0.0.1:${BACKEND_PORT}`;
 /** @supabase/ssr's cookie name for a project at 127.0.0.1 ("sb-<first host label>-auth-token"). */

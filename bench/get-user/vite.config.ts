@@ -21,6 +21,7 @@ export default defineConfig(({ isPreview }) => ({
     cloudflare({
       viteEnvironment: { name: "ssr" },
       persistState: !isPreview,
+      ...(isPreview ? { inspectorPort: false as const } : {}),
       configPath: fileURLToPath(new URL("../../wrangler.toml", import.meta.url)),
     }),
     ...(isPreview ? [] : [tailwindcss(), reactRouter(), getUserOnEveryRequest()]),

@@ -3,16 +3,18 @@
 // directory, with a cache of its own.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { cp, mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createLocalBackend } from "../src/index.ts";
-import { snapshotFor, snapshotKey } from "../src/snapshot.ts";
+import { baseSnapshot, snapshotCacheDir, snapshotFor, snapshotKey } from "../src/snapshot.ts";
 
 const run = promisify(execFile);
 const SNAPSHOT = new URL("../src/snapshot.ts", import.meta.url).pathname;
+const REPOSITORY = fileURLToPath(new URL("../../..", import.meta.url));
 
 let project: string;
 let cacheDir: string;
@@ -46,6 +48,10 @@ beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), "snapshot-project-"));
   cacheDir = join(project, "cache");
   await mkdir(join(project, "supabase", "migrations"), { recursive: true });
+  // The base (initdb, roles, auth) is the one the repository's cache already holds (the test run's
+  // own backend started from it): copied in, so this file makes only project snapshots.
+  const base = await baseSnapshot(snapshotCacheDir(REPOSITORY));
+  await cp(base, join(cacheDir, basename(base)), { recursive: true });
   inputs = {
     migrationsDir: join(project, "supabase", "migrations"),
     seedFiles: [join(project, "supabase", "seed.sql")],

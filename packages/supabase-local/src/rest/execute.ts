@@ -8,7 +8,7 @@
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { errors, RestError } from "./errors.ts";
 import type { Plan, ResponsePlan } from "./plan.ts";
-import { INSERTED_SQL, ident, type Query } from "./sql.ts";
+import { ident, type Query, UPDATED_SQL } from "./sql.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"];
 
@@ -89,8 +89,9 @@ export async function executePlan(
     if (shape.exactlyOne && row.n !== 1) throw errors.singularity(row.n);
     let answer = shape;
     if (shape.status.kind === "write" && shape.status.mergeStatus) {
-      const counted = await tx.query<{ inserted: number | null }>(INSERTED_SQL);
-      const status = (counted.rows[0]?.inserted ?? 0) > 0 ? 201 : 200;
+      const counted = await tx.query<{ updated: number }>(UPDATED_SQL);
+      const inserted = shape.status.mergeStatus.offered - (counted.rows[0]?.updated ?? 0);
+      const status = inserted > 0 ? 201 : 200;
       answer = { ...shape, status: { ...shape.status, status, emptyStatus: status } };
     }
     const response = respond(answer, row, query.csv === true);

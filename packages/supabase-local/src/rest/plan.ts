@@ -122,8 +122,11 @@ export type StatusPlan =
       readonly range: boolean;
       readonly count: boolean;
       readonly location?: { readonly path: string; readonly keys: readonly string[] };
-      /** a merge upsert: 201 if it inserted a row, 200 if it only updated (pgrst.inserted) */
-      readonly mergeStatus?: boolean;
+      /**
+       * a merge upsert of `offered` rows: 201 if it inserted one, 200 if it only updated (each
+       * row updated instead of inserted counts down pgrst.updated)
+       */
+      readonly mergeStatus?: { readonly offered: number };
     }
   /** a function returning void: 204 */
   | { readonly kind: "no-content" };
@@ -326,8 +329,9 @@ export function planRequest(
         mergeStatus:
           action === "insert" &&
           request.prefer.resolution === "merge-duplicates" &&
-          !!onConflict?.length &&
-          request.prefer.missing !== "default",
+          onConflict?.length
+            ? { offered: Array.isArray(payload) ? payload.length : 1 }
+            : undefined,
       },
     },
   };

@@ -499,10 +499,7 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
       stmt = `INSERT INTO ${target} AS ${alias} SELECT FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
     } else {
       const payload = b.p(JSON.stringify(rows));
-      // counting inserted rows (pgrst.inserted: +1 per row offered, -1 per row updated instead)
-      // tells a merge that only updated (200) from one that inserted (201), as PostgREST does
-      const counted = plan.resolution === "merge-duplicates" ? ` WHERE ${countInserted("+")}` : "";
-      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body${counted}`;
+      stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
     }
     if (plan.onConflict && plan.resolution) {
       const conflictTarget = plan.onConflict.length
@@ -514,7 +511,7 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
       stmt +=
         plan.resolution === "ignore-duplicates" || set.length === 0 || !conflictTarget
           ? ` ON CONFLICT${conflictTarget} DO NOTHING`
-          : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")} WHERE ${countInserted("-")}`;
+          : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")} WHERE ${countUpdated}`;
     }
   } else if (plan.action === "update" && plan.columns.length === 0) {
     // PATCH with an empty object changes nothing (PostgREST answers with no rows)
@@ -551,12 +548,15 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
 
 export const relationSql = (r: Relation) => rel(r.schema, r.name);
 
-/** pgrst.inserted +1 (a row offered for insert) or -1 (updated instead); always true. */
-const countInserted = (sign: "+" | "-") =>
-  `set_config('pgrst.inserted', (coalesce(nullif(current_setting('pgrst.inserted', true), '')::int, 0) ${sign} 1)::text, true) <> '${sign === "+" ? "0" : "-1"}'`;
+/**
+ * pgrst.updated +1 for each row a merge upsert updated instead of inserting (its DO UPDATE's
+ * WHERE, evaluated once per conflicting row); always true. The rows offered less these are the
+ * rows inserted, which tells a merge that only updated (200) from one that inserted (201).
+ */
+const countUpdated = `set_config('pgrst.updated', (coalesce(nullif(current_setting('pgrst.updated', true), '')::int, 0) + 1)::text, true) <> '0'`;
 
-/** The inserted-row count of a merge upsert, read after it (execute.ts). */
-export const INSERTED_SQL = `SELECT nullif(current_setting('pgrst.inserted', true), '')::int AS inserted`;
+/** How many rows a merge upsert updated instead of inserting, read after it (execute.ts). */
+export const UPDATED_SQL = `SELECT coalesce(nullif(current_setting('pgrst.updated', true), '')::int, 0) AS updated`;
 
 /**
  * RETURNING only the columns the answer reads (its columns, embed join columns), so a role with

@@ -252,6 +252,27 @@ describe("writes", () => {
     expect(ignored.status).toBe(201);
   });
 
+  test("upsert with Prefer: missing=default: the same 201 or 200, absent keys take defaults", async () => {
+    const items = service.from("rest_items");
+    const options = { defaultToNull: false } as const;
+    const inserted = await items.upsert([{ id: 21, name: "x" }], options).select("id, qty");
+    expect(inserted.status).toBe(201);
+    expect(inserted.data).toEqual([{ id: 21, qty: 1 }]);
+    const updated = await items
+      .upsert([{ id: 21, name: "y", qty: 3 }], options)
+      .select("id, name, qty");
+    expect(updated.status).toBe(200);
+    expect(updated.data).toEqual([{ id: 21, name: "y", qty: 3 }]);
+    const mixed = await items.upsert(
+      [
+        { id: 21, name: "z" },
+        { id: 22, name: "new" },
+      ],
+      options,
+    );
+    expect(mixed.status).toBe(201);
+  });
+
   test("bulk insert with Prefer: missing=default", async () => {
     const { data, error } = await service
       .from("rest_items")

@@ -1,7 +1,9 @@
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { cloudflare } from "@cloudflare/vite-plugin";
 import { reactRouter } from "@react-router/dev/vite";
 import tailwindcss from "@tailwindcss/vite";
-import { defineConfig, type UserConfig } from "vite";
+import { defineConfig, type Plugin, type UserConfig } from "vite";
 
 /**
  * Vite minifies only the client by default; the Worker bundle is uploaded and parsed on every
@@ -23,8 +25,28 @@ export default defineConfig(({ isPreview }) => ({
       persistState: !isPreview,
       ...(isPreview ? { inspectorPort: false as const } : {}),
     }),
-    ...(isPreview ? [] : [tailwindcss(), reactRouter()]),
+    ...(isPreview ? [] : [tailwindcss(), reactRouter(), streamingRendererOnly()]),
   ],
   server: { port: 5173, strictPort: true },
   environments,
 }));
+
+/**
+ * In the Worker build, `react-dom/server` is React's streaming renderer alone. For workerd it
+ * resolves to react-dom/server.edge.js, which also loads the legacy renderToString build for two
+ * exports the app never calls (app/entry.server.tsx streams with renderToReadableStream): 92 KiB
+ * of the upload (28 KiB gzipped). Builds only, so development keeps React's development build.
+ */
+export function streamingRendererOnly(): Plugin {
+  const reactDom = dirname(createRequire(import.meta.url).resolve("react-dom/package.json"));
+  const streaming = join(reactDom, "cjs/react-dom-server.edge.production.js");
+  return {
+    name: "edge-notes:streaming-renderer-only",
+    apply: "build",
+    enforce: "pre",
+    resolveId(source) {
+      if (this.environment.name !== "ssr" || source !== "react-dom/server") return null;
+      return streaming;
+    },
+  };
+}

@@ -8,7 +8,7 @@ import { cloudflare } from "@cloudflare/vite-plugin";
 import { reactRouter } from "@react-router/dev/vite";
 import tailwindcss from "@tailwindcss/vite";
 import { defineConfig, type Plugin } from "vite";
-import { environments } from "../../vite.config";
+import { environments, streamingRendererOnly } from "../../vite.config";
 
 const APP_CLIENT = fileURLToPath(new URL("../../app/lib/supabase.server.ts", import.meta.url));
 const MIDDLEWARE = fileURLToPath(new URL("../../app/lib/auth.server.ts", import.meta.url));
@@ -24,7 +24,9 @@ export default defineConfig(({ isPreview }) => ({
       ...(isPreview ? { inspectorPort: false as const } : {}),
       configPath: fileURLToPath(new URL("../../wrangler.toml", import.meta.url)),
     }),
-    ...(isPreview ? [] : [tailwindcss(), reactRouter(), getUserOnEveryRequest()]),
+    ...(isPreview
+      ? []
+      : [tailwindcss(), reactRouter(), streamingRendererOnly(), getUserOnEveryRequest()]),
   ],
   // The rest as the app builds (the Worker minified like the one that ships).
   environments,

@@ -1,12 +1,13 @@
 import type { Element, Root as HastRoot, Nodes } from "hast";
 import type { Heading, Image, Nodes as MdastNodes, Root as MdastRoot } from "mdast";
+import { gfmFromMarkdown } from "mdast-util-gfm";
 import { toString as mdastToString } from "mdast-util-to-string";
+import { gfm } from "micromark-extension-gfm";
 import rehypeSanitize from "rehype-sanitize";
 import remarkBreaks from "remark-breaks";
-import remarkGfm from "remark-gfm";
 import remarkParse from "remark-parse";
 import remarkRehype from "remark-rehype";
-import { unified } from "unified";
+import { type Processor, unified } from "unified";
 import { BODY_MAX } from "./rules";
 
 /** A note body as a sanitised HTML tree (hast), ready for components/markdown.tsx to draw. */
@@ -28,11 +29,21 @@ export type MarkdownTree = HastRoot;
  */
 const processor = unified()
   .use(remarkParse)
-  .use(remarkGfm)
+  .use(gfmParsing)
   .use(remarkBreaks)
   .use(() => (tree: MdastRoot) => outlineHeadings(tree))
   .use(remarkRehype, { handlers: { image: imageAsLink } })
   .use(rehypeSanitize);
+
+/**
+ * GitHub's extensions to the parser only: what remark-gfm does, without also registering their
+ * Markdown writers (mdast-util-to-markdown), which nothing here uses and the Worker would upload.
+ */
+function gfmParsing(this: Processor) {
+  const data = this.data();
+  data.micromarkExtensions = [...(data.micromarkExtensions ?? []), gfm()];
+  data.fromMarkdownExtensions = [...(data.fromMarkdownExtensions ?? []), gfmFromMarkdown()];
+}
 
 export function renderMarkdown(source: string): MarkdownTree {
   const tree = processor.runSync(processor.parse(source.slice(0, BODY_MAX)));

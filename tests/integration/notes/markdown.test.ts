@@ -49,6 +49,20 @@ describe("Markdown in note bodies", () => {
     }
   });
 
+  it("renders GitHub's extensions: tables, task lists, strikethrough and bare links", async () => {
+    const { browser } = await signedInBrowser();
+    const id = await createNote(browser, {
+      title: "GFM",
+      body: "| item | qty |\n| --- | --: |\n| eggs | 6 |\n\n- [x] done\n- [ ] to do\n\n~~old~~ new, see https://example.com/gfm",
+    });
+    const html = bodyHtml((await browser.get(`/notes/${id}`)).body);
+    expect(html).toMatch(/<table>[\s\S]*<th>item<\/th>[\s\S]*<td>eggs<\/td>[\s\S]*<\/table>/);
+    expect(html).toMatch(/<input type="checkbox" disabled="" checked=""\/?>\s*done/);
+    expect(html).toMatch(/<input type="checkbox" disabled=""\/?>\s*to do/);
+    expect(html).toContain("<del>old</del>");
+    expect(html).toContain('<a href="https://example.com/gfm">https://example.com/gfm</a>');
+  });
+
   it("renders scripts, event handlers, javascript: and data: URLs and raw HTML inert", async () => {
     const { browser } = await signedInBrowser();
     const id = await createNote(browser, { title: "Hostile", body: HOSTILE });

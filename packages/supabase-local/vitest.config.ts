@@ -10,7 +10,9 @@ export default defineProject({
     environment: "node",
     // Files share their worker's module cache (supabase-js, the backend's modules): none keeps
     // module state or mocks, and importing everything again per file was a third of the run.
+    // Worker threads cost less to start and to talk to than child processes (181 s -> 163 s).
     isolate: false,
+    pool: "threads",
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
   },

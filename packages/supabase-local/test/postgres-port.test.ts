@@ -70,7 +70,7 @@ describe("the Postgres port", () => {
     expect(local.dbUrl).toMatch(
       /^postgresql:\/\/postgres:postgres@127\.0\.0\.1:[1-9]\d*\/postgres$/,
     );
-    if (PG_PORT) expect(new URL(local.dbUrl).port).toBe(String(PG_PORT));
+    if (PG_PORT) expect(new URL(String(local.dbUrl)).port).toBe(String(PG_PORT));
     const client = await connect();
     const { rows } = await client.query<{ n: number; who: string }>(
       "select 1 + $1::int as n, current_user as who",

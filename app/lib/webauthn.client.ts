@@ -59,19 +59,12 @@ export async function getAssertion(
   })) as PublicKeyCredential | null;
   if (!credential) throw new DOMException("No passkey was chosen.", "NotAllowedError");
   const response = credential.response as AuthenticatorAssertionResponse;
-  return {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-    clientExtensionResults: credential.getClientExtensionResults(),
-    response: {
-      clientDataJSON: toBase64url(response.clientDataJSON),
-      authenticatorData: toBase64url(response.authenticatorData),
-      signature: toBase64url(response.signature),
-      userHandle: toBase64url(response.userHandle),
-    },
-  };
+  return credentialJson(credential, {
+    clientDataJSON: toBase64url(response.clientDataJSON),
+    authenticatorData: toBase64url(response.authenticatorData),
+    signature: toBase64url(response.signature),
+    userHandle: toBase64url(response.userHandle),
+  });
 }
 
 /** navigator.credentials.create with the server's creation options; the attestation as JSON. */
@@ -89,17 +82,22 @@ export async function createCredential(options: Json, signal: AbortSignal): Prom
   })) as PublicKeyCredential | null;
   if (!credential) throw new DOMException("No passkey was made.", "NotAllowedError");
   const response = credential.response as AuthenticatorAttestationResponse;
+  return credentialJson(credential, {
+    clientDataJSON: toBase64url(response.clientDataJSON),
+    attestationObject: toBase64url(response.attestationObject),
+    transports: response.getTransports?.() ?? [],
+  });
+}
+
+/** A credential as the server reads it (WebAuthn's toJSON() shape), around its response's fields. */
+function credentialJson(credential: PublicKeyCredential, response: Json): Json {
   return {
     id: credential.id,
     rawId: toBase64url(credential.rawId),
     type: credential.type,
     authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
     clientExtensionResults: credential.getClientExtensionResults(),
-    response: {
-      clientDataJSON: toBase64url(response.clientDataJSON),
-      attestationObject: toBase64url(response.attestationObject),
-      transports: response.getTransports?.() ?? [],
-    },
+    response,
   };
 }
 

@@ -48,6 +48,8 @@ describe.each([
     await other.getByRole("button", { name: "Sign out this device" }).click();
     await laptop.getByText("Chrome on Linux is signed out.").waitFor();
     await arrivedAt(laptop, stack, "/account/sessions");
+    // With JavaScript the notice can show while the list is still being reloaded: wait for it.
+    await rows.nth(1).waitFor({ state: "detached" });
     expect(await rows.count()).toBe(1);
     expect(await laptop.locator("li[data-current]").count()).toBe(1);
 

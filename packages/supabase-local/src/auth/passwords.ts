@@ -22,12 +22,12 @@ export function comparePassword(password: string, hash: string | null): Promise<
 }
 
 /** Per cost, a hash of a random value nobody knows (made once, on first use; never matched). */
-const standIns = new Map<number, string>();
+const standIns = new Map<number, Promise<string>>();
 
-function standInHash(cost: number): string {
+function standInHash(cost: number): Promise<string> {
   let hash = standIns.get(cost);
   if (!hash) {
-    hash = bcrypt.hashSync(randomBytes(32).toString("base64"), cost);
+    hash = bcrypt.hash(randomBytes(32).toString("base64"), cost);
     standIns.set(cost, hash);
   }
   return hash;
@@ -45,7 +45,7 @@ export async function comparePasswordForSignIn(
   hash: string | null | undefined,
 ): Promise<boolean> {
   if (!hash) {
-    await bcrypt.compare(password, standInHash(config.auth.passwordHashCost));
+    await bcrypt.compare(password, await standInHash(config.auth.passwordHashCost));
     return false;
   }
   return bcrypt.compare(password, hash);

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type LocalBackendOptions, loadConfig } from "@edge-notes/supabase-local";
-import { PASSWORD, SECRET_KEY } from "../../support/backend.ts";
+import { PASSWORD, QUICK_PASSWORD_HASH_COST, SECRET_KEY } from "../../support/backend.ts";
 import {
   assertPortFree,
   buildApp,
@@ -82,6 +82,9 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
         webauthn: { rpOrigins: [...webauthn.rpOrigins, ...origins] },
         // Generous like config.toml's [auth.rate_limit] (the real MFA limit is 15 a minute per IP).
         rateLimit: { mfaChallengeAndVerify: 1000 },
+        // Quick password hashes, as the other test backends: at the real cost, sign-ins on a busy
+        // machine could pass the app's 1.5 s backend deadline ("can't be reached right now").
+        passwordHashCost: QUICK_PASSWORD_HASH_COST,
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),
         email: { templates: { invite: { contentPath: INVITE_TEMPLATE } } },
       },

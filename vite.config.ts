@@ -12,7 +12,7 @@ import { defineConfig, type Plugin, type UserConfig } from "vite";
 export const environments: UserConfig["environments"] = { ssr: { build: { minify: true } } };
 
 // The Cloudflare plugin runs the server build inside workerd (dev and preview), as the "ssr"
-// environment React Router builds into. CLOUDFLARE_ENV picks a wrangler.toml [env.*] (tests: "test").
+// environment React Router builds into (CLOUDFLARE_ENV would pick a wrangler.toml [env.*]).
 // `vite preview` serves what the build made and needs only the Cloudflare plugin: React Router's
 // would start its route-type generator, whose watcher rewrites .react-router/types, and previews
 // started side by side (the end-to-end stacks, the bench) would race on that folder. For the same

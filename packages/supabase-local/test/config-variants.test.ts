@@ -6,7 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD, PUBLISHABLE_KEY, randomEmail } from "../../../tests/support/backend.ts";
+import {
+  PASSWORD,
+  PUBLISHABLE_KEY,
+  QUICK_PASSWORD_HASH_COST,
+  randomEmail,
+} from "../../../tests/support/backend.ts";
 import { createLocalBackend, type LocalBackend } from "../src/server.ts";
 
 let backend: LocalBackend;
@@ -24,6 +29,7 @@ beforeAll(async () => {
     host: false,
     config: {
       auth: {
+        passwordHashCost: QUICK_PASSWORD_HASH_COST,
         refreshTokenReuseInterval: 0,
         email: {
           enableConfirmations: false,

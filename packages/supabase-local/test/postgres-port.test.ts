@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { QUICK_PASSWORD_HASH_COST } from "../../../tests/support/backend.ts";
 import { createLocalBackend, KEYS, type LocalBackend } from "../src/index.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -30,6 +31,7 @@ beforeAll(async () => {
     postgresPort: PG_PORT,
     idleInTransactionTimeout: IDLE_LIMIT,
     seed: false,
+    config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
   });
   admin = createClient(local.url, KEYS.secret, {
     auth: { persistSession: false, autoRefreshToken: false },

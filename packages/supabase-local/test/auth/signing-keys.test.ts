@@ -9,7 +9,12 @@ import { join } from "node:path";
 import { createClient } from "@supabase/supabase-js";
 import { decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD, PUBLISHABLE_KEY, randomEmail } from "../../../../tests/support/backend.ts";
+import {
+  PASSWORD,
+  PUBLISHABLE_KEY,
+  QUICK_PASSWORD_HASH_COST,
+  randomEmail,
+} from "../../../../tests/support/backend.ts";
 import { KEYS } from "../../src/keys.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/server.ts";
 
@@ -40,7 +45,11 @@ beforeAll(async () => {
     join(project, "supabase", "config.toml"),
     '[auth]\nsigning_keys_path = "./signing_keys.json"\n',
   );
-  backend = await createLocalBackend({ projectDir: project, host: false });
+  backend = await createLocalBackend({
+    projectDir: project,
+    host: false,
+    config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
+  });
 }, 60_000);
 
 afterAll(() => backend?.close());

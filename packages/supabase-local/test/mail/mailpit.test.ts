@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { createClient } from "@supabase/supabase-js";
 import { MailpitClient } from "mailpit-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { QUICK_PASSWORD_HASH_COST } from "../../../../tests/support/backend.ts";
 import { createLocalBackend, KEYS, type LocalBackend } from "../../src/index.ts";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -24,6 +25,7 @@ beforeAll(async () => {
     port: API_PORT,
     mailpitPort: MAILPIT_PORT,
     seed: false,
+    config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
   });
   mailpit = new MailpitClient(local.mailpitUrl);
 }, 60_000);

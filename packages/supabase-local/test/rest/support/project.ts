@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
+import { QUICK_PASSWORD_HASH_COST } from "../../../../../tests/support/backend.ts";
 import { KEYS } from "../../../src/index.ts";
 import { createLocalBackend, type LocalBackend } from "../../../src/server.ts";
 
@@ -30,7 +31,11 @@ export async function startProject(files: {
   writeFileSync(join(dir, "supabase/config.toml"), files.configToml ?? "");
   for (const [name, text] of Object.entries(files.migrations))
     writeFileSync(join(dir, "supabase/migrations", name), text);
-  const backend = await createLocalBackend({ projectDir: dir, host: false });
+  const backend = await createLocalBackend({
+    projectDir: dir,
+    host: false,
+    config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
+  });
   const fetchImpl = ((input: RequestInfo | URL, init?: RequestInit) =>
     backend.fetch(new Request(input, init))) as typeof fetch;
   const client = (token?: string) =>

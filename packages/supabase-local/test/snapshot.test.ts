@@ -3,18 +3,18 @@
 // directory, with a cache of its own.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { cp, mkdir, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createLocalBackend } from "../src/index.ts";
-import { baseSnapshot, snapshotCacheDir, snapshotFor, snapshotKey } from "../src/snapshot.ts";
+import { snapshotFor, snapshotKey } from "../src/snapshot.ts";
+import { withBaseSnapshot } from "./support/base-snapshot.ts";
 
 const run = promisify(execFile);
 const SNAPSHOT = new URL("../src/snapshot.ts", import.meta.url).pathname;
-const REPOSITORY = fileURLToPath(new URL("../../..", import.meta.url));
 
 let project: string;
 let cacheDir: string;
@@ -48,10 +48,8 @@ beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), "snapshot-project-"));
   cacheDir = join(project, "cache");
   await mkdir(join(project, "supabase", "migrations"), { recursive: true });
-  // The base (initdb, roles, auth) is the one the repository's cache already holds (the test run's
-  // own backend started from it): copied in, so this file makes only project snapshots.
-  const base = await baseSnapshot(snapshotCacheDir(REPOSITORY));
-  await cp(base, join(cacheDir, basename(base)), { recursive: true });
+  // The base (initdb, roles, auth) is the repository's: this file makes only project snapshots.
+  await withBaseSnapshot(project, cacheDir);
   inputs = {
     migrationsDir: join(project, "supabase", "migrations"),
     seedFiles: [join(project, "supabase", "seed.sql")],

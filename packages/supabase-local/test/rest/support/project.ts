@@ -10,6 +10,7 @@ import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { QUICK_PASSWORD_HASH_COST } from "../../../../../tests/support/backend.ts";
 import { KEYS } from "../../../src/index.ts";
 import { createLocalBackend, type LocalBackend } from "../../../src/server.ts";
+import { withBaseSnapshot } from "../../support/base-snapshot.ts";
 
 export interface Project {
   backend: LocalBackend;
@@ -31,6 +32,7 @@ export async function startProject(files: {
   writeFileSync(join(dir, "supabase/config.toml"), files.configToml ?? "");
   for (const [name, text] of Object.entries(files.migrations))
     writeFileSync(join(dir, "supabase/migrations", name), text);
+  await withBaseSnapshot(dir);
   const backend = await createLocalBackend({
     projectDir: dir,
     host: false,

@@ -110,6 +110,7 @@ const TABLE = {
     "Only an email address or phone number should be provided on verify",
   ],
   verifyBadType: [400, "validation_failed", "Unsupported verification type"],
+  hashNeedsEmailType: [400, "validation_failed", "Invalid email verification type"],
   invalidEmailFormat: [422, "validation_failed", "Invalid email format"],
   otpExpired: [403, "otp_expired", "Token has expired or is invalid"],
   linkExpired: [403, "otp_expired", "Email link is invalid or has expired"],

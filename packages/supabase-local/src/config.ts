@@ -112,6 +112,11 @@ export interface Config {
 
 type Table = Record<string, unknown>;
 
+/** A project setting the backend cannot start with (the CLI prints its message, no stack). */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
 export interface LoadConfigOptions {
   /** The project whose supabase/config.toml to read (default: the working directory). */
   projectDir?: string;

@@ -14,8 +14,8 @@
 // the Mailpit API's ([inbucket] port, 54324).
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
-import { loadConfig } from "./config.ts";
-import { KEYS, type Keys, loadSigningKeys, projectKeys } from "./keys.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { firstFileKey, KEYS, type Keys, projectKeys } from "./keys.ts";
 import { projectPaths, reset } from "./project.ts";
 import { createLocalBackend } from "./server.ts";
 
@@ -86,6 +86,10 @@ async function start(projectDir: string): Promise<void> {
       );
       process.exit(1);
     }
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
     throw error;
   });
   const ms = Math.round(performance.now() - started);
@@ -123,10 +127,10 @@ async function status(projectDir: string): Promise<number> {
     console.error(`No local backend answers on ${url}. Start one with \`supabase-local start\`.`);
     return 1;
   }
-  // With signing_keys_path the API keys are JWTs signed with the file's first key (fresh ones here,
-  // as valid as the running backend's).
+  // With signing_keys_path the API keys are JWTs signed with the file's first key, signed afresh on
+  // every run as `supabase status` does (its config loading signs them, expiring in ten years).
   const path = loadConfig({ projectDir }).auth.signingKeysPath;
-  const keys = path ? await projectKeys((await loadSigningKeys({ path })).all[0]) : KEYS;
+  const keys = path ? await projectKeys(await firstFileKey(path)) : KEYS;
   console.log(`Local Supabase backend is running.\n\n${statusTable(url, keys, ports)}`);
   return 0;
 }

@@ -49,6 +49,11 @@ export interface Config {
       /** [auth.mfa.web_authn]: WebAuthn as a second factor. */
       webAuthn: { enrollEnabled: boolean; verifyEnabled: boolean };
       /**
+       * [auth.mfa.phone]: a code by SMS as a second factor. otp_length and template shape the SMS
+       * of a real provider; none is sent here ([auth.sms.test_otp] numbers get their fixed code).
+       */
+      phone: { enrollEnabled: boolean; verifyEnabled: boolean; maxFrequencySeconds: number };
+      /**
        * Recovery codes (GOTRUE_MFA_RECOVERY_CODES_*). The CLI has no config.toml section yet; the
        * local backend reads [auth.mfa.recovery_codes] enroll_enabled / verify_enabled. Count, length,
        * attempts and lockout have no key (createLocalBackend's `config` can change them).
@@ -76,6 +81,8 @@ export interface Config {
     external: Record<string, { enabled: boolean }>;
     rateLimit: {
       emailSent: number;
+      /** SMS codes an hour, project-wide (GOTRUE_RATE_LIMIT_SMS_SENT). */
+      smsSent: number;
       tokenRefresh: number;
       signInSignUps: number;
       tokenVerifications: number;
@@ -104,6 +111,11 @@ export interface Config {
 }
 
 type Table = Record<string, unknown>;
+
+/** A project setting the backend cannot start with (the CLI prints its message, no stack). */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
 
 export interface LoadConfigOptions {
   /** The project whose supabase/config.toml to read (default: the working directory). */
@@ -140,6 +152,7 @@ function fromToml(toml: Table): Config {
   const mfa = table(auth.mfa);
   const totp = table(mfa.totp);
   const webAuthnFactor = table(mfa.web_authn);
+  const phoneFactor = table(mfa.phone);
   const recoveryCodes = table(mfa.recovery_codes);
   const passkey = table(auth.passkey);
   const webauthn = table(auth.webauthn);
@@ -211,6 +224,11 @@ function fromToml(toml: Table): Config {
           enrollEnabled: bool(webAuthnFactor.enroll_enabled, false),
           verifyEnabled: bool(webAuthnFactor.verify_enabled, false),
         },
+        phone: {
+          enrollEnabled: bool(phoneFactor.enroll_enabled, false),
+          verifyEnabled: bool(phoneFactor.verify_enabled, false),
+          maxFrequencySeconds: duration(phoneFactor.max_frequency, 5),
+        },
         recoveryCodes: {
           enrollEnabled: bool(recoveryCodes.enroll_enabled, false),
           verifyEnabled: bool(recoveryCodes.verify_enabled, false),
@@ -230,6 +248,7 @@ function fromToml(toml: Table): Config {
       external,
       rateLimit: {
         emailSent: num(rate.email_sent, 2),
+        smsSent: num(rate.sms_sent, 30),
         tokenRefresh: num(rate.token_refresh, 150),
         signInSignUps: num(rate.sign_in_sign_ups, 30),
         tokenVerifications: num(rate.token_verifications, 30),

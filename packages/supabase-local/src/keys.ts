@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
+import { ConfigError } from "./config.ts";
 
 /** The Supabase CLI's well-known local secrets (supabase/cli pkg/config/apikeys.go). */
 export const JWT_SECRET = "super-secret-jwt-token-with-at-least-32-characters-long";
@@ -49,8 +50,10 @@ export interface SigningKeys {
 /**
  * The project's signing keys: the JWK array `[auth] signing_keys_path` names (what `supabase gen
  * signing-key` writes: RS256 or ES256 private JWKs), or else an ES256 key generated once into
- * `dataDir/signing-key.json` (a fresh one per run in memory). The key that signs is the first
- * whose `key_ops` allow signing (GoTrue takes the one with `sign`).
+ * `dataDir/signing-key.json` (a fresh one per run in memory). As the real Auth server validates
+ * GOTRUE_JWT_KEYS, exactly one key of the file may sign (`key_ops` with `sign`): it signs access
+ * tokens; the others only verify. None, or several (`gen signing-key --append` writes every key
+ * with `sign`), is refused, as Auth refuses to start.
  */
 export async function loadSigningKeys(options: {
   dataDir?: string;
@@ -60,10 +63,25 @@ export async function loadSigningKeys(options: {
     ? await readKeyFile(options.path)
     : [await generatedKey(options.dataDir)];
   const all = await Promise.all(jwks.map(importKey));
-  const current =
-    all[jwks.findIndex((jwk) => !jwk.key_ops || jwk.key_ops.includes("sign"))] ?? all[0];
-  if (!current) throw new Error(`No signing key in ${options.path}`);
-  return { current, all };
+  if (!options.path) return { current: all[0] as SigningKey, all };
+  const signing = jwks.flatMap((jwk, i) => (jwk.key_ops?.includes("sign") ? [i] : []));
+  if (signing.length !== 1) {
+    const problem =
+      signing.length === 0
+        ? "no signing key detected"
+        : "multiple signing keys detected, only 1 signing key is supported";
+    throw new ConfigError(
+      `Invalid signing keys in ${options.path}: ${problem} (Auth signs with the one key whose key_ops include "sign"; give the others key_ops ["verify"])`,
+    );
+  }
+  return { current: all[signing[0] as number] as SigningKey, all };
+}
+
+/** The first key of the file, which the CLI signs the anon and service_role keys with (whatever
+ * its key_ops). */
+export async function firstFileKey(path: string): Promise<SigningKey> {
+  const [first] = await readKeyFile(path);
+  return importKey(first as JWK);
 }
 
 async function readKeyFile(path: string): Promise<JWK[]> {
@@ -71,16 +89,16 @@ async function readKeyFile(path: string): Promise<JWK[]> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw new Error(`failed to read signing keys: ${(error as Error).message}`);
+    throw new ConfigError(`failed to read signing keys: ${(error as Error).message}`);
   }
   let jwks: unknown;
   try {
     jwks = JSON.parse(text);
   } catch (error) {
-    throw new Error(`failed to decode signing keys: ${path}: ${(error as Error).message}`);
+    throw new ConfigError(`failed to decode signing keys: ${path}: ${(error as Error).message}`);
   }
   if (!Array.isArray(jwks) || jwks.length === 0 || !jwks.every((k) => k && typeof k === "object")) {
-    throw new Error(`failed to decode signing keys: ${path} must hold a JSON array of JWKs`);
+    throw new ConfigError(`failed to decode signing keys: ${path} must hold a JSON array of JWKs`);
   }
   return jwks as JWK[];
 }

@@ -137,25 +137,27 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
               ? await seedFiles(project.supabaseDir, config.db.seed.sqlPaths)
               : [])),
     };
+    // First (a few ms): a key file Auth would refuse stops the start before any database work.
+    signingKeys = await loadSigningKeys({
+      dataDir: options.dataDir,
+      path: config.auth.signingKeysPath,
+    });
     // A fresh database (in memory, or a data directory without one) starts from the snapshot.
     const fresh = options.dataDir === undefined || !hasDatabase(options.dataDir);
     const snapshot = fresh
       ? await snapshotFor(migrations, options.cacheDir ?? snapshotCacheDir(project.projectDir))
       : undefined;
-    [db, signingKeys] = await Promise.all([
-      openDatabase(options.dataDir, {
-        snapshot,
-        postgres:
-          options.postgresPort === undefined || hosts.length === 0
-            ? undefined
-            : {
-                port: options.postgresPort,
-                host: hosts[0],
-                idleInTransactionTimeout: options.idleInTransactionTimeout,
-              },
-      }),
-      loadSigningKeys({ dataDir: options.dataDir, path: config.auth.signingKeysPath }),
-    ]);
+    db = await openDatabase(options.dataDir, {
+      snapshot,
+      postgres:
+        options.postgresPort === undefined || hosts.length === 0
+          ? undefined
+          : {
+              port: options.postgresPort,
+              host: hosts[0],
+              idleInTransactionTimeout: options.idleInTransactionTimeout,
+            },
+    });
     keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
     await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
   } catch (error) {

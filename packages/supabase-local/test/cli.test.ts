@@ -8,9 +8,11 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exportJWK, generateKeyPair, type JWK, jwtVerify } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { KEYS } from "../src/index.ts";
+import { withBaseSnapshot } from "./support/base-snapshot.ts";
 
 const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 
@@ -24,6 +26,7 @@ beforeAll(async () => {
     "create table public.things (id int primary key);",
   );
   await writeFile(join(project, "supabase", "seed.sql"), "insert into public.things values (1);");
+  await withBaseSnapshot(project);
 });
 afterAll(async () => {
   await rm(project, { recursive: true, force: true });
@@ -38,8 +41,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function cli(args: string[], port: number, dbPort = port + 1, mailPort = port + 2) {
-  return spawn(process.execPath, [CLI, ...args, "--workdir", project], {
+function cli(
+  args: string[],
+  port: number,
+  dbPort = port + 1,
+  mailPort = port + 2,
+  workdir = project,
+) {
+  return spawn(process.execPath, [CLI, ...args, "--workdir", workdir], {
     env: {
       ...process.env,
       LOCAL_BACKEND_PORT: String(port),
@@ -56,8 +65,9 @@ function run(
   port: number,
   dbPort?: number,
   mailPort?: number,
+  workdir?: string,
 ): Promise<{ code: number | null; out: string }> {
-  const child = cli(args, port, dbPort, mailPort);
+  const child = cli(args, port, dbPort, mailPort, workdir);
   let out = "";
   child.stdout?.on("data", (chunk) => (out += chunk));
   child.stderr?.on("data", (chunk) => (out += chunk));
@@ -149,5 +159,79 @@ describe("supabase-local", () => {
     const result = await run(["launch"], await freePort());
     expect(result.code).toBe(2);
     expect(result.out).toContain("Usage: supabase-local <start|status|reset>");
+  });
+
+  describe("with [auth] signing_keys_path", () => {
+    /** A scratch project whose signing_keys.json holds `keys` (as `supabase gen signing-key` writes). */
+    async function keyProject(keys: JWK[]): Promise<string> {
+      const dir = await mkdtemp(join(tmpdir(), "supabase-local-cli-keys-"));
+      await mkdir(join(dir, "supabase"), { recursive: true });
+      await writeFile(join(dir, "supabase", "signing_keys.json"), JSON.stringify(keys));
+      await writeFile(
+        join(dir, "supabase", "config.toml"),
+        '[auth]\nsigning_keys_path = "./signing_keys.json"\n',
+      );
+      return dir;
+    }
+    async function cliKey(): Promise<JWK> {
+      const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+      const jwk = await exportJWK(privateKey);
+      return {
+        ...jwk,
+        kid: crypto.randomUUID(),
+        use: "sig",
+        key_ops: ["sign", "verify"],
+        alg: "ES256",
+      };
+    }
+
+    test("start refuses a file with several signing keys, naming it, as Auth refuses to start", async () => {
+      const dir = await keyProject([await cliKey(), await cliKey()]);
+      try {
+        const result = await run(["start"], await freePort(), undefined, undefined, dir);
+        expect(result.code).toBe(1);
+        expect(result.out.trim()).toBe(
+          `Invalid signing keys in ${join(dir, "supabase", "signing_keys.json")}: multiple signing keys detected, only 1 signing key is supported (Auth signs with the one key whose key_ops include "sign"; give the others key_ops ["verify"])`,
+        );
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    test("status signs the anon and service_role keys afresh with the file's first key, as `supabase status` does", async () => {
+      const key = await cliKey();
+      const dir = await keyProject([key]);
+      const [port, dbPort, mailPort] = [await freePort(), await freePort(), await freePort()];
+      const start = cli(["start"], port, dbPort, mailPort, dir);
+      try {
+        const started = await printed(start, "Press Ctrl-C to stop.");
+        const status = await run(["status"], port, dbPort, mailPort, dir);
+        expect(status.code).toBe(0);
+        const { importJWK } = await import("jose");
+        const publicKey = await importJWK(
+          { kty: key.kty, crv: key.crv, x: key.x, y: key.y },
+          "ES256",
+        );
+        for (const out of [started, status.out]) {
+          for (const role of ["anon", "service_role"]) {
+            const jwt = row(out, `${role} key`) ?? "";
+            const { payload, protectedHeader } = await jwtVerify(jwt, publicKey);
+            expect(protectedHeader).toEqual({ alg: "ES256", kid: key.kid, typ: "JWT" });
+            expect(payload).toEqual({ iss: "supabase-demo", role, exp: expect.any(Number) });
+            const tenYears = 10 * 365 * 24 * 3600;
+            expect(payload.exp).toBeGreaterThan(Date.now() / 1000 + tenYears - 120);
+          }
+        }
+        // the running backend takes the key status printed
+        const health = await fetch(`http://127.0.0.1:${port}/auth/v1/admin/users?per_page=1`, {
+          headers: { apikey: row(status.out, "service_role key") ?? "" },
+        });
+        expect(health.status).toBe(200);
+      } finally {
+        start.kill("SIGTERM");
+        await new Promise((resolve) => start.on("close", resolve));
+        await rm(dir, { recursive: true, force: true });
+      }
+    }, 90_000);
   });
 });

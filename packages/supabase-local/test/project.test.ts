@@ -31,3 +31,25 @@ test("[db], [db.seed] and [inbucket] have the CLI's defaults", () => {
   expect(config.db).toEqual({ port: 54322, seed: { enabled: true, sqlPaths: ["./seed.sql"] } });
   expect(config.inbucket).toEqual({ enabled: true, port: 54324 });
 });
+
+test("[auth.mfa.phone] and [auth.rate_limit] sms_sent: the CLI's defaults, and as written", async () => {
+  const defaults = loadConfig({ configFile: join(dir, "no-config.toml") });
+  expect(defaults.auth.mfa.phone).toEqual({
+    enrollEnabled: false,
+    verifyEnabled: false,
+    maxFrequencySeconds: 5,
+  });
+  expect(defaults.auth.rateLimit.smsSent).toBe(30);
+  const file = join(dir, "phone-mfa.toml");
+  await writeFile(
+    file,
+    `[auth.rate_limit]\nsms_sent = 7\n[auth.mfa.phone]\nenroll_enabled = true\nverify_enabled = true\nmax_frequency = "1m"\n`,
+  );
+  const config = loadConfig({ configFile: file });
+  expect(config.auth.mfa.phone).toEqual({
+    enrollEnabled: true,
+    verifyEnabled: true,
+    maxFrequencySeconds: 60,
+  });
+  expect(config.auth.rateLimit.smsSent).toBe(7);
+});

@@ -110,6 +110,7 @@ const TABLE = {
     "Only an email address or phone number should be provided on verify",
   ],
   verifyBadType: [400, "validation_failed", "Unsupported verification type"],
+  hashNeedsEmailType: [400, "validation_failed", "Invalid email verification type"],
   invalidEmailFormat: [422, "validation_failed", "Invalid email format"],
   otpExpired: [403, "otp_expired", "Token has expired or is invalid"],
   linkExpired: [403, "otp_expired", "Email link is invalid or has expired"],
@@ -185,6 +186,19 @@ const TABLE = {
   factorTypeInvalid: [400, "validation_failed", "factor_type needs to be totp, phone, or webauthn"],
   totpEnrollDisabled: [422, "mfa_totp_enroll_not_enabled", "MFA enroll is disabled for TOTP"],
   phoneEnrollDisabled: [422, "mfa_phone_enroll_not_enabled", "MFA enroll is disabled for Phone"],
+  phoneVerifyDisabled: [
+    422,
+    "mfa_phone_verify_not_enabled",
+    "MFA verification is disabled for Phone",
+  ],
+  factorPhoneRequired: [400, "validation_failed", "Phone number required to enroll Phone factor"],
+  verifiedPhoneFactorExists: [
+    422,
+    "mfa_verified_factor_exists",
+    "A verified phone factor already exists, unenroll the existing factor to continue",
+  ],
+  phoneCodeInvalid: [422, "mfa_verification_failed", "Invalid MFA Phone code entered"],
+  mfaSmsProviderMissing: [500, "unexpected_failure", "Failed to get SMS provider"],
   webauthnEnrollDisabled: [
     422,
     "mfa_webauthn_enroll_not_enabled",
@@ -390,6 +404,7 @@ const TABLE = {
   // Rate limits (apilimiter, mail.go)
   requestRateLimit: [429, "over_request_rate_limit", "Request rate limit reached"],
   emailRateLimit: [429, "over_email_send_rate_limit", "email rate limit exceeded"],
+  smsRateLimit: [429, "over_sms_send_rate_limit", "SMS rate limit exceeded"],
 } as const satisfies Record<string, Entry>;
 
 export type ErrorName = keyof typeof TABLE;

@@ -13,6 +13,7 @@ import { clientIp } from "./request.ts";
  * | `token_verifications` | RATE_LIMIT_VERIFY       | /verify (GET and POST)                             | 5 min per IP  |
  * | `anonymous_users`     | RATE_LIMIT_ANONYMOUS_USERS | anonymous /signup                              | 1 h per IP    |
  * | `email_sent`          | RATE_LIMIT_EMAIL_SENT   | every email (when confirmations are on)            | 1 h, project-wide |
+ * | `sms_sent`            | RATE_LIMIT_SMS_SENT     | every SMS code to a number without a test code ([auth.sms] enable_confirmations on) | 1 h, project-wide |
  *
  * and, with no config.toml key (the CLI has none), the MFA limiters at the real defaults:
  * `mfa_challenge` (POST /factors/{id}/challenge) and `mfa_verify` (POST /factors/{id}/verify),
@@ -21,7 +22,8 @@ import { clientIp } from "./request.ts";
  * a token bucket holding 30.
  *
  * Over the limit: 429 `over_request_rate_limit` "Request rate limit reached", or for emails 429
- * `over_email_send_rate_limit` "email rate limit exceeded". The client's address is the socket's
+ * `over_email_send_rate_limit` "email rate limit exceeded", for SMS 429 `over_sms_send_rate_limit`
+ * "SMS rate limit exceeded". The client's address is the socket's
  * (or a proxy header the backend is told to trust): see clientIp.
  */
 export type Bucket =
@@ -124,12 +126,14 @@ class TokenBucket implements Limiter {
 export class RateLimits {
   private readonly perKey = new Map<string, Limiter>();
   private readonly email: IntervalLimiter;
+  private readonly sms: IntervalLimiter;
   private readonly config: Config["auth"]["rateLimit"];
   private readonly clock: () => number;
   constructor(config: Config["auth"]["rateLimit"], clock: () => number = () => Date.now()) {
     this.config = config;
     this.clock = clock;
     this.email = new IntervalLimiter(config.emailSent, HOUR, clock());
+    this.sms = new IntervalLimiter(config.smsSent, HOUR, clock());
   }
 
   /** Counts the request against `bucket` for its client; 429 once the window's count is spent. */
@@ -148,6 +152,11 @@ export class RateLimits {
   /** One more email out of email_sent per hour, or 429 over_email_send_rate_limit. */
   checkEmail(): void {
     if (!this.email.allow(this.clock())) throw authError("emailRateLimit");
+  }
+
+  /** One more SMS out of sms_sent per hour, or 429 over_sms_send_rate_limit. */
+  checkSms(): void {
+    if (!this.sms.allow(this.clock())) throw authError("smsRateLimit");
   }
 
   private prune(): void {

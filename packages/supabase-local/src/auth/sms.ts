@@ -37,7 +37,9 @@ export function testOtp(ctx: AuthContext, phone: string): string | undefined {
 /**
  * "Sends" the code of `kind` to `phone` (for a phone change, the new number): [auth.sms]
  * max_frequency first (as for real codes), then the hashed code stored with its send time. Returns
- * the message id the real service reports for a test code.
+ * the message id the real service reports for a test code. A number without a test code would need
+ * a real SMS: with confirmations on it first counts against [auth.rate_limit] sms_sent (as the real
+ * service counts before it calls its provider), then meets the missing provider.
  */
 export async function sendSms(
   ctx: AuthContext,
@@ -56,7 +58,10 @@ export async function sendSms(
     );
   }
   const otp = testOtp(ctx, phone);
-  if (otp === undefined) throw authError("smsProviderMissing");
+  if (otp === undefined) {
+    if (ctx.config.auth.sms.enableConfirmations) ctx.rateLimits.checkSms();
+    throw authError("smsProviderMissing");
+  }
   if (kind === "phone_change") await startPhoneChange(db, user.id, phone);
   await storeToken(db, user.id, spec.token, phone, otp, false);
   await stampSent(db, user.id, spec.sentAt);

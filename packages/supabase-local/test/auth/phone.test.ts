@@ -2,12 +2,14 @@
 // supabase-js: two in-memory backends (confirmations off, the CLI's default, and on), and the
 // project's shared backend, where phone sign-in is off. No SMS is ever sent: only numbers in
 // test_otp get codes; any other number meets the answer of a server without an SMS provider.
+import { createHash } from "node:crypto";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   anonClient,
   PASSWORD,
   PUBLISHABLE_KEY,
+  QUICK_PASSWORD_HASH_COST,
   SECRET_KEY,
 } from "../../../../tests/support/backend.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/server.ts";
@@ -28,11 +30,13 @@ let confirming: LocalBackend;
 
 beforeAll(async () => {
   const sms = { enableSignup: true, testOtp, maxFrequencySeconds: 5 };
+  const passwordHashCost = QUICK_PASSWORD_HASH_COST;
   [autoconfirm, confirming] = await Promise.all([
-    createLocalBackend({ host: false, config: { auth: { sms } } }),
+    createLocalBackend({ host: false, seed: false, config: { auth: { sms, passwordHashCost } } }),
     createLocalBackend({
       host: false,
-      config: { auth: { sms: { ...sms, enableConfirmations: true } } },
+      seed: false,
+      config: { auth: { sms: { ...sms, enableConfirmations: true }, passwordHashCost } },
     }),
   ]);
 }, 90_000);
@@ -335,6 +339,44 @@ describe("phone with [auth.sms] enable_confirmations", () => {
     expect(changed.error).toBeNull();
     expect(changed.data.user).toMatchObject({ phone: newPhone });
     expect(changed.data.user).not.toHaveProperty("new_phone");
+  });
+});
+
+describe("verifyOtp with a token_hash of an SMS code", () => {
+  it("is refused for sms and phone_change (verifyTokenHash knows emailed types only); the code still works", async () => {
+    const supabase = client(confirming);
+    const phone = freshNumber();
+    expect((await supabase.auth.signUp({ phone, password: PASSWORD })).error).toBeNull();
+    // the hash the real service stores for the code (crypto.GenerateTokenHash)
+    const hash = createHash("sha224").update(`${phone}${CODE}`).digest("hex");
+    for (const type of ["sms", "phone_change"] as const) {
+      const { data, error } = await supabase.auth.verifyOtp({ token_hash: hash, type });
+      expect(error).toMatchObject({
+        status: 400,
+        code: "validation_failed",
+        message: "Invalid email verification type",
+      });
+      expect(data.session).toBeNull();
+    }
+    // a redirect_to in the body is refused beside a token_hash, as email and phone are
+    const response = await confirming.fetch(
+      new Request(`${confirming.url}/auth/v1/verify`, {
+        method: "POST",
+        headers: {
+          apikey: PUBLISHABLE_KEY,
+          "Content-Type": "application/json",
+          "X-Supabase-Api-Version": "2024-01-01",
+        },
+        body: JSON.stringify({ type: "signup", token_hash: hash, redirect_to: "http://a.test" }),
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      code: "validation_failed",
+      message: "Only the token_hash and type should be provided",
+    });
+    const verified = await supabase.auth.verifyOtp({ phone, token: CODE, type: "sms" });
+    expect(verified.error).toBeNull();
   });
 });
 

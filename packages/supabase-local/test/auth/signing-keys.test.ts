@@ -1,7 +1,9 @@
 // A project that uses the CLI's asymmetric signing keys: `[auth] signing_keys_path` naming the JWK
-// array `supabase gen signing-key` writes (here an RS256 key, then an ES256 one). Access tokens are
-// signed with the first, every public key is in the JWKS, and API keys or JWTs signed with any of
-// them (or HS256 with the JWT secret) are accepted by Auth and the data API.
+// array `supabase gen signing-key` writes (here an RS256 key kept to verify, key_ops ["verify"],
+// then the ES256 one that signs). Access tokens are signed with the one key that may sign (as the
+// real Auth server, which refuses to start with none or several), the CLI's anon and service_role
+// keys with the file's first, every public key is in the JWKS, and JWTs signed with any of them (or
+// HS256 with the JWT secret) are accepted by Auth and the data API.
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +19,7 @@ import {
 } from "../../../../tests/support/backend.ts";
 import { KEYS } from "../../src/keys.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/server.ts";
+import { withBaseSnapshot } from "../support/base-snapshot.ts";
 
 /** A private JWK as `supabase gen signing-key --algorithm <alg>` writes it. */
 async function cliKey(alg: "RS256" | "ES256"): Promise<JWK> {
@@ -38,19 +41,27 @@ let ec: JWK;
 
 beforeAll(async () => {
   [rsa, ec] = await Promise.all([cliKey("RS256"), cliKey("ES256")]);
-  const project = mkdtempSync(join(tmpdir(), "signing-keys-"));
-  mkdirSync(join(project, "supabase"));
-  writeFileSync(join(project, "supabase", "signing_keys.json"), JSON.stringify([rsa, ec]));
-  writeFileSync(
-    join(project, "supabase", "config.toml"),
-    '[auth]\nsigning_keys_path = "./signing_keys.json"\n',
-  );
+  rsa.key_ops = ["verify"];
+  const project = projectWith([rsa, ec]);
+  await withBaseSnapshot(project);
   backend = await createLocalBackend({
     projectDir: project,
     host: false,
     config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
   });
 }, 60_000);
+
+/** A project directory whose config.toml names a signing_keys.json holding `keys`. */
+function projectWith(keys: JWK[]): string {
+  const project = mkdtempSync(join(tmpdir(), "signing-keys-"));
+  mkdirSync(join(project, "supabase"));
+  writeFileSync(join(project, "supabase", "signing_keys.json"), JSON.stringify(keys));
+  writeFileSync(
+    join(project, "supabase", "config.toml"),
+    '[auth]\nsigning_keys_path = "./signing_keys.json"\n',
+  );
+  return project;
+}
 
 afterAll(() => backend?.close());
 
@@ -106,24 +117,24 @@ describe("[auth] signing_keys_path", () => {
     expect(keys[1]).toMatchObject({ crv: "P-256", x: ec.x, y: ec.y });
   });
 
-  it("signs access tokens with the first key, and getClaims() verifies them from the JWKS", async () => {
+  it("signs access tokens with the key whose key_ops include sign (not the first), verified by getClaims()", async () => {
     const supabase = client();
-    const email = randomEmail("rsa");
+    const email = randomEmail("ec");
     const { data, error } = await supabase.auth.signUp({ email, password: PASSWORD });
     expect(error).toBeNull();
     const token = data.session?.access_token as string;
-    expect(decodeProtectedHeader(token)).toEqual({ alg: "RS256", kid: rsa.kid, typ: "JWT" });
+    expect(decodeProtectedHeader(token)).toEqual({ alg: "ES256", kid: ec.kid, typ: "JWT" });
     const claims = await supabase.auth.getClaims(token);
     expect(claims.error).toBeNull();
     expect(claims.data?.claims).toMatchObject({ email, role: "authenticated" });
-    expect(claims.data?.header).toMatchObject({ alg: "RS256", kid: rsa.kid });
+    expect(claims.data?.header).toMatchObject({ alg: "ES256", kid: ec.kid });
     // the data API accepts it too: past authentication, an unknown table is PGRST205
     const rest = await raw("/rest/v1/nothing_here", token);
     expect(rest.status).toBe(404);
     expect(rest.body.code).toBe("PGRST205");
   });
 
-  it("makes the anon and service_role keys JWTs of the first key, as the CLI does", async () => {
+  it("makes the anon and service_role keys JWTs of the file's first key, as the CLI does (whatever its key_ops)", async () => {
     for (const [key, role] of [
       [backend.keys.anon, "anon"],
       [backend.keys.serviceRole, "service_role"],
@@ -144,9 +155,11 @@ describe("[auth] signing_keys_path", () => {
   });
 
   it("accepts a service_role JWT signed with any key of the file, or HS256 with the JWT secret", async () => {
-    const byEc = await signWith(ec, { role: "service_role", iss: "supabase-demo" });
-    expect((await raw("/auth/v1/admin/users?per_page=1", byEc)).status).toBe(200);
-    expect((await raw("/rest/v1/nothing_here", byEc)).body.code).toBe("PGRST205");
+    for (const jwk of [rsa, ec]) {
+      const token = await signWith(jwk, { role: "service_role", iss: "supabase-demo" });
+      expect((await raw("/auth/v1/admin/users?per_page=1", token)).status).toBe(200);
+      expect((await raw("/rest/v1/nothing_here", token)).body.code).toBe("PGRST205");
+    }
     // the legacy service_role key (HS256 over jwt_secret, no kid)
     expect((await raw("/auth/v1/admin/users?per_page=1", KEYS.serviceRole)).status).toBe(200);
     expect((await raw("/rest/v1/nothing_here", KEYS.serviceRole)).body.code).toBe("PGRST205");
@@ -185,5 +198,25 @@ describe("[auth] signing_keys_path", () => {
       code: "PGRST301",
       message: "JWT cryptographic operation failed",
     });
+  });
+});
+
+describe("key files the real Auth server refuses to start with", () => {
+  it("several keys that may sign (what `gen signing-key --append` writes): no start, the file named", async () => {
+    const [one, two] = await Promise.all([cliKey("ES256"), cliKey("RS256")]);
+    const project = projectWith([one, two]);
+    const file = join(project, "supabase", "signing_keys.json");
+    await expect(createLocalBackend({ projectDir: project, host: false })).rejects.toThrow(
+      `Invalid signing keys in ${file}: multiple signing keys detected, only 1 signing key is supported`,
+    );
+  });
+
+  it("no key that may sign (key_ops without sign, or none at all)", async () => {
+    const verifyOnly = { ...(await cliKey("ES256")), key_ops: ["verify"] };
+    const { key_ops: _ops, ...noOps } = await cliKey("ES256");
+    const project = projectWith([verifyOnly, noOps]);
+    await expect(createLocalBackend({ projectDir: project, host: false })).rejects.toThrow(
+      `Invalid signing keys in ${join(project, "supabase", "signing_keys.json")}: no signing key detected`,
+    );
   });
 });

@@ -13,13 +13,14 @@ import {
   deleteChallenge,
   deleteExpiredUnverifiedFactors,
   deleteFactor,
-  deleteUnverifiedTotpFactors,
-  deleteUnverifiedWebAuthnFactors,
+  deleteUnverifiedFactors,
+  deleteUnverifiedPhoneFactors,
   type FactorWithSecret,
   factorsOf,
   findChallenge,
   findFactor,
   insertFactor,
+  insertPhoneFactor,
   insertTotpFactor,
   markChallengeVerified,
   markFactorVerified,
@@ -30,9 +31,10 @@ import {
 import { deleteSessionsBelowAal2 } from "../models/sessions.ts";
 import { findUserById } from "../models/users.ts";
 import type { CeremonySession } from "../models/webauthn-challenges.ts";
+import { phoneChallengeCode, phoneCodeMatches } from "../phone-factor.ts";
 import { clientIp, readBody, readParams } from "../request.ts";
 import { upgradeSession } from "../token-response.ts";
-import { UUID } from "../validate.ts";
+import { UUID, validatePhone } from "../validate.ts";
 import { verifyWebAuthnFactor, webAuthnFactorChallenge } from "../webauthn-factor.ts";
 
 /** Unverified factors and challenges live 300 s (GOTRUE_MFA_FACTOR_EXPIRY_DURATION and
@@ -63,7 +65,7 @@ async function loadFactor(ctx: AuthContext, request: Request, caller: Caller) {
   return factor;
 }
 
-/** POST /factors: enroll a TOTP factor (phone and WebAuthn are not offered locally). */
+/** POST /factors: enroll a TOTP, phone or WebAuthn factor. */
 export async function enrollFactor(ctx: AuthContext, request: Request): Promise<Response> {
   const caller = await requireFactorCaller(ctx, request);
   const params = await readParams(request, {
@@ -72,13 +74,14 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     issuer: "string",
     phone: "string",
   });
-  const { totp, webAuthn } = ctx.config.auth.mfa;
+  const { totp, webAuthn, phone } = ctx.config.auth.mfa;
   switch (params.factor_type) {
     case "totp":
       if (!totp.enrollEnabled) throw authError("totpEnrollDisabled");
       break;
     case "phone":
-      throw authError("phoneEnrollDisabled");
+      if (!phone.enrollEnabled) throw authError("phoneEnrollDisabled");
+      return enrollPhoneFactor(ctx, request, caller, params.friendly_name ?? "", params.phone);
     case "webauthn":
       if (!webAuthn.enrollEnabled) throw authError("webauthnEnrollDisabled");
       return enrollWebAuthnFactor(ctx, request, caller, params.friendly_name ?? "");
@@ -117,6 +120,42 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     type: "totp",
     friendly_name: friendlyName,
     totp: { qr_code: qrCode, secret: secret.base32, uri },
+  });
+}
+
+/** enrollPhoneFactor: an unverified factor for the number; an unverified one for the same number
+ * is replaced, a verified one refuses. The answer echoes the number as the client wrote it. */
+async function enrollPhoneFactor(
+  ctx: AuthContext,
+  request: Request,
+  caller: Caller,
+  friendlyName: string,
+  rawPhone: string | undefined,
+): Promise<Response> {
+  if (!rawPhone) throw authError("factorPhoneRequired");
+  const phone = validatePhone(rawPhone);
+  const { user, session } = caller;
+  const existing = await factorsOf(ctx.db, user.id);
+  if (
+    existing.some((f) => f.factor_type === "phone" && f.phone === phone && f.status === "verified")
+  ) {
+    throw authError("verifiedPhoneFactorExists");
+  }
+  const factorId = randomUUID();
+  await ctx.db.transaction(async (tx) => {
+    await deleteUnverifiedPhoneFactors(tx, user.id, phone);
+    await validateFactors(ctx, tx, user.id, friendlyName, session?.aal);
+    await insertPhoneFactor(tx, { id: factorId, userId: user.id, friendlyName, phone });
+    await audit(tx, clientIp(request), user, "factor_in_progress", {
+      factor_id: factorId,
+      factor_type: "phone",
+    });
+  });
+  return Response.json({
+    id: factorId,
+    type: "phone",
+    friendly_name: friendlyName,
+    phone: rawPhone,
   });
 }
 
@@ -184,13 +223,9 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
     }
     const { webauthn, session } = await webAuthnFactorChallenge(ctx, ctx.db, caller.user, factor);
     const id = randomUUID();
-    const created = await createChallenge(
-      ctx.db,
-      id,
-      factor.id,
-      clientIp(request),
-      session as unknown as Record<string, unknown>,
-    );
+    const created = await createChallenge(ctx.db, id, factor.id, clientIp(request), {
+      webAuthnSession: session as unknown as Record<string, unknown>,
+    });
     return Response.json({
       id,
       type: "webauthn",
@@ -198,11 +233,19 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
       webauthn,
     });
   }
-  if (factor.factor_type !== "totp") throw authError("factorTypeInvalid");
-  if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
+  let otpCode: string | undefined;
+  if (factor.factor_type === "phone") {
+    if (!ctx.config.auth.mfa.phone.verifyEnabled) throw authError("phoneVerifyDisabled");
+    const params = await readParams(request, { channel: "string", webauthn: "object" });
+    otpCode = await phoneChallengeCode(ctx, ctx.db, factor, params.channel);
+  } else {
+    if (factor.factor_type !== "totp") throw authError("factorTypeInvalid");
+    if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
+  }
   const challengeId = randomUUID();
   const created = await ctx.db.transaction(async (tx) => {
-    const createdAt = await createChallenge(tx, challengeId, factor.id, clientIp(request));
+    const ip = clientIp(request);
+    const createdAt = await createChallenge(tx, challengeId, factor.id, ip, { otpCode });
     await audit(tx, clientIp(request), caller.user, "challenge_created", {
       factor_id: factor.id,
       factor_status: factor.status,
@@ -242,6 +285,12 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
     if (!ctx.config.auth.mfa.webAuthn.verifyEnabled) throw authError("webauthnVerifyDisabled");
     return verifyWebAuthn(ctx, request, caller, factor, challengeId, params.webauthn);
   }
+  if (factor.factor_type === "phone") {
+    if (!ctx.config.auth.mfa.phone.verifyEnabled) throw authError("phoneVerifyDisabled");
+    const challenge = await validateChallenge(ctx, request, factor.id, challengeId);
+    if (!phoneCodeMatches(challenge.otp_code, code)) throw authError("phoneCodeInvalid");
+    return Response.json(await raiseSession(ctx, request, caller, factor, challenge.id, code));
+  }
   if (factor.factor_type !== "totp") throw authError("factorTypeInvalid");
   if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
 
@@ -258,29 +307,45 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
   const reused =
     valid && (await codeRecentlyVerified(ctx.db, factor.id, code, PERIOD * (2 * SKEW + 1)));
   if (!valid || reused) throw authError("totpInvalid");
+  return Response.json(await raiseSession(ctx, request, caller, factor, challenge.id, code));
+}
 
+/** A TOTP or phone code verified the challenge: the factor is verified, the session becomes aal2
+ * (amr `totp` or `mfa/phone`), lower sessions and unfinished enrollments of the type go. */
+async function raiseSession(
+  ctx: AuthContext,
+  request: Request,
+  caller: Caller,
+  factor: FactorWithSecret,
+  challengeId: string,
+  code: string,
+): Promise<Record<string, unknown>> {
+  const session = caller.session;
+  if (!session) throw authError("sessionFromJwtMissing");
+  const factorType = factor.factor_type === "phone" ? "phone" : "totp";
   const body = await ctx.db.transaction(async (tx) => {
     await audit(tx, clientIp(request), caller.user, "verification_attempted", {
       factor_id: factor.id,
-      challenge_id: challenge.id,
+      challenge_id: challengeId,
       factor_type: factor.factor_type,
     });
     // Two verifies of one challenge at once: the second finds it verified.
-    if (!(await markChallengeVerified(tx, challenge.id, code))) {
+    if (!(await markChallengeVerified(tx, challengeId, code))) {
       throw authError("challengeIpMismatch");
     }
     if (factor.status !== "verified") await markFactorVerified(tx, factor.id);
     const user = (await findUserById(tx, caller.user.id)) ?? caller.user;
-    const result = await upgradeSession(ctx, tx, user, session.id, "totp", factor.id);
-    // InvalidateSessionsWithAALLessThan(aal2), DeleteUnverifiedFactors(totp)
+    const method = factorType === "phone" ? "mfa/phone" : "totp";
+    const result = await upgradeSession(ctx, tx, user, session.id, method, factor.id);
+    // InvalidateSessionsWithAALLessThan(aal2), DeleteUnverifiedFactors(type)
     await deleteSessionsBelowAal2(tx, user.id);
-    await deleteUnverifiedTotpFactors(tx, user.id);
+    await deleteUnverifiedFactors(tx, user.id, factorType);
     return result;
   });
   if (factor.status !== "verified") {
-    await sendNotification(ctx, caller.user, "mfa_factor_enrolled", { factorType: "totp" });
+    await sendNotification(ctx, caller.user, "mfa_factor_enrolled", { factorType });
   }
-  return Response.json(body);
+  return body;
 }
 
 /** validateChallenge: the challenge of this factor, from this address, not verified before, not
@@ -359,7 +424,7 @@ async function verifyWebAuthn(
     const user = (await findUserById(tx, caller.user.id)) ?? caller.user;
     const upgraded = await upgradeSession(ctx, tx, user, session.id, "mfa/webauthn", factor.id);
     await deleteSessionsBelowAal2(tx, user.id);
-    await deleteUnverifiedWebAuthnFactors(tx, user.id);
+    await deleteUnverifiedFactors(tx, user.id, "webauthn");
     return upgraded;
   });
   if (newlyVerified) {

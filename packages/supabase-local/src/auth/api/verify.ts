@@ -158,7 +158,11 @@ async function verifyPost(ctx: AuthContext, request: Request): Promise<Response>
   const usingHash = !!params.token_hash;
   if (!params.token && !params.token_hash) throw authError("verifyNeedsToken");
   if (params.token && params.token_hash) throw authError("verifyTokenOrHash");
-  if (usingHash && (params.email || params.phone)) throw authError("verifyOnlyHash");
+  if (usingHash && (params.email || params.phone || params.redirect_to)) {
+    throw authError("verifyOnlyHash");
+  }
+  // verifyTokenHash knows the emailed types only: a hash of an SMS code (sms, phone_change) is refused
+  if (usingHash && !isEmailType(type)) throw authError("hashNeedsEmailType");
   if (!usingHash) {
     if (params.email && params.phone) throw authError("verifyEmailOrPhone");
     if (params.phone && !params.email) {

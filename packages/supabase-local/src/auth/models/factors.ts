@@ -50,6 +50,8 @@ export interface ChallengeRow {
   expired: boolean;
   /** A WebAuthn challenge's ceremony (the options' challenge, RP ID, user handle). */
   web_authn_session_data: Record<string, unknown> | null;
+  /** A phone challenge's code (and, once verified, the code that verified a TOTP challenge). */
+  otp_code: string | null;
 }
 
 /** User.HasMFAEnabled: the user has a verified factor. */
@@ -94,6 +96,33 @@ export async function insertTotpFactor(
     `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
      values ($1, $2, $3, 'totp', 'unverified', now(), now(), $4)`,
     [factor.id, factor.userId, factor.friendlyName, factor.secret],
+  );
+}
+
+/** A new, unverified phone factor for `phone` (digits, as validatePhone leaves them). */
+export async function insertPhoneFactor(
+  db: Db,
+  factor: { id: string; userId: string; friendlyName: string; phone: string },
+): Promise<void> {
+  await run(
+    db,
+    `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, phone)
+     values ($1, $2, $3, 'phone', 'unverified', now(), now(), $4)`,
+    [factor.id, factor.userId, factor.friendlyName, factor.phone],
+  );
+}
+
+/** The user's unverified phone factors for `phone` go: enrolling the number again replaces them. */
+export async function deleteUnverifiedPhoneFactors(
+  db: Db,
+  userId: string,
+  phone: string,
+): Promise<void> {
+  await run(
+    db,
+    `delete from auth.mfa_factors
+     where user_id = $1 and factor_type = 'phone' and status = 'unverified' and phone = $2`,
+    [userId, phone],
   );
 }
 
@@ -175,12 +204,16 @@ export async function updateLastWebAuthnChallenge(
   );
 }
 
-/** DeleteUnverifiedFactors(webauthn). */
-export async function deleteUnverifiedWebAuthnFactors(db: Db, userId: string): Promise<void> {
+/** DeleteUnverifiedFactors: what is left of enrollments of this type never finished. */
+export async function deleteUnverifiedFactors(
+  db: Db,
+  userId: string,
+  factorType: "totp" | "phone" | "webauthn",
+): Promise<void> {
   await run(
     db,
-    "delete from auth.mfa_factors where user_id = $1 and status = 'unverified' and factor_type = 'webauthn'",
-    [userId],
+    "delete from auth.mfa_factors where user_id = $1 and status = 'unverified' and factor_type = $2",
+    [userId, factorType],
   );
 }
 
@@ -203,15 +236,6 @@ export async function markFactorVerified(db: Db, factorId: string): Promise<void
     db,
     "update auth.mfa_factors set status = 'verified', updated_at = now() where id = $1",
     [factorId],
-  );
-}
-
-/** DeleteUnverifiedFactors(totp): what is left of enrollments never finished. */
-export async function deleteUnverifiedTotpFactors(db: Db, userId: string): Promise<void> {
-  await run(
-    db,
-    "delete from auth.mfa_factors where user_id = $1 and status = 'unverified' and factor_type = 'totp'",
-    [userId],
   );
 }
 
@@ -247,20 +271,21 @@ export async function renameFactor(db: Db, factorId: string, name: string): Prom
 /**
  * A challenge of the factor, from `ip`; the factor remembers it as its last challenge
  * (WriteChallengeToDatabase: a unique column, so a second factor challenged in the same instant
- * keeps its earlier value). Returns when it was created.
+ * keeps its earlier value), with a WebAuthn ceremony or a phone code. Returns when it was created.
  */
 export async function createChallenge(
   db: Db,
   challengeId: string,
   factorId: string,
   ip: string,
-  webAuthnSession?: Record<string, unknown>,
+  extra: { webAuthnSession?: Record<string, unknown>; otpCode?: string } = {},
 ): Promise<Date> {
+  const session = extra.webAuthnSession ? JSON.stringify(extra.webAuthnSession) : null;
   const row = await one<{ created_at: Date }>(
     db,
-    `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address, web_authn_session_data)
-     values ($1, $2, now(), $3, $4) returning created_at`,
-    [challengeId, factorId, ip, webAuthnSession ? JSON.stringify(webAuthnSession) : null],
+    `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address, web_authn_session_data, otp_code)
+     values ($1, $2, now(), $3, $4, $5) returning created_at`,
+    [challengeId, factorId, ip, session, extra.otpCode ?? null],
   );
   await run(
     db,
@@ -280,7 +305,7 @@ export async function findChallenge(
 ): Promise<ChallengeRow | undefined> {
   return one<ChallengeRow>(
     db,
-    `select id, verified_at, host(ip_address) as ip_address, web_authn_session_data,
+    `select id, verified_at, host(ip_address) as ip_address, web_authn_session_data, otp_code,
        created_at + make_interval(secs => $3) < now() as expired
      from auth.mfa_challenges where id = $1 and factor_id = $2`,
     [id, factorId, expirySeconds],
@@ -327,8 +352,25 @@ export function factorJson(factor: FactorRow): Record<string, unknown> {
     friendly_name: factor.friendly_name ?? undefined,
     factor_type: factor.factor_type,
     status: factor.status,
+    // storage.NullString: "" for the factors without a number
+    phone: factor.phone ?? "",
     created_at: iso(factor.created_at),
     updated_at: iso(factor.updated_at),
     last_challenged_at: iso(factor.last_challenged_at),
   };
+}
+
+/** Seconds before the factor may be challenged again after its last challenge (≤ 0: now). */
+export async function secondsUntilChallengeAllowed(
+  db: Db,
+  factorId: string,
+  periodSeconds: number,
+): Promise<number | null> {
+  const row = await one<{ left: number | null }>(
+    db,
+    `select extract(epoch from (last_challenged_at + make_interval(secs => $2) - now()))::float8 as left
+     from auth.mfa_factors where id = $1`,
+    [factorId, periodSeconds],
+  );
+  return row?.left ?? null;
 }

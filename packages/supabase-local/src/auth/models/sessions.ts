@@ -25,6 +25,7 @@ export type AuthMethod =
   | "passkey"
   | "totp"
   | "mfa/webauthn"
+  | "mfa/phone"
   | "mfa/recovery_code";
 
 /** One `amr` entry of an access token: a method and when it was last used in the session. */

@@ -18,24 +18,52 @@ import {
 /** The project these backends serve: this repository's supabase/ (config, migrations). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
+/** Settings of the test backends: quick password hashes (tests make their own data, no seed). */
+const QUICK = { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } };
+
+/**
+ * This test worker's database for backends of the repository's project as it is (no seed, no
+ * fixtures, no data directory of their own): opened once, by a backend kept for the worker's
+ * life. Each test file gets fresh users, not a fresh database, as with the shared test backend;
+ * files of one worker run one after another. Opening a database is about a second of CPU.
+ */
+let worker: Promise<LocalBackend> | undefined;
+
+function workerDatabase() {
+  worker ??= createLocalBackend({ projectDir: ROOT, seed: false, host: false, config: QUICK });
+  return worker.then((backend) => backend.db);
+}
+
+/** Options that need a database of their own; any other is a setting of the backend. */
+const OWN_DATABASE = [
+  "projectDir",
+  "dataDir",
+  "seed",
+  "fixtures",
+  "migrationsDir",
+  "cacheDir",
+  "postgresPort",
+] as const;
+
 /**
  * A second backend in this test worker, in memory and without a socket, for settings the shared
  * test backend does not use (small rate limits, MFA switched off, ...). The same supabase-js
  * drives it through its fetch handler. Without a socket every caller's address is 127.0.0.1,
- * unless `trustProxyHeader` names a header that carries it.
+ * unless `trustProxyHeader` names a header that carries it. It serves the worker's database
+ * unless `options` ask for one of its own (a seed, fixtures, ...).
  */
 export async function memoryBackend(
   config: DeepPartial<Config>,
-  options: Omit<LocalBackendOptions, "config" | "host"> = {},
+  options: Omit<LocalBackendOptions, "config" | "host" | "db"> = {},
 ) {
-  // Without the demo seed unless asked for, and with quick password hashes unless `config` sets
-  // the cost (as the shared test backend): tests make their own data.
+  const own = OWN_DATABASE.some((option) => options[option] !== undefined);
   const backend = await createLocalBackend({
     projectDir: ROOT,
     seed: false,
     ...options,
+    ...(own ? {} : { db: await workerDatabase() }),
     host: false,
-    config: { ...config, auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST, ...config.auth } },
+    config: { ...config, auth: { ...QUICK.auth, ...config.auth } },
   });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
     backend.fetch(new Request(input, init));

@@ -36,6 +36,12 @@ export interface LocalBackendOptions {
   configPath?: string;
   /** Deep-merged over config.toml (tests that need another setting). */
   config?: DeepPartial<Config>;
+  /**
+   * An open database to serve instead of opening one: another backend's `db`, of the same project.
+   * Its migrations are brought up to date as a fresh one's would be; closing this backend leaves
+   * it open. Backends that differ only in their settings (tests) then share one database.
+   */
+  db?: PGlite;
   /** Extra SQL files applied after migrations and seed (test fixtures). */
   fixtures?: string[];
   /**
@@ -142,27 +148,31 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       dataDir: options.dataDir,
       path: config.auth.signingKeysPath,
     });
-    // A fresh database (in memory, or a data directory without one) starts from the snapshot.
-    const fresh = options.dataDir === undefined || !hasDatabase(options.dataDir);
-    const snapshot = fresh
-      ? await snapshotFor(migrations, options.cacheDir ?? snapshotCacheDir(project.projectDir))
-      : undefined;
-    db = await openDatabase(options.dataDir, {
-      snapshot,
-      postgres:
-        options.postgresPort === undefined || hosts.length === 0
-          ? undefined
-          : {
-              port: options.postgresPort,
-              host: hosts[0],
-              idleInTransactionTimeout: options.idleInTransactionTimeout,
-            },
-    });
+    if (options.db) {
+      db = options.db;
+    } else {
+      // A fresh database (in memory, or a data directory without one) starts from the snapshot.
+      const fresh = options.dataDir === undefined || !hasDatabase(options.dataDir);
+      const snapshot = fresh
+        ? await snapshotFor(migrations, options.cacheDir ?? snapshotCacheDir(project.projectDir))
+        : undefined;
+      db = await openDatabase(options.dataDir, {
+        snapshot,
+        postgres:
+          options.postgresPort === undefined || hosts.length === 0
+            ? undefined
+            : {
+                port: options.postgresPort,
+                host: hosts[0],
+                idleInTransactionTimeout: options.idleInTransactionTimeout,
+              },
+      });
+    }
     keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
     await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
   } catch (error) {
     await Promise.all(servers.map(closeServer));
-    await db?.close();
+    if (!options.db) await db?.close();
     throw error;
   }
 
@@ -249,7 +259,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       mailpitUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     } catch (error) {
       await Promise.all(servers.map(closeServer));
-      await db.close();
+      if (!options.db) await db.close();
       throw error;
     }
   }
@@ -275,7 +285,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     inbox,
     close: async () => {
       await Promise.all(servers.map(closeServer));
-      await db.close();
+      if (!options.db) await db.close();
     },
   };
 }

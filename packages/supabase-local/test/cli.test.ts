@@ -201,6 +201,7 @@ describe("supabase-local", () => {
     test("status signs the anon and service_role keys afresh with the file's first key, as `supabase status` does", async () => {
       const key = await cliKey();
       const dir = await keyProject([key]);
+      await withBaseSnapshot(dir);
       const [port, dbPort, mailPort] = [await freePort(), await freePort(), await freePort()];
       const start = cli(["start"], port, dbPort, mailPort, dir);
       try {

@@ -9,11 +9,11 @@
 import { spawnSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { applyMigrations, openDatabase } from "@edge-notes/supabase-local";
+import { createLocalBackend, type LocalBackend } from "@edge-notes/supabase-local";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The local backend's database (PGlite): what the catalog is read from. */
-type Database = Awaited<ReturnType<typeof openDatabase>>;
+type Database = LocalBackend["db"];
 export const TYPES_FILE = "app/lib/database.types.ts";
 /** The schemas the app's API exposes and types (config.toml [api] schemas, minus graphql_public). */
 const SCHEMAS = ["public"];
@@ -499,14 +499,17 @@ function format(source: string): string {
   return result.stdout;
 }
 
-/** The types for the schema supabase/migrations builds, formatted. */
+/**
+ * The types for the schema supabase/migrations builds, formatted. Read from a backend of the
+ * project without its seed: it starts from the start snapshot of the migrations (made once per
+ * change to them), not from initdb.
+ */
 export async function generateDatabaseTypes(): Promise<string> {
-  const db = await openDatabase();
+  const backend = await createLocalBackend({ projectDir: ROOT, host: false, seed: false });
   try {
-    await applyMigrations(db, { projectDir: ROOT });
-    return format(renderTypes(await readCatalog(db)));
+    return format(renderTypes(await readCatalog(backend.db)));
   } finally {
-    await db.close();
+    await backend.close();
   }
 }
 

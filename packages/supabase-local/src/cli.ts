@@ -17,7 +17,6 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "./config.ts";
 import { firstFileKey, KEYS, type Keys, projectKeys } from "./keys.ts";
 import { projectPaths, reset } from "./project.ts";
-import { createLocalBackend } from "./server.ts";
 
 const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project dir>]
 
@@ -73,6 +72,8 @@ async function start(projectDir: string): Promise<void> {
   const { dataDir } = projectPaths(projectDir);
   const started = performance.now();
   const ports = configuredPorts(projectDir);
+  // Only `start` loads the server (Auth, the data API, PGlite): status and reset answer at once.
+  const { createLocalBackend } = await import("./server.ts");
   const backend = await createLocalBackend({
     projectDir,
     dataDir,

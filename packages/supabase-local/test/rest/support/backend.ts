@@ -7,11 +7,12 @@
  * createRestHandler and a real HS256 JWT check, reached through supabase-js's fetch option (same
  * code path as over a socket, minus the socket).
  */
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { jwtVerify, SignJWT } from "jose";
-import { applyMigrations, EXTENSIONS, KEYS, prepareDatabase } from "../../../src/index.ts";
+import { applyMigrations, KEYS, openDatabase } from "../../../src/index.ts";
 import { createRestHandler } from "../../../src/rest/index.ts";
+import { baseSnapshot, snapshotCacheDir } from "../../../src/snapshot.ts";
 
 // The Supabase CLI's well-known local JWT secret and demo keys (public values, not secrets).
 const SECRET = new TextEncoder().encode(KEYS.jwtSecret);
@@ -129,10 +130,11 @@ async function shared(): Promise<Backend> {
 }
 
 async function start(): Promise<LocalBackend> {
-  const db = new PGlite({ extensions: EXTENSIONS });
   // The app's migrations reference auth.users (profiles, sharing): the backend's own roles and
-  // auth schema first, exactly as openDatabase() sets them up.
-  await prepareDatabase(db);
+  // auth schema first, from the base snapshot (initdb, roles, auth) the test run's backend made.
+  const db = await openDatabase(undefined, {
+    snapshot: await baseSnapshot(snapshotCacheDir(process.cwd())),
+  });
   await db.exec(BOOTSTRAP);
   await applyMigrations(db, {
     projectDir: process.cwd(),

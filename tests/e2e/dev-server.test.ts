@@ -1,0 +1,60 @@
+// `npm run dev` serves the app with `react-router dev` (Vite with the Cloudflare plugin, the Worker
+// in workerd, React's development build). Every other test, here and in `npm test`, runs the
+// production build, so this one checks that the development server works too: a sign-in through
+// it, with JavaScript on (hydration, the client router) against the main stack's backend.
+import { type ChildProcess, spawn } from "node:child_process";
+import { afterAll, beforeAll } from "vitest";
+import { ROOT, stopProcessGroup, TOOL_ENV } from "../support/preview.ts";
+import { freshUser, signInWithPassword } from "./support/flows.ts";
+import { main, type Stack } from "./support/stacks.ts";
+import { test } from "./support/test.ts";
+
+const DEV_PORT = Number(process.env.E2E_APP_PORT ?? 8793) + 20;
+const dev: Stack = {
+  ...main,
+  name: "dev",
+  appPort: DEV_PORT,
+  appUrl: `http://localhost:${DEV_PORT}`,
+};
+
+let server: ChildProcess;
+let output = "";
+
+beforeAll(async () => {
+  server = spawn("react-router", ["dev", "--port", String(DEV_PORT), "--strictPort"], {
+    cwd: ROOT,
+    env: {
+      ...TOOL_ENV,
+      BROWSER: "none",
+      NODE_ENV: "development",
+      // the dev server gives the Worker its process environment: this stack's backend
+      CLOUDFLARE_INCLUDE_PROCESS_ENV: "true",
+      SUPABASE_URL: main.backendUrl,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  server.stdout?.on("data", (chunk) => (output += chunk));
+  server.stderr?.on("data", (chunk) => (output += chunk));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && server.exitCode === null) {
+    try {
+      // the first request also compiles the route modules
+      const response = await fetch(`${dev.appUrl}/sign-in`, {
+        signal: AbortSignal.timeout(30_000),
+      });
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`react-router dev did not serve ${dev.appUrl}:\n${output}`);
+});
+afterAll(() => stopProcessGroup(server));
+
+test("the development server signs a user in", async ({ browser }) => {
+  const user = await freshUser(main);
+  const page = await browser.open();
+  await signInWithPassword(page, dev, user);
+});

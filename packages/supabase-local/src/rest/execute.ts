@@ -156,7 +156,8 @@ function respond(shape: ResponsePlan, row: Row, csvBody: boolean): Response {
     const countTotal = status.count ? String(row.n) : "*";
     headers.set("Content-Range", status.range ? `${range}/${countTotal}` : `*/${countTotal}`);
     if (status.location && row.body) {
-      const first = (JSON.parse(row.body) as Record<string, unknown>[])[0];
+      const rows = JSON.parse(row.body) as Record<string, unknown>[] | Record<string, unknown>;
+      const first = Array.isArray(rows) ? rows[0] : rows;
       if (first) {
         const q = status.location.keys
           .map((k) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(first[k]))}`)
@@ -185,14 +186,13 @@ function withBody(
   csvBody: boolean,
 ): Response {
   let text = row.body ?? "";
-  if (shape.unwrap) {
-    const rows = JSON.parse(text) as unknown[];
-    text = JSON.stringify(Array.isArray(rows) ? (rows[0] ?? null) : rows);
+  // an object's body is the first row already, as the statement gave it
+  if (shape.unwrap)
     headers.set(
       "Content-Type",
       shape.media === "object" ? CONTENT_TYPES.object : CONTENT_TYPES.json,
     );
-  } else if (shape.media === "csv") {
+  else if (shape.media === "csv") {
     if (!csvBody) text = toCsv(JSON.parse(text));
     headers.set("Content-Type", CONTENT_TYPES.csv);
   } else headers.set("Content-Type", CONTENT_TYPES.json);

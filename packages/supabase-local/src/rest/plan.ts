@@ -51,9 +51,17 @@ export type Output =
       readonly name: string;
       /** count(), sum()…: the rows are grouped by the other columns */
       readonly aggregate?: Aggregate;
+      /** the row itself (a to-one spread's count(), counted by the parent) */
+      readonly wholeRow?: boolean;
     }
   | { readonly kind: "embed"; readonly index: number; readonly name: string }
-  | { readonly kind: "spread"; readonly index: number; readonly names: readonly string[] }
+  | {
+      readonly kind: "spread";
+      readonly index: number;
+      readonly names: readonly string[];
+      /** per name: the aggregate hoisted from a to-one spread, applied at this level */
+      readonly aggregates?: readonly (Aggregate | undefined)[];
+    }
   /** every column of a relation the cache has no columns for (a function's record result) */
   | { readonly kind: "all" };
 

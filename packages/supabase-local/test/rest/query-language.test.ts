@@ -161,6 +161,75 @@ describe("embedding", () => {
   });
 });
 
+describe("response bodies, byte for byte as PostgREST builds them", () => {
+  // PostgREST v14: the top level is json (json_agg of the rows: keys in select order, no spaces);
+  // embedded objects and arrays are jsonb (row_to_json(…)::jsonb, json_agg(…)::jsonb), so their
+  // keys come out shortest first, then bytewise, printed with jsonb's spacing; columns come
+  // before embeds and spreads whatever the select order.
+  const body = async (path: string, headers: Record<string, string> = {}) => {
+    const r = await raw(path, headers);
+    expect(r.status).toBe(200);
+    return r.text();
+  };
+
+  test("a to-one embed: a jsonb object after the columns", async () => {
+    expect(
+      await body("/rest_people?select=parent:parent_id(parent_id,name,id),name,id&id=eq.4"),
+    ).toBe('[{"name":"di","id":4,"parent":{"id": 2, "name": "ben", "parent_id": 1}}]');
+    expect(
+      await body(
+        "/rest_people?select=id,parent:parent_id(a_long_key:id,zz:name,b:id,a:name)&id=eq.2",
+      ),
+    ).toBe('[{"id":2,"parent":{"a": "ann", "b": 1, "zz": "ann", "a_long_key": 1}}]');
+    // a missing parent is null
+    expect(await body("/rest_people?select=name,parent:parent_id(name)&id=eq.1")).toBe(
+      '[{"name":"ann","parent":null}]',
+    );
+  });
+
+  test("a to-many embed: a jsonb array, [] when empty; the object media type too", async () => {
+    expect(
+      await body(
+        "/rest_people?select=kids:rest_people!parent_id(name,id),name&id=in.(1,3)&order=id&kids.order=id",
+      ),
+    ).toBe(
+      '[{"name":"ann","kids":[{"id": 2, "name": "ben"}, {"id": 3, "name": "cy"}]}, \n {"name":"cy","kids":[]}]',
+    );
+    expect(
+      await body("/rest_people?select=kids:rest_people!parent_id(name,id),name&id=eq.2", {
+        Accept: "application/vnd.pgrst.object+json",
+      }),
+    ).toBe('{"name":"ben","kids":[{"id": 4, "name": "di"}]}');
+  });
+
+  test("nested embeds: jsonb all the way down", async () => {
+    expect(
+      await body(
+        "/rest_people?select=name,parent:parent_id(mentees:rest_people!mentor_id(name,id),name)&id=eq.3",
+      ),
+    ).toBe('[{"name":"cy","parent":{"name": "ann", "mentees": [{"id": 4, "name": "di"}]}}]');
+  });
+
+  test("spreads: a to-one spread's columns at the top level, a to-many spread's jsonb arrays", async () => {
+    expect(
+      await body("/rest_people?select=...mentor_id(pname:name,boss:parent_id(name,id)),id&id=eq.3"),
+    ).toBe('[{"id":3,"pname":"ben","boss":{"id": 1, "name": "ann"}}]');
+    expect(
+      await body(
+        "/rest_people?select=...rest_people!parent_id(kid:name,kid_id:id),name&id=eq.1&rest_people.order=id",
+      ),
+    ).toBe('[{"name":"ann","kid":["ben", "cy"],"kid_id":[2, 3]}]');
+  });
+
+  test("nulls=stripped strips inside the embeds too, with json_strip_nulls's spacing", async () => {
+    expect(
+      await body("/rest_people?select=name,parent:parent_id(name,mentor_id)&id=eq.2", {
+        Accept: "application/vnd.pgrst.array+json;nulls=stripped",
+      }),
+    ).toBe('[{"name":"ben","parent":{"name":"ann"}}]');
+  });
+});
+
 describe("text/csv", () => {
   test("rows as PostgREST writes them: header, record text, no trailing newline", async () => {
     const r = await raw("/rest_people?select=id,name,parent_id&order=id", { Accept: "text/csv" });

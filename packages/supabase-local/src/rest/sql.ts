@@ -161,45 +161,40 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
   const embedAliases = node.embeds.map((e) => b.alias(e.node.relation.name.slice(0, 40)));
   const scope: Scope = { alias: o.alias, node, embedAliases };
   const laterals = node.embeds.map((e, i) => lateral(b, e, o.alias, embedAliases[i] as string));
-  // PostgREST's select list: the columns first, then the embeds and spreads, each in the order
-  // requested. Embedded objects and arrays are jsonb (so their keys come out in jsonb's order);
-  // with aggregates, the rows are grouped by every other projection
+  // embedded objects and arrays are jsonb, as in PostgREST (so their keys come out in jsonb's
+  // order); with aggregates, the rows are grouped by every other projection
   const grouped = node.outputs.some(
     (out) =>
       (out.kind === "column" && out.aggregate) ||
       (out.kind === "spread" && out.aggregates?.some((a) => a)),
   );
-  const columns = node.outputs.filter((out) => out.kind === "column" || out.kind === "all");
-  const relations = node.outputs.filter((out) => out.kind === "embed" || out.kind === "spread");
-  const projections = [...columns, ...relations].flatMap(
-    (out): (string | { aggregate: string })[] => {
-      if (out.kind === "column") {
-        const value = out.wholeRow
-          ? o.alias
-          : out.field.name === "*" && out.aggregate
-            ? "*"
-            : `${fieldExpr(b, `${o.alias}.${ident(out.field.name)}`, out.field)}${castSql(out.cast)}`;
-        if (!out.aggregate) return [`${value} AS ${ident(out.name)}`];
-        return [{ aggregate: `${aggregateSql(out.aggregate, value)} AS ${ident(out.name)}` }];
-      }
-      if (out.kind === "all") return [`${o.alias}.*`];
-      const e = embedAliases[out.index] as string;
-      const embed = node.embeds[out.index] as EmbedNode;
-      if (out.kind === "spread")
-        return out.names.map((n, i) => {
-          const value = embed.spreadMany ? `${e}.${ident(n)}` : `(${e}."r").${ident(n)}`;
-          const hoisted = out.aggregates?.[i];
-          return hoisted
-            ? { aggregate: `${aggregateSql(hoisted, value)} AS ${ident(n)}` }
-            : `${value} AS ${ident(n)}`;
-        });
-      return [
-        embed.relationship.toOne
-          ? `row_to_json(${e}."r")::jsonb AS ${ident(out.name)}`
-          : `coalesce(${e}."r", '[]') AS ${ident(out.name)}`,
-      ];
-    },
-  );
+  const projections = node.outputs.flatMap((out): (string | { aggregate: string })[] => {
+    if (out.kind === "column") {
+      const value = out.wholeRow
+        ? o.alias
+        : out.field.name === "*" && out.aggregate
+          ? "*"
+          : `${fieldExpr(b, `${o.alias}.${ident(out.field.name)}`, out.field)}${castSql(out.cast)}`;
+      if (!out.aggregate) return [`${value} AS ${ident(out.name)}`];
+      return [{ aggregate: `${aggregateSql(out.aggregate, value)} AS ${ident(out.name)}` }];
+    }
+    if (out.kind === "all") return [`${o.alias}.*`];
+    const e = embedAliases[out.index] as string;
+    const embed = node.embeds[out.index] as EmbedNode;
+    if (out.kind === "spread")
+      return out.names.map((n, i) => {
+        const value = embed.spreadMany ? `${e}.${ident(n)}` : `(${e}."r").${ident(n)}`;
+        const hoisted = out.aggregates?.[i];
+        return hoisted
+          ? { aggregate: `${aggregateSql(hoisted, value)} AS ${ident(n)}` }
+          : `${value} AS ${ident(n)}`;
+      });
+    return [
+      embed.relationship.toOne
+        ? `row_to_json(${e}."r")::jsonb AS ${ident(out.name)}`
+        : `coalesce(${e}."r", '[]') AS ${ident(out.name)}`,
+    ];
+  });
   const groupBy: number[] = [];
   const selectList = projections.map((p, i) => {
     if (typeof p === "string") {

@@ -82,6 +82,70 @@ describe("aggregates", () => {
   });
 });
 
+describe("aggregates in a to-one spread (hoisted, as PostgREST v14 does)", () => {
+  // The spread's aggregates are computed by the level above it (the root, or the nearest plain
+  // embed), grouped by that level's other columns; count() counts the rows that have the related
+  // row. Unaliased, an aggregate is named after its function.
+  const body = async (path: string) => {
+    const r = await raw(path);
+    return { status: r.status, text: await r.text() };
+  };
+
+  test("lifted to the parent, grouped by its columns, through nested to-one spreads", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_aggregates_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    try {
+      await eventually(async () => {
+        expect(await body("/rest_people?select=...parent_id(count(),id.sum())")).toEqual({
+          status: 200,
+          text: '[{"count":3,"sum":4}]',
+        });
+      });
+      expect(
+        await body("/rest_people?select=...parent_id(total:id.sum()::text,n:count())"),
+      ).toEqual({ status: 200, text: '[{"total":"4","n":3}]' });
+      expect(
+        await body(
+          "/rest_people?select=...parent_id(id.max(),count()),mentor_id&order=mentor_id.nullsfirst",
+        ),
+      ).toEqual({
+        status: 200,
+        text: '[{"mentor_id":null,"max":1,"count":1}, \n {"mentor_id":1,"max":2,"count":1}, \n {"mentor_id":2,"max":1,"count":1}]',
+      });
+      // grouped by the spread's own plain columns
+      expect(await body("/rest_people?select=...parent_id(count(),name)&id=in.(2,3)")).toEqual({
+        status: 200,
+        text: '[{"count":2,"name":"ann"}]',
+      });
+      // a spread in a spread: up to the root
+      expect(
+        await body("/rest_people?select=...mentor_id(...parent_id(count(),name.max()))"),
+      ).toEqual({ status: 200, text: '[{"count":1,"max":"ann"}]' });
+      // up to the nearest plain embed, computed per parent row
+      expect(
+        await body(
+          "/rest_people?select=name,kids:rest_people!parent_id(...mentor_id(count()))&id=eq.1",
+        ),
+      ).toEqual({ status: 200, text: '[{"name":"ann","kids":[{"count": 1}]}]' });
+      // not into a to-many spread
+      expect(
+        await body("/rest_people?select=...rest_people!parent_id(...mentor_id(count()))"),
+      ).toEqual({
+        status: 400,
+        text: JSON.stringify({
+          code: "PGRST127",
+          details: "Aggregates are not implemented for one-to-many or many-to-many spreads.",
+          hint: null,
+          message: "Feature not implemented",
+        }),
+      });
+    } finally {
+      await b.db.exec(`alter role authenticator reset pgrst.db_aggregates_enabled;
+        notify pgrst, 'reload config'`);
+    }
+  });
+});
+
 describe("embedding", () => {
   test("computed relationships embed like tables (to-many and to-one)", async () => {
     const { data, error } = await db
@@ -214,6 +278,10 @@ describe("response bodies, byte for byte as PostgREST builds them", () => {
     expect(
       await body("/rest_people?select=...mentor_id(pname:name,boss:parent_id(name,id)),id&id=eq.3"),
     ).toBe('[{"id":3,"pname":"ben","boss":{"id": 1, "name": "ann"}}]');
+    // inside the spread too, the columns come before the embeds
+    expect(
+      await body("/rest_people?select=id,...mentor_id(boss:parent_id(name),pname:name)&id=eq.3"),
+    ).toBe('[{"id":3,"pname":"ben","boss":{"name": "ann"}}]');
     expect(
       await body(
         "/rest_people?select=...rest_people!parent_id(kid:name,kid_id:id),name&id=eq.1&rest_people.order=id",

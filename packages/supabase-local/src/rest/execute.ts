@@ -12,6 +12,9 @@ import { ident, type Query, UPDATED_SQL } from "./sql.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"];
 
+/** pg_type's oid of json: the type of EXPLAIN (FORMAT JSON)'s rows */
+const JSON_OID = 114;
+
 /** Who is calling and the request's own metadata, for the transaction's request.* settings. */
 export interface RequestContext {
   /** db-pre-request: the function called after the settings, before the statement */
@@ -58,14 +61,12 @@ export async function executePlan(
     await setRequestSettings(tx, ctx);
     if (ctx.preRequest) await tx.query(`SELECT ${qualifiedName(ctx.preRequest)}()`);
     if (query.explain && shape.explain) {
-      // the plan: EXPLAIN's rows, one line each (a JSON plan is one row), as PostgREST sends them
-      const explained = await tx.query<{ "QUERY PLAN": unknown }>(query.text, query.params);
-      const text = explained.rows
-        .map((r) => {
-          const v = r["QUERY PLAN"];
-          return `${typeof v === "string" ? v : JSON.stringify(v, null, 2)}\n`;
-        })
-        .join("");
+      // the plan: EXPLAIN's rows as Postgres printed them (a JSON plan is one row, kept as its
+      // text), each ended by a newline, as PostgREST sends them
+      const explained = await tx.query<{ "QUERY PLAN": string }>(query.text, query.params, {
+        parsers: { [JSON_OID]: (text) => text },
+      });
+      const text = explained.rows.map((r) => `${r["QUERY PLAN"]}\n`).join("");
       if (rollback) await tx.rollback();
       return new Response(text, {
         status: 200,

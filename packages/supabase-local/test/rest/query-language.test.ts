@@ -4,6 +4,10 @@
 // own, since aggregates are switched on through the authenticator role.
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { beforeAll, describe, expect, test } from "vitest";
+import { readRequest } from "../../src/rest/parse.ts";
+import { planRequest } from "../../src/rest/plan.ts";
+import { loadSchemaCache } from "../../src/rest/schema-cache.ts";
+import { querySql } from "../../src/rest/sql.ts";
 import { type LocalBackend, localBackend, sign } from "./support/backend.ts";
 import { eventually } from "./support/project.ts";
 
@@ -360,6 +364,37 @@ describe("explain", () => {
       expect(plan[0]?.Plan["Actual Rows"]).toBe(1);
       const { data } = await service.from("rest_people").select("name").explain();
       expect(String(data)).toMatch(/^Aggregate {2}\(cost=/);
+    } finally {
+      await b.db.exec(`alter role authenticator reset pgrst.db_plan_enabled;
+        notify pgrst, 'reload config'`);
+    }
+  });
+});
+
+describe("explain as Postgres prints it", () => {
+  test("a JSON plan is EXPLAIN's own text, then a newline", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_plan_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    try {
+      // a sequential scan (no index on name) starts at cost 0.00: Postgres prints two decimals
+      const path = "/rest_people?select=name,id&name=eq.ann";
+      const accept = 'application/vnd.pgrst.plan+json; for="application/json"';
+      let r: Response | undefined;
+      await eventually(async () => {
+        r = await raw(path, { Accept: accept });
+        expect(r.status).toBe(200);
+      });
+      const text = await (r as Response).text();
+      expect(text).toContain('"Startup Cost": 0.00,');
+      // the same statement, explained straight in Postgres: the same bytes
+      const request = new Request(`${b.url}/rest/v1${path}`, { headers: { Accept: accept } });
+      const api = await readRequest(request, "/rest_people", { schemas: ["public"] });
+      const cache = await loadSchemaCache(b.db, ["public"]);
+      const query = querySql(planRequest(api, cache, "public", api.payload, { planEnabled: true }));
+      const printed = await b.db.query<{ "QUERY PLAN": string }>(query.text, query.params, {
+        parsers: { 114: (t: string) => t },
+      });
+      expect(text).toBe(`${printed.rows[0]?.["QUERY PLAN"]}\n`);
     } finally {
       await b.db.exec(`alter role authenticator reset pgrst.db_plan_enabled;
         notify pgrst, 'reload config'`);

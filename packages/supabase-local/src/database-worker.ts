@@ -21,7 +21,12 @@ export type WorkerCall =
       op: "query";
       sql: string;
       params?: unknown[];
-      options?: { rowMode?: "array" | "object"; paramTypes?: number[] };
+      options?: {
+        rowMode?: "array" | "object";
+        paramTypes?: number[];
+        /** types (OIDs) whose values come back as Postgres's text, for parsers the caller applies */
+        textTypes?: number[];
+      };
       /** Inside a transaction the main thread opened (its COMMIT/ROLLBACK are sent with false). */
       inTransaction: boolean;
     }
@@ -134,8 +139,12 @@ const unlisteners = new Map<string, () => Promise<void>>();
 
 async function handle(db: PGlite, request: WorkerRequest): Promise<unknown> {
   switch (request.op) {
-    case "query":
-      return db.query(request.sql, request.params, request.options);
+    case "query": {
+      const { textTypes, ...options } = request.options ?? {};
+      const asText = (text: string) => text;
+      const parsers = textTypes && Object.fromEntries(textTypes.map((oid) => [oid, asText]));
+      return db.query(request.sql, request.params, { ...options, parsers });
+    }
     case "exec":
       return db.exec(request.sql);
     case "listen": {

@@ -203,7 +203,9 @@ export class Database {
   }
 
   query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
-    return this.#exclusive(() => this.#statement({ op: "query", sql, params, options }, false));
+    return this.#exclusive(() =>
+      this.#statement<Results<T>>({ op: "query", sql, params, options }, false),
+    ).then((result) => parsed(result, options));
   }
 
   exec(sql: string, options?: QueryOptions): Promise<Results[]> {
@@ -229,7 +231,10 @@ export class Database {
       const tx: Transaction = {
         query: async <R>(sql: string, params?: unknown[], options?: QueryOptions) => {
           alive();
-          return this.#statement<Results<R>>({ op: "query", sql, params, options }, true);
+          return parsed(
+            await this.#statement<Results<R>>({ op: "query", sql, params, options }, true),
+            options,
+          );
         },
         sql: async <R>(strings: TemplateStringsArray, ...params: unknown[]) => {
           alive();
@@ -569,12 +574,35 @@ function abortedTransaction(): Error {
   );
 }
 
-/** Only plain-data options cross to the worker (parsers and serializers are functions). */
+/**
+ * Only plain-data options cross to the worker. Parsers are functions: the worker sends their
+ * types back as text and parsed() applies them here. Serializers are not supported.
+ */
 function cloneableOptions(options: QueryOptions | undefined) {
   if (!options) return undefined;
-  const { rowMode, paramTypes, ...rest } = options;
+  const { rowMode, paramTypes, parsers, ...rest } = options;
   noOptions(rest);
-  return { rowMode, paramTypes };
+  return { rowMode, paramTypes, textTypes: parsers && Object.keys(parsers).map(Number) };
+}
+
+/** The caller's parsers applied to the values of their types (sent back as text). */
+function parsed<T>(result: Results<T>, options: QueryOptions | undefined): Results<T> {
+  const parsers = options?.parsers;
+  if (!parsers) return result;
+  const columns = result.fields.flatMap((field, index) => {
+    const parse = parsers[field.dataTypeID];
+    return parse ? [{ key: options.rowMode === "array" ? index : field.name, parse }] : [];
+  });
+  if (columns.length === 0) return result;
+  const rows = result.rows.map((row) => {
+    const copy = (Array.isArray(row) ? [...row] : { ...row }) as Record<string | number, unknown>;
+    for (const { key, parse } of columns) {
+      const value = copy[key];
+      if (typeof value === "string") copy[key] = parse(value);
+    }
+    return copy as T;
+  });
+  return { ...result, rows };
 }
 
 function noOptions(options: object | undefined): void {

@@ -12,6 +12,9 @@ import { ident, type Query, UPDATED_SQL } from "./sql.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"];
 
+/** pg_type's oid of json: the type of EXPLAIN (FORMAT JSON)'s rows */
+const JSON_OID = 114;
+
 /** Who is calling and the request's own metadata, for the transaction's request.* settings. */
 export interface RequestContext {
   /** db-pre-request: the function called after the settings, before the statement */
@@ -58,14 +61,12 @@ export async function executePlan(
     await setRequestSettings(tx, ctx);
     if (ctx.preRequest) await tx.query(`SELECT ${qualifiedName(ctx.preRequest)}()`);
     if (query.explain && shape.explain) {
-      // the plan: EXPLAIN's rows, one line each (a JSON plan is one row), as PostgREST sends them
-      const explained = await tx.query<{ "QUERY PLAN": unknown }>(query.text, query.params);
-      const text = explained.rows
-        .map((r) => {
-          const v = r["QUERY PLAN"];
-          return `${typeof v === "string" ? v : JSON.stringify(v, null, 2)}\n`;
-        })
-        .join("");
+      // the plan: EXPLAIN's rows as Postgres printed them (a JSON plan is one row, kept as its
+      // text), each ended by a newline, as PostgREST sends them
+      const explained = await tx.query<{ "QUERY PLAN": string }>(query.text, query.params, {
+        parsers: { [JSON_OID]: (text) => text },
+      });
+      const text = explained.rows.map((r) => `${r["QUERY PLAN"]}\n`).join("");
       if (rollback) await tx.rollback();
       return new Response(text, {
         status: 200,
@@ -156,7 +157,8 @@ function respond(shape: ResponsePlan, row: Row, csvBody: boolean): Response {
     const countTotal = status.count ? String(row.n) : "*";
     headers.set("Content-Range", status.range ? `${range}/${countTotal}` : `*/${countTotal}`);
     if (status.location && row.body) {
-      const first = (JSON.parse(row.body) as Record<string, unknown>[])[0];
+      const rows = JSON.parse(row.body) as Record<string, unknown>[] | Record<string, unknown>;
+      const first = Array.isArray(rows) ? rows[0] : rows;
       if (first) {
         const q = status.location.keys
           .map((k) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(first[k]))}`)
@@ -185,14 +187,13 @@ function withBody(
   csvBody: boolean,
 ): Response {
   let text = row.body ?? "";
-  if (shape.unwrap) {
-    const rows = JSON.parse(text) as unknown[];
-    text = JSON.stringify(Array.isArray(rows) ? (rows[0] ?? null) : rows);
+  // an object's body is the first row already, as the statement gave it
+  if (shape.unwrap)
     headers.set(
       "Content-Type",
       shape.media === "object" ? CONTENT_TYPES.object : CONTENT_TYPES.json,
     );
-  } else if (shape.media === "csv") {
+  else if (shape.media === "csv") {
     if (!csvBody) text = toCsv(JSON.parse(text));
     headers.set("Content-Type", CONTENT_TYPES.csv);
   } else headers.set("Content-Type", CONTENT_TYPES.json);

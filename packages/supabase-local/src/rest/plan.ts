@@ -51,9 +51,17 @@ export type Output =
       readonly name: string;
       /** count(), sum()…: the rows are grouped by the other columns */
       readonly aggregate?: Aggregate;
+      /** the row itself (a to-one spread's count(), counted by the parent) */
+      readonly wholeRow?: boolean;
     }
   | { readonly kind: "embed"; readonly index: number; readonly name: string }
-  | { readonly kind: "spread"; readonly index: number; readonly names: readonly string[] }
+  | {
+      readonly kind: "spread";
+      readonly index: number;
+      readonly names: readonly string[];
+      /** per name: the aggregate hoisted from a to-one spread, applied at this level */
+      readonly aggregates?: readonly (Aggregate | undefined)[];
+    }
   /** every column of a relation the cache has no columns for (a function's record result) */
   | { readonly kind: "all" };
 
@@ -463,18 +471,21 @@ function planNode(
       const index = embeds.length;
       const names = outputNames(child);
       const spreadMany = item.spread && !relationship.toOne;
-      if (spreadMany && child.outputs.some((o) => o.kind === "column" && o.aggregate))
+      if (spreadMany && hasAggregates(child))
         throw errors.notImplemented(
           "Aggregates are not implemented for one-to-many or many-to-many spreads.",
         );
+      // a to-one spread's aggregates are computed by this level, over its rows (PostgREST hoists them)
+      const hoisted = item.spread && !spreadMany ? hoistAggregates(child) : undefined;
       embeds.push({
         relationship,
-        node: child,
+        node: hoisted?.node ?? child,
         name,
         inner: item.join === "inner",
         spreadMany: spreadMany ? names : undefined,
       });
-      if (item.spread) outputs.push({ kind: "spread", index, names });
+      if (item.spread)
+        outputs.push({ kind: "spread", index, names, aggregates: hoisted?.aggregates });
       else if (item.select.length > 0) outputs.push({ kind: "embed", index, name });
     }
   }
@@ -488,7 +499,11 @@ function planNode(
   });
   const node: ReadNode = {
     relation,
-    outputs,
+    // PostgREST's select list: the columns, then the embeds and spreads, each in request order
+    outputs: [
+      ...outputs.filter((o) => o.kind === "column" || o.kind === "all"),
+      ...outputs.filter((o) => o.kind === "embed" || o.kind === "spread"),
+    ],
     embeds,
     conditions: scoped.conditions,
     order,
@@ -497,6 +512,42 @@ function planNode(
   };
   for (const cond of node.conditions) checkEmbedFilter(cond, node);
   return node;
+}
+
+function hasAggregates(node: ReadNode): boolean {
+  return node.outputs.some(
+    (o) =>
+      (o.kind === "column" && o.aggregate) || (o.kind === "spread" && o.aggregates?.some((a) => a)),
+  );
+}
+
+/**
+ * A to-one spread's aggregates, lifted out of its node: the node selects the plain values (the
+ * row itself for count()) under the aggregates' names, and the parent applies the aggregates (in
+ * outputNames order) grouped by its other columns, as PostgREST's hoistSpreadAggFunctions does.
+ * Those the node took from to-one spreads of its own go up with them.
+ */
+function hoistAggregates(node: ReadNode): {
+  node: ReadNode;
+  aggregates?: (Aggregate | undefined)[];
+} {
+  if (!hasAggregates(node)) return { node };
+  const aggregates: (Aggregate | undefined)[] = [];
+  const outputs = node.outputs.map((o): Output => {
+    if (o.kind === "column") {
+      aggregates.push(o.aggregate);
+      if (!o.aggregate) return o;
+      const { aggregate: _, ...plain } = o;
+      return o.field.name === "*" ? { ...plain, wholeRow: true } : plain;
+    }
+    if (o.kind === "spread") {
+      aggregates.push(...o.names.map((_, i) => o.aggregates?.[i]));
+      return { ...o, aggregates: undefined };
+    }
+    if (o.kind === "embed") aggregates.push(undefined);
+    return o;
+  });
+  return { node: { ...node, outputs }, aggregates };
 }
 
 /** Filters naming an embedded resource only take is.null / not.is.null. */

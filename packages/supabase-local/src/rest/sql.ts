@@ -4,7 +4,7 @@
  * from the catalog or the cast allow-list in parse.ts, and are quoted too where they come from
  * the request.
  */
-import type { Condition, Field, Filter } from "./api-request.ts";
+import type { Aggregate, Condition, Field, Filter } from "./api-request.ts";
 import { RestError } from "./errors.ts";
 import type { EmbedNode, MutatePlan, Plan, ReadNode } from "./plan.ts";
 import type { Relation } from "./schema-cache.ts";
@@ -26,6 +26,8 @@ class Builder {
   params: (string | null)[] = [];
   /** the body as CSV (Accept: text/csv) instead of JSON */
   csv = false;
+  /** the body is the first row (or null) instead of the array */
+  unwrap = false;
   private aliases = 0;
   p(value: string | null): string {
     if (typeof value === "string" && value.includes("\u0000"))
@@ -145,6 +147,11 @@ interface RowOptions {
   fallbackOrder?: string;
 }
 
+/** count(), sum()… of a value, then the cast after it (`col.sum()::text`). */
+function aggregateSql(aggregate: Aggregate, value: string) {
+  return `${aggregate.fn.toUpperCase()}(${value})${castSql(aggregate.cast)}`;
+}
+
 function castSql(cast: string | undefined) {
   return cast ? `::${cast.endsWith("[]") ? `${ident(cast.slice(0, -2))}[]` : ident(cast)}` : "";
 }
@@ -154,36 +161,41 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
   const embedAliases = node.embeds.map((e) => b.alias(e.node.relation.name.slice(0, 40)));
   const scope: Scope = { alias: o.alias, node, embedAliases };
   const laterals = node.embeds.map((e, i) => lateral(b, e, o.alias, embedAliases[i] as string));
-  // with aggregates, the rows are grouped by every other projection (embeds as jsonb, which
-  // has equality), as PostgREST does
-  const grouped = node.outputs.some((out) => out.kind === "column" && out.aggregate);
-  const groupBy: number[] = [];
+  // embedded objects and arrays are jsonb, as in PostgREST (so their keys come out in jsonb's
+  // order); with aggregates, the rows are grouped by every other projection
+  const grouped = node.outputs.some(
+    (out) =>
+      (out.kind === "column" && out.aggregate) ||
+      (out.kind === "spread" && out.aggregates?.some((a) => a)),
+  );
   const projections = node.outputs.flatMap((out): (string | { aggregate: string })[] => {
     if (out.kind === "column") {
-      const value =
-        out.field.name === "*" && out.aggregate
+      const value = out.wholeRow
+        ? o.alias
+        : out.field.name === "*" && out.aggregate
           ? "*"
           : `${fieldExpr(b, `${o.alias}.${ident(out.field.name)}`, out.field)}${castSql(out.cast)}`;
       if (!out.aggregate) return [`${value} AS ${ident(out.name)}`];
-      const agg = `${out.aggregate.fn.toUpperCase()}(${value})${castSql(out.aggregate.cast)}`;
-      return [{ aggregate: `${agg} AS ${ident(out.name)}` }];
+      return [{ aggregate: `${aggregateSql(out.aggregate, value)} AS ${ident(out.name)}` }];
     }
     if (out.kind === "all") return [`${o.alias}.*`];
     const e = embedAliases[out.index] as string;
     const embed = node.embeds[out.index] as EmbedNode;
     if (out.kind === "spread")
-      return out.names.map((n) =>
-        embed.spreadMany
-          ? `${e}.${ident(n)} AS ${ident(n)}`
-          : `(${e}."r").${ident(n)} AS ${ident(n)}`,
-      );
-    const json = grouped ? "jsonb" : "json";
+      return out.names.map((n, i) => {
+        const value = embed.spreadMany ? `${e}.${ident(n)}` : `(${e}."r").${ident(n)}`;
+        const hoisted = out.aggregates?.[i];
+        return hoisted
+          ? { aggregate: `${aggregateSql(hoisted, value)} AS ${ident(n)}` }
+          : `${value} AS ${ident(n)}`;
+      });
     return [
       embed.relationship.toOne
-        ? `to_${json}(${e}."r") AS ${ident(out.name)}`
-        : `coalesce(${e}."r"::${json}, '[]'::${json}) AS ${ident(out.name)}`,
+        ? `row_to_json(${e}."r")::jsonb AS ${ident(out.name)}`
+        : `coalesce(${e}."r", '[]') AS ${ident(out.name)}`,
     ];
   });
+  const groupBy: number[] = [];
   const selectList = projections.map((p, i) => {
     if (typeof p === "string") {
       groupBy.push(i + 1);
@@ -275,10 +287,10 @@ function lateral(b: Builder, e: EmbedNode, parentAlias: string, eAlias: string):
   else if (e.spreadMany) {
     // a to-many spread: one array per output column, in the rows' order
     const arrays = e.spreadMany.map(
-      (n) => `coalesce(json_agg(_s.${ident(n)}), '[]'::json) AS ${ident(n)}`,
+      (n) => `coalesce(json_agg(_s.${ident(n)}), '[]')::jsonb AS ${ident(n)}`,
     );
-    body = `SELECT json_agg(_s) AS "r"${arrays.map((a) => `, ${a}`).join("")} FROM (${inner}) _s`;
-  } else body = `SELECT json_agg(_s) AS "r" FROM (${inner}) _s`;
+    body = `SELECT json_agg(_s)::jsonb AS "r"${arrays.map((a) => `, ${a}`).join("")} FROM (${inner}) _s`;
+  } else body = `SELECT json_agg(_s)::jsonb AS "r" FROM (${inner}) _s`;
   return `LEFT JOIN LATERAL (${body}) AS ${eAlias} ON TRUE`;
 }
 
@@ -306,8 +318,13 @@ function aggregate(b: Builder, stripNulls: boolean) {
   if (b.csv)
     // PostgREST's CSV: the first row's keys, then each row's record text without its parentheses
     return `coalesce((SELECT string_agg(k, ',') FROM json_object_keys((array_agg(row_to_json(_s)))[1]) k), '') || E'\\n' || coalesce(string_agg(substring(_s::text, 2, length(_s::text) - 2), E'\\n'), '') AS body, count(*)::int AS n`;
-  const agg = "coalesce(json_agg(_s), '[]'::json)";
-  return `${stripNulls ? `json_strip_nulls(${agg})` : agg}::text AS body, count(*)::int AS n`;
+  return `${jsonBody(b, "json_agg(_s)", stripNulls)}::text AS body, count(*)::int AS n`;
+}
+
+/** The rows' json_agg as the body: the array, or its first element for an object (as PostgREST). */
+function jsonBody(b: Builder, agg: string, stripNulls: boolean) {
+  const value = b.unwrap ? `${agg}->0` : agg;
+  return `coalesce(${stripNulls ? `json_strip_nulls(${value})` : value}, '${b.unwrap ? "null" : "[]"}')`;
 }
 
 /** The read: body (JSON text), n (rows in this page) and total (when counting exactly). */
@@ -396,6 +413,7 @@ function statementSql(plan: Plan): StatementSql {
     plan.response.media === "csv" &&
     !plan.response.unwrap &&
     (plan.kind !== "call" || plan.root !== undefined);
+  b.unwrap = plan.response.unwrap;
   const sql = statementOf(b, plan);
   return b.csv && sql.returnsBody ? { ...sql, csv: true } : sql;
 }
@@ -454,9 +472,8 @@ function statementOf(b: Builder, plan: Plan): StatementSql {
     const total = count ? `, (SELECT count(*)::int FROM (${rows}) _c) AS total` : "";
     if (plan.page.limit !== undefined) rows += ` LIMIT ${b.p(String(plan.page.limit))}::bigint`;
     if (plan.page.offset) rows += ` OFFSET ${b.p(String(plan.page.offset))}::bigint`;
-    const agg = `coalesce(json_agg(_s."v"), '[]'::json)`;
     return {
-      text: `SELECT ${stripNulls ? `json_strip_nulls(${agg})` : agg}::text AS body, count(*)::int AS n${total} FROM (${rows}) _s`,
+      text: `SELECT ${jsonBody(b, `json_agg(_s."v")`, stripNulls)}::text AS body, count(*)::int AS n${total} FROM (${rows}) _s`,
       params: b.params,
       returnsBody: true,
     };

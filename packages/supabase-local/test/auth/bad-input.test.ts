@@ -150,16 +150,38 @@ describe("bad input gets the real 4xx, never a 500, and changes nothing", () => 
       status: 400,
       body: { message: "Verify requires a token or a token hash" },
     });
+    // an unknown type with an email and a code: the user is looked up, no token matches (as
+    // supabase/auth's verifyUserAndToken): 403 otp_expired, or user_banned for a banned user
+    const unknown = await post(
+      "/verify",
+      JSON.stringify({ type: "bogus", token: "123456", email: randomEmail() }),
+      NEW_SHAPE,
+    );
+    expect(unknown).toMatchObject({
+      status: 403,
+      body: { code: "otp_expired", message: "Token has expired or is invalid" },
+    });
+    const bannedEmail = randomEmail();
+    const created = await adminClient().auth.admin.createUser({
+      email: bannedEmail,
+      email_confirm: true,
+      ban_duration: "1h",
+    });
+    expect(created.error).toBeNull();
     expect(
       await post(
         "/verify",
-        JSON.stringify({ type: "bogus", token: "123456", email: "a@b.co" }),
+        JSON.stringify({ type: "bogus", token: "123456", email: bannedEmail }),
         NEW_SHAPE,
       ),
-    ).toMatchObject({
-      status: 400,
-      body: { message: "Unsupported verification type" },
-    });
+    ).toMatchObject({ status: 403, body: { code: "user_banned", message: "User is banned" } });
+    expect(
+      await post(
+        "/verify",
+        JSON.stringify({ type: "bogus", token: "123456", email: "not-an-email" }),
+        NEW_SHAPE,
+      ),
+    ).toMatchObject({ status: 422, body: { code: "validation_failed" } });
     expect(
       await post(
         "/verify",

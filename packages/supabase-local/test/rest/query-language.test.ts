@@ -4,6 +4,10 @@
 // own, since aggregates are switched on through the authenticator role.
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { beforeAll, describe, expect, test } from "vitest";
+import { readRequest } from "../../src/rest/parse.ts";
+import { planRequest } from "../../src/rest/plan.ts";
+import { loadSchemaCache } from "../../src/rest/schema-cache.ts";
+import { querySql } from "../../src/rest/sql.ts";
 import { type LocalBackend, localBackend, sign } from "./support/backend.ts";
 import { eventually } from "./support/project.ts";
 
@@ -79,6 +83,70 @@ describe("aggregates", () => {
     await eventually(async () => {
       expect((await db.from("rest_notes").select("count()")).error?.code).toBe("PGRST123");
     });
+  });
+});
+
+describe("aggregates in a to-one spread (hoisted, as PostgREST v14 does)", () => {
+  // The spread's aggregates are computed by the level above it (the root, or the nearest plain
+  // embed), grouped by that level's other columns; count() counts the rows that have the related
+  // row. Unaliased, an aggregate is named after its function.
+  const body = async (path: string) => {
+    const r = await raw(path);
+    return { status: r.status, text: await r.text() };
+  };
+
+  test("lifted to the parent, grouped by its columns, through nested to-one spreads", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_aggregates_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    try {
+      await eventually(async () => {
+        expect(await body("/rest_people?select=...parent_id(count(),id.sum())")).toEqual({
+          status: 200,
+          text: '[{"count":3,"sum":4}]',
+        });
+      });
+      expect(
+        await body("/rest_people?select=...parent_id(total:id.sum()::text,n:count())"),
+      ).toEqual({ status: 200, text: '[{"total":"4","n":3}]' });
+      expect(
+        await body(
+          "/rest_people?select=...parent_id(id.max(),count()),mentor_id&order=mentor_id.nullsfirst",
+        ),
+      ).toEqual({
+        status: 200,
+        text: '[{"mentor_id":null,"max":1,"count":1}, \n {"mentor_id":1,"max":2,"count":1}, \n {"mentor_id":2,"max":1,"count":1}]',
+      });
+      // grouped by the spread's own plain columns
+      expect(await body("/rest_people?select=...parent_id(count(),name)&id=in.(2,3)")).toEqual({
+        status: 200,
+        text: '[{"count":2,"name":"ann"}]',
+      });
+      // a spread in a spread: up to the root
+      expect(
+        await body("/rest_people?select=...mentor_id(...parent_id(count(),name.max()))"),
+      ).toEqual({ status: 200, text: '[{"count":1,"max":"ann"}]' });
+      // up to the nearest plain embed, computed per parent row
+      expect(
+        await body(
+          "/rest_people?select=name,kids:rest_people!parent_id(...mentor_id(count()))&id=eq.1",
+        ),
+      ).toEqual({ status: 200, text: '[{"name":"ann","kids":[{"count": 1}]}]' });
+      // not into a to-many spread
+      expect(
+        await body("/rest_people?select=...rest_people!parent_id(...mentor_id(count()))"),
+      ).toEqual({
+        status: 400,
+        text: JSON.stringify({
+          code: "PGRST127",
+          details: "Aggregates are not implemented for one-to-many or many-to-many spreads.",
+          hint: null,
+          message: "Feature not implemented",
+        }),
+      });
+    } finally {
+      await b.db.exec(`alter role authenticator reset pgrst.db_aggregates_enabled;
+        notify pgrst, 'reload config'`);
+    }
   });
 });
 
@@ -161,6 +229,79 @@ describe("embedding", () => {
   });
 });
 
+describe("response bodies, byte for byte as PostgREST builds them", () => {
+  // PostgREST v14: the top level is json (json_agg of the rows: keys in select order, no spaces);
+  // embedded objects and arrays are jsonb (row_to_json(…)::jsonb, json_agg(…)::jsonb), so their
+  // keys come out shortest first, then bytewise, printed with jsonb's spacing; columns come
+  // before embeds and spreads whatever the select order.
+  const body = async (path: string, headers: Record<string, string> = {}) => {
+    const r = await raw(path, headers);
+    expect(r.status).toBe(200);
+    return r.text();
+  };
+
+  test("a to-one embed: a jsonb object after the columns", async () => {
+    expect(
+      await body("/rest_people?select=parent:parent_id(parent_id,name,id),name,id&id=eq.4"),
+    ).toBe('[{"name":"di","id":4,"parent":{"id": 2, "name": "ben", "parent_id": 1}}]');
+    expect(
+      await body(
+        "/rest_people?select=id,parent:parent_id(a_long_key:id,zz:name,b:id,a:name)&id=eq.2",
+      ),
+    ).toBe('[{"id":2,"parent":{"a": "ann", "b": 1, "zz": "ann", "a_long_key": 1}}]');
+    // a missing parent is null
+    expect(await body("/rest_people?select=name,parent:parent_id(name)&id=eq.1")).toBe(
+      '[{"name":"ann","parent":null}]',
+    );
+  });
+
+  test("a to-many embed: a jsonb array, [] when empty; the object media type too", async () => {
+    expect(
+      await body(
+        "/rest_people?select=kids:rest_people!parent_id(name,id),name&id=in.(1,3)&order=id&kids.order=id",
+      ),
+    ).toBe(
+      '[{"name":"ann","kids":[{"id": 2, "name": "ben"}, {"id": 3, "name": "cy"}]}, \n {"name":"cy","kids":[]}]',
+    );
+    expect(
+      await body("/rest_people?select=kids:rest_people!parent_id(name,id),name&id=eq.2", {
+        Accept: "application/vnd.pgrst.object+json",
+      }),
+    ).toBe('{"name":"ben","kids":[{"id": 4, "name": "di"}]}');
+  });
+
+  test("nested embeds: jsonb all the way down", async () => {
+    expect(
+      await body(
+        "/rest_people?select=name,parent:parent_id(mentees:rest_people!mentor_id(name,id),name)&id=eq.3",
+      ),
+    ).toBe('[{"name":"cy","parent":{"name": "ann", "mentees": [{"id": 4, "name": "di"}]}}]');
+  });
+
+  test("spreads: a to-one spread's columns at the top level, a to-many spread's jsonb arrays", async () => {
+    expect(
+      await body("/rest_people?select=...mentor_id(pname:name,boss:parent_id(name,id)),id&id=eq.3"),
+    ).toBe('[{"id":3,"pname":"ben","boss":{"id": 1, "name": "ann"}}]');
+    // inside the spread too, the columns come before the embeds
+    expect(
+      await body("/rest_people?select=id,...mentor_id(boss:parent_id(name),pname:name)&id=eq.3"),
+    ).toBe('[{"id":3,"pname":"ben","boss":{"name": "ann"}}]');
+    expect(
+      await body(
+        "/rest_people?select=...rest_people!parent_id(kid:name,kid_id:id),name&id=eq.1&rest_people.order=id",
+      ),
+    ).toBe('[{"name":"ann","kid":["ben", "cy"],"kid_id":[2, 3]}]');
+  });
+
+  test("nulls=stripped strips inside the embeds too, with json_strip_nulls's spacing", async () => {
+    expect(
+      await body("/rest_people?select=name,parent:parent_id(name,mentor_id)&id=eq.2", {
+        Accept: "application/vnd.pgrst.array+json;nulls=stripped",
+      }),
+    ).toBe('[{"name":"ben","parent":{"name":"ann"}}]');
+  });
+});
+
 describe("text/csv", () => {
   test("rows as PostgREST writes them: header, record text, no trailing newline", async () => {
     const r = await raw("/rest_people?select=id,name,parent_id&order=id", { Accept: "text/csv" });
@@ -223,6 +364,37 @@ describe("explain", () => {
       expect(plan[0]?.Plan["Actual Rows"]).toBe(1);
       const { data } = await service.from("rest_people").select("name").explain();
       expect(String(data)).toMatch(/^Aggregate {2}\(cost=/);
+    } finally {
+      await b.db.exec(`alter role authenticator reset pgrst.db_plan_enabled;
+        notify pgrst, 'reload config'`);
+    }
+  });
+});
+
+describe("explain as Postgres prints it", () => {
+  test("a JSON plan is EXPLAIN's own text, then a newline", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_plan_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    try {
+      // a sequential scan (no index on name) starts at cost 0.00: Postgres prints two decimals
+      const path = "/rest_people?select=name,id&name=eq.ann";
+      const accept = 'application/vnd.pgrst.plan+json; for="application/json"';
+      let r: Response | undefined;
+      await eventually(async () => {
+        r = await raw(path, { Accept: accept });
+        expect(r.status).toBe(200);
+      });
+      const text = await (r as Response).text();
+      expect(text).toContain('"Startup Cost": 0.00,');
+      // the same statement, explained straight in Postgres: the same bytes
+      const request = new Request(`${b.url}/rest/v1${path}`, { headers: { Accept: accept } });
+      const api = await readRequest(request, "/rest_people", { schemas: ["public"] });
+      const cache = await loadSchemaCache(b.db, ["public"]);
+      const query = querySql(planRequest(api, cache, "public", api.payload, { planEnabled: true }));
+      const printed = await b.db.query<{ "QUERY PLAN": string }>(query.text, query.params, {
+        parsers: { 114: (t: string) => t },
+      });
+      expect(text).toBe(`${printed.rows[0]?.["QUERY PLAN"]}\n`);
     } finally {
       await b.db.exec(`alter role authenticator reset pgrst.db_plan_enabled;
         notify pgrst, 'reload config'`);

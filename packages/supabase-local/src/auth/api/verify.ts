@@ -172,11 +172,16 @@ async function verifyPost(ctx: AuthContext, request: Request): Promise<Response>
     }
   }
   if (type === "sms" || type === "phone_change") throw authError("otpExpired");
-  if (!isEmailType(type)) throw authError("verifyBadType");
   let email = "";
   if (!usingHash) {
     email = (params.email ?? "").toLowerCase();
     if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw authError("invalidEmailFormat");
+  }
+  if (!isEmailType(type)) {
+    // verifyUserAndToken: an unknown type still looks the user up (banned: user_banned), then
+    // matches no token (otp_expired)
+    await ctx.db.transaction((tx) => userByCode(ctx, tx, type, email, params.token ?? ""));
+    throw authError("otpExpired");
   }
   const result = await ctx.db.transaction(async (tx) => {
     const user = usingHash
@@ -220,7 +225,7 @@ async function userByTokenHash(
 async function userByCode(
   ctx: AuthContext,
   db: Db,
-  type: VerifyType,
+  type: string,
   email: string,
   otp: string,
 ): Promise<UserRow> {
@@ -231,11 +236,11 @@ async function userByCode(
   if (!user) throw authError("otpExpired");
   if (isBanned(user, ctx.now())) throw authError("userBanned").withStatus(403);
   const hash = tokenHash(email, otp);
-  const match = COLUMNS[type].find((c) => {
+  const match = (isEmailType(type) ? COLUMNS[type] : []).find((c) => {
     const stored = user[c];
     return typeof stored === "string" && stored !== "" && stripPkce(stored) === hash;
   });
-  if (!match) throw authError("otpExpired");
+  if (!match || !isEmailType(type)) throw authError("otpExpired");
   await assertNotExpired(ctx, db, user, type, user[match] as string);
   return user;
 }

@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import ProjectOrder from "./tests/setup/sequencer.ts";
 
 // One test run = one local backend (tests/setup/local-backend.ts, in memory, port 54329) shared
 // by every project. Each folder under tests/ is a project with its own environment, and so is the
@@ -15,6 +16,7 @@ export default defineConfig({
     // more worker than cores keeps both cores busy: on 2 cores, 341 s against 428 s with vitest's
     // default (cores - 1 = one worker), same 1165 tests.
     maxWorkers: 3,
+    sequence: { sequencer: ProjectOrder },
     projects: [
       "tests/*/vitest.config.ts",
       "!tests/e2e/vitest.config.ts",

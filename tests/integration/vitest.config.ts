@@ -13,7 +13,7 @@ export default defineProject({
     pool: "threads",
     include: ["**/*.test.ts"],
     globalSetup: ["../setup/app.ts"],
-    setupFiles: ["support/no-keep-alive.ts"],
+    setupFiles: ["support/app-ready.ts", "support/no-keep-alive.ts"],
     testTimeout: 20_000,
   },
 });

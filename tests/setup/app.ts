@@ -2,19 +2,46 @@
 // (tests/support/workerd.ts) on port 5179, the way it is deployed, talking to the test backend on
 // 54329 that the root globalSetup (tests/setup/local-backend.ts) runs.
 // TEST_APP_PORT and TEST_BACKEND_PORT move both, so two checkouts can run their suites at once.
+//
+// The build takes seconds of both cores, so it is not awaited here: the other projects' tests run
+// meanwhile, and each integration test file waits for the app first (tests/integration/support/
+// app-ready.ts), through a state file this setup names in the environment of the test workers.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { assertPortFree, buildApp } from "../support/preview.ts";
-import { serveBuild } from "../support/workerd.ts";
+import { serveBuild, type WorkerServer } from "../support/workerd.ts";
 
 export const APP_PORT = Number(process.env.TEST_APP_PORT ?? 5179);
 const BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
 export const APP_URL = `http://localhost:${APP_PORT}`;
 
+/** The file that says "ready", or why the app did not start. */
+export const APP_STATE_VARIABLE = "TEST_APP_STATE_FILE";
+
 export default async function setup() {
   await assertPortFree(APP_URL, "set TEST_APP_PORT");
-  await buildApp();
-  const server = await serveBuild({
-    port: APP_PORT,
-    vars: { SUPABASE_URL: `http://127.0.0.1:${BACKEND_PORT}` },
-  });
-  return () => server.stop();
+  const stateDir = mkdtempSync(join(tmpdir(), "test-app-"));
+  const stateFile = join(stateDir, "state");
+  process.env[APP_STATE_VARIABLE] = stateFile;
+  const starting: Promise<WorkerServer | undefined> = (async () => {
+    await buildApp();
+    return serveBuild({
+      port: APP_PORT,
+      vars: { SUPABASE_URL: `http://127.0.0.1:${BACKEND_PORT}` },
+    });
+  })().then(
+    (server) => {
+      writeFileSync(stateFile, "ready");
+      return server;
+    },
+    (error: Error) => {
+      writeFileSync(stateFile, `The app did not start on ${APP_URL}: ${error.message}`);
+      return undefined;
+    },
+  );
+  return async () => {
+    await (await starting)?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  };
 }

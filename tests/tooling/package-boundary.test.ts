@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
+import { parseSync } from "oxc-parser";
 import { describe, expect, test } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -26,7 +26,14 @@ function sources(dir: string): string[] {
 /** The module specifiers a file names: imports, re-exports, import() and new URL("…", import.meta.url). */
 function specifiers(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  const named = ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName);
+  const { module } = parseSync(file, text);
+  const named = [
+    ...module.staticImports.map((i) => i.moduleRequest.value),
+    ...module.staticExports.flatMap((e) => e.entries.flatMap((x) => x.moduleRequest?.value ?? [])),
+    ...module.dynamicImports.map((i) =>
+      text.slice(i.moduleRequest.start + 1, i.moduleRequest.end - 1),
+    ),
+  ];
   const urls = [...text.matchAll(/new URL\(\s*["'`]([^"'`]+)["'`]\s*,\s*import\.meta\.url/g)].map(
     (m) => m[1] as string,
   );

@@ -11,8 +11,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
 import { describe, expect, test } from "vitest";
+import { moduleImports } from "./support/imports.ts";
 
 const SRC = fileURLToPath(new URL("../src/", import.meta.url));
 
@@ -32,41 +32,9 @@ function modules(dir = SRC): string[] {
 
 /** Every relative import of a module: import/export declarations and import() calls. */
 function importsOf(file: string): Import[] {
-  const source = ts.createSourceFile(
-    file,
-    readFileSync(join(SRC, file), "utf8"),
-    ts.ScriptTarget.Latest,
-  );
-  const found: Import[] = [];
-  const add = (specifier: string, typeOnly: boolean) => {
-    if (!specifier.startsWith(".")) return;
-    found.push({ target: normalize(join(dirname(file), specifier)), typeOnly });
-  };
-  const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const clause = node.importClause;
-      const typeOnly =
-        !!clause &&
-        (clause.isTypeOnly ||
-          (!clause.name &&
-            !!clause.namedBindings &&
-            ts.isNamedImports(clause.namedBindings) &&
-            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
-      add(node.moduleSpecifier.text, typeOnly);
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
-      if (ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, node.isTypeOnly);
-    } else if (
-      ts.isCallExpression(node) &&
-      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
-      node.arguments[0] &&
-      ts.isStringLiteral(node.arguments[0])
-    ) {
-      add(node.arguments[0].text, false);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return found;
+  return moduleImports(file, readFileSync(join(SRC, file), "utf8"))
+    .filter((i) => i.specifier.startsWith("."))
+    .map((i) => ({ target: normalize(join(dirname(file), i.specifier)), typeOnly: i.typeOnly }));
 }
 
 const files = modules();

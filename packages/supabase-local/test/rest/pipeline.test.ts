@@ -2,13 +2,13 @@
 // (sql) -> Response (execute). No stage imports a later one or the parser it follows, and
 // planning only reads the ApiRequest it is given.
 import { readdirSync, readFileSync } from "node:fs";
-import ts from "typescript";
 import { describe, expect, test } from "vitest";
 import { RestError } from "../../src/rest/errors.ts";
 import { parseRequest } from "../../src/rest/parse.ts";
 import { planRequest } from "../../src/rest/plan.ts";
 import type { Relation, RoutineDef, SchemaCache } from "../../src/rest/schema-cache.ts";
 import { querySql } from "../../src/rest/sql.ts";
+import { moduleImports } from "../support/imports.ts";
 
 const DIR = new URL("../../src/rest/", import.meta.url);
 
@@ -42,9 +42,8 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of readdirSync(DIR).filter((f) => f.endsWith(".ts"))) {
     const text = readFileSync(new URL(file, DIR), "utf8");
-    const imported = ts
-      .preProcessFile(text, true, true)
-      .importedFiles.map((f) => f.fileName)
+    const imported = moduleImports(file, text)
+      .map((i) => i.specifier)
       .filter((name) => name.startsWith("."))
       .map((name) => {
         expect(name, `${file} imports ${name}`).toMatch(/^\.\/[\w-]+\.ts$/);

@@ -8,9 +8,17 @@ import { PGlite } from "@electric-sql/pglite";
 import { EXTENSIONS } from "./extensions.ts";
 import { PostgresPort } from "./postgres-port.ts";
 
+/** What every database thread's PGlite is made of: its WebAssembly, compiled, and its files. */
+export interface Engine {
+  wasmModule: WebAssembly.Module;
+  fsBundle: ArrayBuffer;
+}
+
 /** What the main thread starts the worker with. */
 export interface WorkerOptions {
   dataDir: string;
+  /** PGlite's compiled WebAssembly and file bundle (pgliteEngine in database.ts). */
+  engine: Engine;
   /** The Postgres port (postgres-port.ts), if one is wanted. */
   postgres?: { port: number; host: string; idleInTransactionTimeout: number };
 }
@@ -182,6 +190,8 @@ try {
   const options = workerData as WorkerOptions;
   db = new PGlite(options.dataDir, {
     extensions: EXTENSIONS,
+    pgliteWasmModule: options.engine.wasmModule,
+    fsBundle: new Blob([options.engine.fsBundle]),
     startParams: [...PGlite.defaultStartParams, ...START_SETTINGS.flatMap((s) => ["-c", s])],
   });
   await db.waitReady;

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, rmSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -12,6 +13,7 @@ import {
   TransactionAbortedError,
 } from "@electric-sql/pglite";
 import type {
+  Engine,
   PortSignal,
   SerializedError,
   WorkerCall,
@@ -29,6 +31,28 @@ export interface PostgresPortOptions {
 }
 
 const here = new URL("./db/", import.meta.url);
+
+let engine: Promise<Engine> | undefined;
+
+/**
+ * PGlite's WebAssembly (9 MB), compiled once per thread that opens databases, and its file bundle,
+ * read once. Each database thread gets both with its start: a compiled module passed to a thread
+ * shares its machine code instead of compiling it again, which halves the cost of every open after
+ * the first (a restart after a statement timeout, each backend a test starts). Asking early (as
+ * createLocalBackend does) lets the compiling overlap other start work.
+ */
+export function pgliteEngine(): Promise<Engine> {
+  engine ??= (async () => {
+    const { resolve } = createRequire(import.meta.url);
+    const [wasm, data] = await Promise.all([
+      readFile(resolve("@electric-sql/pglite/pglite.wasm")),
+      readFile(resolve("@electric-sql/pglite/pglite.data")),
+    ]);
+    const fsBundle = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
+    return { wasmModule: await WebAssembly.compile(wasm), fsBundle };
+  })();
+  return engine;
+}
 
 /**
  * Opens the embedded Postgres (PGlite): persisted in `dataDir`, or in a scratch directory removed
@@ -125,6 +149,7 @@ export class Database {
   /** The scratch directory to remove on close (an unnamed database's). */
   readonly #scratch: string | undefined;
   #worker!: Worker;
+  #engine!: Engine;
   readonly #retired = new WeakSet<Worker>();
   readonly #started = new WeakSet<Worker>();
   #ready: Promise<void> = Promise.resolve();
@@ -174,8 +199,9 @@ export class Database {
       options.postgres,
     );
     if (options.snapshot && !hasDatabase(db.dataDir)) copyDatabase(options.snapshot, db.dataDir);
-    db.#ready = db.#start();
     try {
+      db.#engine = await pgliteEngine();
+      db.#ready = db.#start();
       await db.#ready;
     } catch (error) {
       await db.close();
@@ -391,7 +417,11 @@ export class Database {
   }
 
   #start(): Promise<void> {
-    const workerData: WorkerOptions = { dataDir: this.dataDir, postgres: this.#postgres };
+    const workerData: WorkerOptions = {
+      dataDir: this.dataDir,
+      postgres: this.#postgres,
+      engine: this.#engine,
+    };
     const worker = new Worker(new URL("./database-worker.ts", import.meta.url), { workerData });
     this.#worker = worker;
     const started = new Promise<void>((resolve, reject) => {

@@ -7,7 +7,7 @@ import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
 import { rememberClientAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
-import { hasDatabase, openDatabase } from "./database.ts";
+import { hasDatabase, openDatabase, pgliteEngine } from "./database.ts";
 import { createAuthenticate, gateway } from "./gateway.ts";
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
@@ -95,6 +95,9 @@ export interface LocalBackend {
 
 /** Starts the local stand-in for a Supabase project: /auth/v1, /rest/v1 and the mail inbox. */
 export async function createLocalBackend(options: LocalBackendOptions = {}): Promise<LocalBackend> {
+  // PGlite's WebAssembly compiles on V8's own threads while the config, the ports and the keys
+  // are dealt with (the promise is kept: a failure is the database open's to report).
+  if (!options.db) pgliteEngine().catch(() => {});
   const project = projectPaths(options.projectDir);
   const config = loadConfig({
     configFile: options.configPath ?? project.configFile,

@@ -9,8 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assertPortFree, buildApp } from "../support/preview.ts";
-import { serveBuild, type WorkerServer } from "../support/workerd.ts";
+import type { WorkerServer } from "../support/workerd.ts";
 
 export const APP_PORT = Number(process.env.TEST_APP_PORT ?? 5179);
 const BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
@@ -20,6 +19,10 @@ export const APP_URL = `http://localhost:${APP_PORT}`;
 export const APP_STATE_VARIABLE = "TEST_APP_STATE_FILE";
 
 export default async function setup() {
+  // (imported here: the test files import this module for the constants above, and the build
+  // tools and Miniflare would cost every test worker a second of loading)
+  const { assertPortFree, buildApp } = await import("../support/preview.ts");
+  const { serveBuild } = await import("../support/workerd.ts");
   await assertPortFree(APP_URL, "set TEST_APP_PORT");
   const stateDir = mkdtempSync(join(tmpdir(), "test-app-"));
   const stateFile = join(stateDir, "state");

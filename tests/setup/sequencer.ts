@@ -2,11 +2,12 @@
 // module graph, `isolate: false`, serves one project) and, within a project, the files that took
 // longest last time first. By project name that put `unit` last: its workerd pool starts in a few
 // seconds with one core idle, at the end of the run. This order starts the run with it and with
-// the backend's long files (CLI processes, snapshots), and ends with many short files that keep
-// both cores busy to the end.
+// the backend's long files (CLI processes, snapshots), and ends with the integration tests: many
+// short files that keep both cores busy to the end (the few tooling files go before them: last,
+// they ran on one core while the other had nothing to do).
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-const PROJECTS = ["unit", "local", "database", "integration", "tooling"];
+const PROJECTS = ["unit", "local", "database", "tooling", "integration"];
 
 export default class ProjectOrder extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -5,13 +5,15 @@
 // main thread keeps the clock and ends this thread when the statement's time is up.
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
-import { EXTENSIONS } from "./extensions.ts";
+import { type ExtensionFile, linkedOnFirstUse } from "./extensions.ts";
 import { PostgresPort } from "./postgres-port.ts";
 
 /** What every database thread's PGlite is made of: its WebAssembly, compiled, and its files. */
 export interface Engine {
   wasmModule: WebAssembly.Module;
   fsBundle: ArrayBuffer;
+  /** the EXTENSIONS' files (extensions.ts) */
+  extensionFiles: ExtensionFile[];
 }
 
 /** What the main thread starts the worker with. */
@@ -215,7 +217,7 @@ port.on("message", (request: WorkerRequest | PortSignal) => {
 try {
   const options = workerData as WorkerOptions;
   db = new PGlite(options.dataDir, {
-    extensions: EXTENSIONS,
+    extensions: linkedOnFirstUse(options.engine.extensionFiles),
     pgliteWasmModule: options.engine.wasmModule,
     fsBundle: new Blob([options.engine.fsBundle]),
     startParams: [...PGlite.defaultStartParams, ...START_SETTINGS.flatMap((s) => ["-c", s])],

@@ -20,6 +20,7 @@ import type {
   WorkerMessage,
   WorkerOptions,
 } from "./database-worker.ts";
+import { extensionFiles } from "./extensions.ts";
 
 /** The Postgres port (postgres-port.ts) a database may open for psql, `pg` and other clients. */
 export interface PostgresPortOptions {
@@ -35,8 +36,8 @@ const here = new URL("./db/", import.meta.url);
 let engine: Promise<Engine> | undefined;
 
 /**
- * PGlite's WebAssembly (9 MB), compiled once per thread that opens databases, and its file bundle,
- * read once. Each database thread gets both with its start: a compiled module passed to a thread
+ * PGlite's WebAssembly (9 MB), compiled once per thread that opens databases, and its file bundle
+ * and the extensions' files, read once. Each database thread gets both with its start: a compiled module passed to a thread
  * shares its machine code instead of compiling it again, which halves the cost of every open after
  * the first (a restart after a statement timeout, each backend a test starts). Asking early (as
  * createLocalBackend does) lets the compiling overlap other start work.
@@ -49,7 +50,11 @@ export function pgliteEngine(): Promise<Engine> {
       readFile(resolve("@electric-sql/pglite/pglite.data")),
     ]);
     const fsBundle = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
-    return { wasmModule: await WebAssembly.compile(wasm), fsBundle };
+    return {
+      wasmModule: await WebAssembly.compile(wasm),
+      fsBundle,
+      extensionFiles: await extensionFiles(),
+    };
   })();
   return engine;
 }

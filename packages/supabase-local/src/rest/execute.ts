@@ -56,9 +56,7 @@ export async function executePlan(
   const { readOnly, rollback, response: shape } = plan;
 
   return db.transaction(async (tx) => {
-    if (readOnly) await tx.query("SET TRANSACTION READ ONLY");
-    await tx.query(ROLE_SETTINGS, [role]);
-    await setRequestSettings(tx, ctx);
+    await setRequestSettings(tx, ctx, readOnly === true);
     if (ctx.preRequest) await tx.query(`SELECT ${qualifiedName(ctx.preRequest)}()`);
     if (query.explain && shape.explain) {
       // the plan: EXPLAIN's rows as Postgres printed them (a JSON plan is one row, kept as its
@@ -102,35 +100,34 @@ export async function executePlan(
 }
 
 /**
- * The role's own settings (ALTER ROLE … SET, such as the statement_timeout of anon and
- * authenticated), in force for this request's transaction: PostgREST applies the impersonated
- * role's settings this way (except default_transaction_isolation, which it uses as the
- * transaction's isolation level). Unlike PostgREST it does not skip settings only a superuser may
- * change, since only a superuser could have given them to the role here.
+ * Puts the request in force for its transaction, in one statement (one trip to the database
+ * thread), in PostgREST's order:
+ * - read-only, for a read (`SET TRANSACTION READ ONLY`);
+ * - the role's own settings (ALTER ROLE … SET, such as the statement_timeout of anon and
+ *   authenticated): PostgREST applies the impersonated role's settings this way, except
+ *   default_transaction_isolation, which it uses as the transaction's isolation level. Unlike
+ *   PostgREST it does not skip settings only a superuser may change, since only a superuser could
+ *   have given them to the role here. They are applied in the FROM clause, which Postgres runs
+ *   before the select list;
+ * - the request's: role, JWT claims, method, path, headers, cookies, search_path.
  */
-const ROLE_SETTINGS = `SELECT set_config(substr(s, 1, strpos(s, '=') - 1), substr(s, strpos(s, '=') + 1), true)
-  FROM pg_db_role_setting d, unnest(d.setconfig) s
-  WHERE d.setrole = to_regrole($1) AND d.setdatabase = 0
-    AND s NOT LIKE 'default\\_transaction\\_isolation=%'`;
-
-/** `schema.fn` or `fn` (PostgREST's toQi: split at the first dot), quoted. */
-function qualifiedName(name: string): string {
-  const dot = name.indexOf(".");
-  return dot === -1 ? ident(name) : `${ident(name.slice(0, dot))}.${ident(name.slice(dot + 1))}`;
-}
-
-async function setRequestSettings(tx: Transaction, ctx: RequestContext) {
+async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly: boolean) {
   const headers: Record<string, string> = {};
   ctx.headers.forEach((v, k) => {
     headers[k] = v;
   });
   const claims = ctx.claims;
   await tx.query(
-    `SELECT set_config('role', $1, true), set_config('request.jwt.claims', $2, true),
+    `SELECT ${readOnly ? "set_config('transaction_read_only', 'on', true), " : ""}
+            set_config('role', $1, true), set_config('request.jwt.claims', $2, true),
             set_config('request.jwt.claim.role', $1, true), set_config('request.jwt.claim.sub', $3, true),
             set_config('request.method', $4, true), set_config('request.path', $5, true),
             set_config('request.headers', $6, true), set_config('request.cookies', $7, true),
-            set_config('search_path', $8, true)`,
+            set_config('search_path', $8, true)
+       FROM (SELECT count(set_config(substr(s, 1, strpos(s, '=') - 1), substr(s, strpos(s, '=') + 1), true))
+               FROM pg_db_role_setting d, unnest(d.setconfig) s
+              WHERE d.setrole = to_regrole($1) AND d.setdatabase = 0
+                AND s NOT LIKE 'default\\_transaction\\_isolation=%') AS role_settings`,
     [
       String(claims.role),
       JSON.stringify(claims),
@@ -142,6 +139,12 @@ async function setRequestSettings(tx: Transaction, ctx: RequestContext) {
       [...new Set(ctx.searchPath)].map(ident).join(", "),
     ],
   );
+}
+
+/** `schema.fn` or `fn` (PostgREST's toQi: split at the first dot), quoted. */
+function qualifiedName(name: string): string {
+  const dot = name.indexOf(".");
+  return dot === -1 ? ident(name) : `${ident(name.slice(0, dot))}.${ident(name.slice(dot + 1))}`;
 }
 
 function respond(shape: ResponsePlan, row: Row, csvBody: boolean): Response {

@@ -19,8 +19,6 @@ export interface Engine {
 /** What the main thread starts the worker with. */
 export interface WorkerOptions {
   dataDir: string;
-  /** PGlite's compiled WebAssembly and file bundle (pgliteEngine in database.ts). */
-  engine: Engine;
   /** The Postgres port (postgres-port.ts), if one is wanted. */
   postgres?: { port: number; host: string; idleInTransactionTimeout: number };
 }
@@ -46,8 +44,11 @@ export type WorkerCall =
   /** Ends the Postgres port's connections (before close: they may hold the database). */
   | { op: "stop-port" };
 
-/** The main thread's answers to the Postgres port (no reply expected). */
+/** What the main thread tells the worker without expecting an answer. */
 export type PortSignal =
+  /** PGlite's engine (pgliteEngine in database.ts), sent while the thread starts, once the data
+   * directory is in place: the database opens when it arrives */
+  | { signal: "engine"; engine: Engine }
   /** the database is the port's (the turn it asked for) */
   | { signal: "turn-granted" }
   /** API requests are, or are no longer, waiting for the database */
@@ -194,9 +195,14 @@ let postgresPort: PostgresPort | undefined;
 // wait on stops until V8's background work is done (PGlite's hot functions being optimised), which
 // was a third of a second of every start.
 let queue: Promise<void> = Promise.resolve();
+let receiveEngine: (engine: Engine) => void = () => {};
+const engineArrived = new Promise<Engine>((resolve) => {
+  receiveEngine = resolve;
+});
 port.on("message", (request: WorkerRequest | PortSignal) => {
   if ("signal" in request) {
-    if (request.signal === "turn-granted") postgresPort?.granted();
+    if (request.signal === "engine") receiveEngine(request.engine);
+    else if (request.signal === "turn-granted") postgresPort?.granted();
     else postgresPort?.setApiWaiting(request.waiting);
     return;
   }
@@ -216,10 +222,11 @@ port.on("message", (request: WorkerRequest | PortSignal) => {
 
 try {
   const options = workerData as WorkerOptions;
+  const engine = await engineArrived;
   db = new PGlite(options.dataDir, {
-    extensions: linkedOnFirstUse(options.engine.extensionFiles),
-    pgliteWasmModule: options.engine.wasmModule,
-    fsBundle: new Blob([options.engine.fsBundle]),
+    extensions: linkedOnFirstUse(engine.extensionFiles),
+    pgliteWasmModule: engine.wasmModule,
+    fsBundle: new Blob([engine.fsBundle]),
     startParams: [...PGlite.defaultStartParams, ...START_SETTINGS.flatMap((s) => ["-c", s])],
   });
   await db.waitReady;

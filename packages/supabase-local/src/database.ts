@@ -36,11 +36,11 @@ const here = new URL("./db/", import.meta.url);
 let engine: Promise<Engine> | undefined;
 
 /**
- * PGlite's WebAssembly (9 MB), compiled once per thread that opens databases, and its file bundle
- * and the extensions' files, read once. Each database thread gets both with its start: a compiled module passed to a thread
- * shares its machine code instead of compiling it again, which halves the cost of every open after
- * the first (a restart after a statement timeout, each backend a test starts). Asking early (as
- * createLocalBackend does) lets the compiling overlap other start work.
+ * PGlite's WebAssembly (9 MB), compiled once per thread that opens databases, with its file bundle
+ * and the extensions' files, read once. Each database thread is sent all three as it starts: a
+ * compiled module passed to a thread shares its machine code instead of compiling it again, which
+ * halves the cost of every open after the first (a restart after a statement timeout, each backend
+ * a test starts). Asking early (as createLocalBackend does) lets the compiling overlap other work.
  */
 export function pgliteEngine(): Promise<Engine> {
   engine ??= (async () => {

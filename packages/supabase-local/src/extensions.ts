@@ -24,6 +24,7 @@ export async function extensionFiles(): Promise<ExtensionFile[]> {
   const files: ExtensionFile[] = [];
   for (const extension of Object.values(EXTENSIONS)) {
     if (extension instanceof URL) throw new Error("an extension bundle without a setup");
+    // a contrib extension's setup only names its bundle: it needs no PGlite to be asked
     const { bundlePath } = await extension.setup(undefined as never, {});
     if (!bundlePath) continue;
     for (const entry of parseTar(gunzipSync(await readFile(bundlePath))))

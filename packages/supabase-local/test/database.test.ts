@@ -38,3 +38,18 @@ describe("query options across the worker thread", () => {
     expect(rows).toEqual([['{"b": 1.50, "a": [1e2]}', { n: 1.5 }, 7]]);
   });
 });
+
+describe("extensions", () => {
+  test("pgcrypto, whose library loads at its first call, answers in a database opened from a snapshot", async () => {
+    const { rows } = await db.query<{ hash: string; matches: boolean; digest: string }>(
+      `SELECT h AS hash, extensions.crypt('secret', h) = h AS matches,
+              encode(extensions.digest('abc', 'sha256'), 'hex') AS digest
+         FROM (SELECT extensions.crypt('secret', extensions.gen_salt('bf', 4)) AS h) AS hashed`,
+    );
+    expect(rows[0]?.hash).toMatch(/^\$2a\$04\$[./A-Za-z0-9]{53}$/);
+    expect(rows[0]?.matches).toBe(true);
+    expect(rows[0]?.digest).toBe(
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
+  });
+});

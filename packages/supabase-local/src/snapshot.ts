@@ -13,10 +13,10 @@
 // an edited migration costs a copy and the project's SQL, not another initdb). Two processes that
 // make the same one at once each build in a directory of their own and rename it into place: one
 // rename wins, the other process uses the winner's and removes its own. A reader never sees a
-// half-written snapshot. The newest few of each kind are kept.
+// half-written snapshot. The few of each kind used last are kept.
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, utimes } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -79,7 +79,7 @@ export async function snapshotKey(inputs: SnapshotInputs): Promise<string> {
 export async function snapshotFor(inputs: SnapshotInputs, cacheDir: string): Promise<string> {
   const key = await snapshotKey(inputs);
   const ready = join(cacheDir, key);
-  if (existsSync(join(ready, "PG_VERSION"))) return ready;
+  if (existsSync(join(ready, "PG_VERSION"))) return used(ready);
   const base = await baseSnapshot(cacheDir);
   return cached(
     cacheDir,
@@ -109,7 +109,7 @@ async function cached(
   from?: string,
 ): Promise<string> {
   const dir = join(cacheDir, name);
-  if (existsSync(join(dir, "PG_VERSION"))) return dir;
+  if (existsSync(join(dir, "PG_VERSION"))) return used(dir);
   await mkdir(cacheDir, { recursive: true });
   const building = join(cacheDir, `.${name}.${process.pid}.${randomBytes(4).toString("hex")}`);
   try {
@@ -134,7 +134,17 @@ async function cached(
 }
 
 /**
- * Keeps the newest KEEP snapshots of each kind (base, project) and removes the others, and the
+ * Marks a snapshot as just used (its mtime): prune keeps the most recently used, so a snapshot a
+ * start is about to copy is not the one another process's prune removes.
+ */
+async function used(dir: string): Promise<string> {
+  const now = new Date();
+  await utimes(dir, now, now).catch(() => {});
+  return dir;
+}
+
+/**
+ * Keeps the KEEP snapshots of each kind (base, project) used last and removes the others, and the
  * build directories of processes that are gone.
  */
 async function prune(cacheDir: string): Promise<void> {

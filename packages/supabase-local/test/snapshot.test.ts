@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createLocalBackend } from "../src/index.ts";
@@ -112,6 +112,31 @@ describe("a fresh backend", () => {
     const names = readdirSync(cacheDir);
     expect(names.filter((name) => name.startsWith("base-"))).toHaveLength(1);
     expect(names.filter((name) => /^[0-9a-f]{32}$/.test(name))).toHaveLength(3);
+  }, 120_000);
+
+  test("the cache keeps the snapshots used last, not the ones made last", async () => {
+    const projectSnapshots = () =>
+      readdirSync(cacheDir).filter((name) => /^[0-9a-f]{32}$/.test(name));
+    const DEFAULTS = "migrations/20240202000000_defaults.sql";
+    // back to the first inputs: their snapshot, the oldest made, is used again
+    await writeProject({
+      [DEFAULTS]: null,
+      "seed.sql": "INSERT INTO public.things VALUES ('first');",
+    });
+    const first = basename(await snapshotFor(inputs, cacheDir));
+    const before = projectSnapshots();
+    expect(before).toHaveLength(3);
+    expect(before).toContain(first);
+
+    // a fourth: the cache keeps three, and the one dropped is the one used longest ago
+    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('fourth');" });
+    const fourth = basename(await snapshotFor(inputs, cacheDir));
+    const after = projectSnapshots();
+    expect(after).toHaveLength(3);
+    expect(after).toContain(first);
+    expect(after).toContain(fourth);
+
+    await writeProject({ [DEFAULTS]: "INSERT INTO public.things VALUES ('from a migration');" });
   }, 120_000);
 
   test("two processes making the same snapshot at once both get it whole", async () => {

@@ -9,6 +9,12 @@ import ProjectOrder from "./tests/setup/sequencer.ts";
 //   tests/integration               the whole Worker (workerd) + local backend, through HTTP
 //   packages/supabase-local/test    the local backend itself ("local"), driven by supabase-js
 // tests/e2e (a real browser against the built app) is not part of it: `npm run test:e2e`.
+//
+// The projects that run in Node keep their transformed modules on disk between runs (Vitest's
+// fsModuleCache, in node_modules/.experimental-vitest-cache, keyed by each file's content and
+// dropped when dependencies are reinstalled): a second run transforms 11 s of modules instead of
+// 23 s and imports them in 41-46 s instead of 55-62 s (summed over the workers). The unit project
+// cannot: its files are read inside workerd, which does not see that folder.
 export default defineConfig({
   test: {
     globalSetup: ["tests/setup/local-backend.ts"],

@@ -26,10 +26,12 @@ const QUICK = { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } };
  * fixtures, no data directory of their own): opened once, by a backend kept for the worker's
  * life. Each test file gets fresh users, not a fresh database, as with the shared test backend;
  * files of one worker run one after another. Opening a database is about a second of CPU.
+ * Backends that need a socket of their own (or other options memoryBackend does not take) pass
+ * it as `db` to createLocalBackend.
  */
 let worker: Promise<LocalBackend> | undefined;
 
-function workerDatabase() {
+export function workerDatabase() {
   worker ??= createLocalBackend({ projectDir: ROOT, seed: false, host: false, config: QUICK });
   return worker.then((backend) => backend.db);
 }

@@ -8,7 +8,11 @@ import {
   randomEmail,
   SECRET_KEY,
 } from "../../../tests/support/backend.ts";
-import { type MemoryBackend, memoryBackend } from "../../../tests/support/memory-backend.ts";
+import {
+  type MemoryBackend,
+  memoryBackend,
+  workerDatabase,
+} from "../../../tests/support/memory-backend.ts";
 import { createLocalBackend, type LocalBackend } from "../src/server.ts";
 
 const overRequestLimit = {
@@ -36,7 +40,12 @@ function recover(base: string, forwardedFor: string) {
 describe("over a socket (the default: no proxy header trusted)", () => {
   let backend: LocalBackend;
   beforeAll(async () => {
-    backend = await createLocalBackend({ port: 0, host: "127.0.0.1", config: limits });
+    backend = await createLocalBackend({
+      port: 0,
+      host: "127.0.0.1",
+      db: await workerDatabase(),
+      config: limits,
+    });
   }, 60_000);
   afterAll(() => backend?.close());
 

@@ -12,6 +12,7 @@ import {
   QUICK_PASSWORD_HASH_COST,
   randomEmail,
 } from "../../../tests/support/backend.ts";
+import { workerDatabase } from "../../../tests/support/memory-backend.ts";
 import { createLocalBackend, type LocalBackend } from "../src/server.ts";
 
 let backend: LocalBackend;
@@ -27,6 +28,7 @@ beforeAll(async () => {
   );
   backend = await createLocalBackend({
     host: false,
+    db: await workerDatabase(),
     config: {
       auth: {
         passwordHashCost: QUICK_PASSWORD_HASH_COST,

@@ -12,6 +12,7 @@ import {
   QUICK_PASSWORD_HASH_COST,
   SECRET_KEY,
 } from "../../../../tests/support/backend.ts";
+import { workerDatabase } from "../../../../tests/support/memory-backend.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/server.ts";
 
 const CODE = "123456";
@@ -31,11 +32,13 @@ let confirming: LocalBackend;
 beforeAll(async () => {
   const sms = { enableSignup: true, testOtp, maxFrequencySeconds: 5 };
   const passwordHashCost = QUICK_PASSWORD_HASH_COST;
+  // both on this test worker's database (they differ in settings only; each number is used once)
+  const db = await workerDatabase();
   [autoconfirm, confirming] = await Promise.all([
-    createLocalBackend({ host: false, seed: false, config: { auth: { sms, passwordHashCost } } }),
+    createLocalBackend({ host: false, db, config: { auth: { sms, passwordHashCost } } }),
     createLocalBackend({
       host: false,
-      seed: false,
+      db,
       config: { auth: { sms: { ...sms, enableConfirmations: true }, passwordHashCost } },
     }),
   ]);

@@ -8,6 +8,7 @@ import { createClient } from "@supabase/supabase-js";
 import { MailpitClient } from "mailpit-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QUICK_PASSWORD_HASH_COST } from "../../../../tests/support/backend.ts";
+import { workerDatabase } from "../../../../tests/support/memory-backend.ts";
 import { createLocalBackend, KEYS, type LocalBackend } from "../../src/index.ts";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -24,7 +25,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: API_PORT,
     mailpitPort: MAILPIT_PORT,
-    seed: false,
+    db: await workerDatabase(),
     config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
   });
   mailpit = new MailpitClient(local.mailpitUrl);

@@ -21,14 +21,14 @@ export const APP_STATE_VARIABLE = "TEST_APP_STATE_FILE";
 export default async function setup() {
   // (imported here: the test files import this module for the constants above, and the build
   // tools and Miniflare would cost every test worker a second of loading)
-  const { assertPortFree, buildApp } = await import("../support/preview.ts");
+  const { assertPortFree, buildAppIfChanged } = await import("../support/preview.ts");
   const { serveBuild } = await import("../support/workerd.ts");
   await assertPortFree(APP_URL, "set TEST_APP_PORT");
   const stateDir = mkdtempSync(join(tmpdir(), "test-app-"));
   const stateFile = join(stateDir, "state");
   process.env[APP_STATE_VARIABLE] = stateFile;
   const starting: Promise<WorkerServer | undefined> = (async () => {
-    await buildApp();
+    await buildAppIfChanged();
     return serveBuild({
       port: APP_PORT,
       vars: { SUPABASE_URL: `http://127.0.0.1:${BACKEND_PORT}` },

@@ -2,7 +2,16 @@
 // `vite preview` on the build (the Worker in workerd, static assets from build/client). Shared by
 // the end-to-end run (tests/e2e/setup/servers.ts) and the load benchmark (bench/).
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -54,6 +63,49 @@ export async function buildApp(projectDir?: string): Promise<string> {
   );
   if (code !== 0) throw new Error(`react-router build failed (exit ${code}):\n${output}`);
   return output;
+}
+
+/**
+ * `buildApp()`, skipped when build/ already holds the build of exactly these sources: the test
+ * run and the end-to-end run need a build, and making it again from unchanged sources cost 11 s of
+ * CPU of every `npm test`. What the build is made from (everything buildInputs() reads) is hashed,
+ * and the hash is kept inside build/server, which every build empties first: a build made any other
+ * way (`npm run build` of other sources, the bench) leaves no hash behind and the next run builds.
+ */
+export async function buildAppIfChanged(): Promise<void> {
+  const stamp = join(ROOT, "build/server/.inputs-hash");
+  const hash = buildInputsHash();
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === hash) return;
+  await buildApp();
+  writeFileSync(stamp, hash);
+}
+
+/** The folders and files the app's build reads (its sources, assets, configs and dependencies). */
+const BUILD_INPUTS = ["app", "public", "workers", "package.json", "package-lock.json"];
+const BUILD_CONFIG = /^(?:vite\.config|react-router\.config|wrangler|tsconfig.*)\.\w+$|^\.env/;
+
+/** The hash of everything the build of the app in `root` reads (see buildAppIfChanged). */
+export function buildInputsHash(root = ROOT): string {
+  const hash = createHash("sha256");
+  const add = (path: string) => {
+    const full = join(root, path);
+    if (!existsSync(full)) return;
+    const files = statSync(full).isDirectory()
+      ? readdirSync(full, { withFileTypes: true, recursive: true })
+          .filter((entry) => entry.isFile())
+          .map((entry) => join(entry.parentPath, entry.name))
+      : [full];
+    for (const file of files.sort()) {
+      hash.update(`${file.slice(root.length)}\0`);
+      hash.update(readFileSync(file));
+    }
+  };
+  for (const path of BUILD_INPUTS) add(path);
+  for (const name of readdirSync(root).sort()) if (BUILD_CONFIG.test(name)) add(name);
+  // what Vite and the Cloudflare plugin read from the environment
+  for (const [name, value] of Object.entries(process.env).sort())
+    if (/^(?:VITE_|CLOUDFLARE_ENV$)/.test(name)) hash.update(`${name}=${value}\0`);
+  return hash.digest("hex");
 }
 
 export interface PreviewOptions {

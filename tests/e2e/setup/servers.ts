@@ -1,7 +1,7 @@
 // Global setup of `npm run test:e2e`: builds the app once, starts one in-memory local backend per
 // stack (tests/e2e/support/stacks.ts) and serves the built Worker with `vite preview` for each,
 // exactly as `npm run preview` does, pointed at its backend through its SUPABASE_URL variable.
-// E2E_SKIP_BUILD=1 reuses an existing build/ (for quick reruns while writing tests).
+// The build is made again only when the app's sources changed (buildAppIfChanged).
 import { createWriteStream, existsSync, mkdirSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -10,7 +10,7 @@ import { type LocalBackendOptions, loadConfig } from "@edge-notes/supabase-local
 import { PASSWORD, QUICK_PASSWORD_HASH_COST, SECRET_KEY } from "../../support/backend.ts";
 import {
   assertPortFree,
-  buildApp,
+  buildAppIfChanged,
   type Preview,
   ROOT,
   startPreview,
@@ -43,7 +43,10 @@ export default async function setup() {
   };
   try {
     const withBackend = STACKS.filter((stack) => stack.backend);
-    await Promise.all([build(), ...withBackend.map((stack) => startBackend(stack, backends))]);
+    await Promise.all([
+      buildAppIfChanged(),
+      ...withBackend.map((stack) => startBackend(stack, backends)),
+    ]);
     await Promise.all(STACKS.map((stack) => startApp(stack, apps)));
     await Promise.all(withBackend.map(warmUp));
   } catch (error) {
@@ -54,11 +57,6 @@ export default async function setup() {
     console.log(`[e2e] servers up in ${Math.round(performance.now() - started)} ms`);
   }
   return teardown;
-}
-
-async function build() {
-  if (process.env.E2E_SKIP_BUILD && existsSync(`${ROOT}build/server/wrangler.json`)) return;
-  await buildApp();
 }
 
 /**

@@ -37,8 +37,10 @@ export type WorkerCall =
       };
       /** Inside a transaction the main thread opened (its COMMIT/ROLLBACK are sent with false). */
       inTransaction: boolean;
+      /** The transaction's first statement: BEGIN runs first, in the same trip. */
+      begin?: boolean;
     }
-  | { op: "exec"; sql: string; inTransaction: boolean }
+  | { op: "exec"; sql: string; inTransaction: boolean; begin?: boolean }
   | { op: "listen" | "unlisten"; channel: string }
   | { op: "close" }
   /** Ends the Postgres port's connections (before close: they may hold the database). */
@@ -149,6 +151,7 @@ async function afterStatement(db: PGlite, sql: string, inTransaction: boolean): 
 const unlisteners = new Map<string, () => Promise<void>>();
 
 async function handle(db: PGlite, request: WorkerRequest): Promise<unknown> {
+  if ((request.op === "query" || request.op === "exec") && request.begin) await db.exec("BEGIN");
   switch (request.op) {
     case "query": {
       const { textTypes, ...options } = request.options ?? {};

@@ -39,6 +39,37 @@ describe("query options across the worker thread", () => {
   });
 });
 
+describe("transactions (BEGIN travels with the first statement)", () => {
+  test("the first statement is inside the transaction: undone by a rollback, same now()", async () => {
+    const failed = db.transaction(async (tx) => {
+      await tx.exec("CREATE TABLE public.tx_first (a int)");
+      const [first, second] = [
+        await tx.query<{ t: string }>("SELECT now()::text AS t"),
+        await tx.query<{ t: string }>(
+          "SELECT clock_timestamp() > now() AS later, now()::text AS t",
+        ),
+      ];
+      expect(second.rows[0]?.t).toBe(first.rows[0]?.t);
+      throw new Error("undo");
+    });
+    await expect(failed).rejects.toThrow("undo");
+    const { rows } = await db.query("SELECT to_regclass('public.tx_first') AS t");
+    expect(rows).toEqual([{ t: null }]);
+  });
+
+  test("a failing first statement, an empty transaction and an early rollback leave no transaction open", async () => {
+    await expect(db.transaction((tx) => tx.exec("SELECT nope"))).rejects.toThrow(/nope/);
+    expect(await db.transaction(async () => "nothing sent")).toBe("nothing sent");
+    await db.transaction((tx) => tx.rollback());
+    // outside a transaction each statement has a now() of its own; a transaction left open (or
+    // aborted) would answer the same one (or refuse)
+    const now = async () => (await db.query<{ t: string }>("SELECT now()::text AS t")).rows[0]?.t;
+    const before = await now();
+    await db.query("SELECT pg_sleep(0.002)");
+    expect(await now()).not.toBe(before);
+  });
+});
+
 describe("extensions", () => {
   test("pgcrypto, whose library loads at its first call, answers in a database opened from a snapshot", async () => {
     const { rows } = await db.query<{ hash: string; matches: boolean; digest: string }>(

@@ -100,7 +100,7 @@ export async function baseSnapshot(cacheDir: string): Promise<string> {
 
 /**
  * `cacheDir/name`, made by `build` on a database started in a directory of this process's own
- * (from `from`, when given) and renamed into place when done.
+ * (from `from`, when given) and put in place by putInCache.
  */
 async function cached(
   cacheDir: string,
@@ -108,11 +108,7 @@ async function cached(
   build: (db: Database) => Promise<void>,
   from?: string,
 ): Promise<string> {
-  const dir = join(cacheDir, name);
-  if (existsSync(join(dir, "PG_VERSION"))) return used(dir);
-  await mkdir(cacheDir, { recursive: true });
-  const building = join(cacheDir, `.${name}.${process.pid}.${randomBytes(4).toString("hex")}`);
-  try {
+  return putInCache(cacheDir, name, async (building) => {
     const db = await Database.open(building, { snapshot: from });
     try {
       await build(db);
@@ -120,6 +116,25 @@ async function cached(
     } finally {
       await db.close();
     }
+  });
+}
+
+/**
+ * `cacheDir/name` as it is, or made by `make` in a directory of this process's own and renamed
+ * into place when done, so that no reader ever sees a half-made snapshot (two processes making
+ * the same one: one rename wins, the other uses the winner's). Then the cache is pruned.
+ */
+export async function putInCache(
+  cacheDir: string,
+  name: string,
+  make: (dir: string) => Promise<void>,
+): Promise<string> {
+  const dir = join(cacheDir, name);
+  if (existsSync(join(dir, "PG_VERSION"))) return used(dir);
+  await mkdir(cacheDir, { recursive: true });
+  const building = join(cacheDir, `.${name}.${process.pid}.${randomBytes(4).toString("hex")}`);
+  try {
+    await make(building);
     try {
       await rename(building, dir);
     } catch (error) {

@@ -68,7 +68,7 @@ export async function buildApp(projectDir?: string): Promise<string> {
 /**
  * `buildApp()`, skipped when build/ already holds the build of exactly these sources: the test
  * run and the end-to-end run need a build, and making it again from unchanged sources cost 11 s of
- * CPU of every `npm test`. What the build is made from (everything buildInputs() reads) is hashed,
+ * CPU of every `npm test`. What the build is made from (everything buildInputsHash() reads) is hashed,
  * and the hash is kept inside build/server, which every build empties first: a build made any other
  * way (`npm run build` of other sources, the bench) leaves no hash behind and the next run builds.
  */

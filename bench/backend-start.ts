@@ -1,7 +1,8 @@
 // One local backend start, timed in a fresh Node process (nothing compiled or cached from an
 // earlier start): `node bench/backend-start.ts <dataDir> <port>` prints
 // {"importMs": …, "readyMs": …}. readyMs runs from the createLocalBackend() call to its promise
-// resolving (database open, migrations applied, listening), as `npm run local` reports it.
+// resolving (database open, migrations applied, listening), as `npm run local` reports it. It
+// starts what `npm run local` starts: the APIs on <port> and the Postgres port on <port> + 1.
 export {};
 
 const [dataDir, port] = process.argv.slice(2);
@@ -10,7 +11,12 @@ if (!dataDir || !port) throw new Error("usage: node bench/backend-start.ts <data
 const importStarted = performance.now();
 const { createLocalBackend } = await import("./backend.ts");
 const started = performance.now();
-const backend = await createLocalBackend({ dataDir, port: Number(port), host: "127.0.0.1" });
+const backend = await createLocalBackend({
+  dataDir,
+  port: Number(port),
+  postgresPort: Number(port) + 1,
+  host: "127.0.0.1",
+});
 const ready = performance.now();
 try {
   const health = await fetch(`${backend.url}/auth/v1/health`, {

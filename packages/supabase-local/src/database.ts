@@ -19,10 +19,10 @@ import type {
   WorkerCall,
   WorkerMessage,
   WorkerOptions,
-} from "./database-worker.ts";
+} from "./database-protocol.ts";
 import { extensionFiles } from "./extensions.ts";
 
-/** The Postgres port (postgres-port.ts) a database may open for psql, `pg` and other clients. */
+/** The Postgres port (postgres-port.js) a database may open for psql, `pg` and other clients. */
 export interface PostgresPortOptions {
   /** 0 = a free port. */
   port: number;
@@ -65,7 +65,7 @@ export function pgliteEngine(): Promise<Engine> {
  * schema up to date (skipped when they already are, see prepareDatabase). Postgres runs in a
  * worker thread (see Database) so that statement_timeout is enforced. A `snapshot` (a data
  * directory made by snapshot.ts) is copied into a fresh data directory first, instead of initdb.
- * With `postgres`, it also serves the wire protocol on that port (postgres-port.ts), taking turns
+ * With `postgres`, it also serves the wire protocol on that port (postgres-port.js), taking turns
  * with the API.
  */
 export async function openDatabase(
@@ -145,7 +145,7 @@ type Statement =
  * the restart, as after a crash); the cancelled transaction is gone, as Postgres would have rolled
  * it back. Requests queued behind it run on the restarted database.
  *
- * The Postgres port's connections (postgres-port.ts, in the worker) take the same lock: the worker
+ * The Postgres port's connections (postgres-port.js, in the worker) take the same lock: the worker
  * asks for a turn, and no query or transaction of this side runs until it hands the turn back.
  * While one waits behind such a turn, the worker is told, so an idle connection gives way.
  */
@@ -431,7 +431,7 @@ export class Database {
   /** Starts a database thread; `prepare` puts the data directory in place meanwhile. */
   #start(prepare?: () => void): Promise<void> {
     const workerData: WorkerOptions = { dataDir: this.dataDir, postgres: this.#postgres };
-    const worker = new Worker(new URL("./database-worker.ts", import.meta.url), { workerData });
+    const worker = new Worker(new URL("./database-worker.js", import.meta.url), { workerData });
     this.#worker = worker;
     const started = new Promise<void>((resolve, reject) => {
       worker.on("message", (message: WorkerMessage) => {

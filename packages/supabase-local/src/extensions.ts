@@ -1,14 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { gunzipSync } from "node:zlib";
-import type { Extension, Extensions } from "@electric-sql/pglite";
+import type { Extensions } from "@electric-sql/pglite";
 import { pgcrypto } from "@electric-sql/pglite/contrib/pgcrypto";
 import { parseTar } from "nanotar";
 
 /**
  * The Postgres extensions a Supabase project has that the backend's PGlite loads: pgcrypto (in
  * schema `extensions`, db/roles.sql), which seeds use to hash passwords as GoTrue stores them.
- * The database thread (database-worker.ts) passes them to PGlite, and their names are part of the
- * start snapshot's key (snapshot.ts): adding one here builds a new snapshot. A PGlite of one's own
+ * The database thread (database-worker.js) passes their files to PGlite, and their names are part
+ * of the start snapshot's key (snapshot.ts): adding one here builds a new snapshot. A PGlite of one's own
  * that prepareDatabase() sets up needs them too: `new PGlite({ extensions: EXTENSIONS })`.
  */
 export const EXTENSIONS: Extensions = { pgcrypto };
@@ -31,40 +31,4 @@ export async function extensionFiles(): Promise<ExtensionFile[]> {
       if (entry.type === "file" && entry.data) files.push({ path: entry.name, data: entry.data });
   }
   return files;
-}
-
-/**
- * EXTENSIONS for the database thread: the same files, put in place before Postgres starts, but
- * their libraries left for Postgres to load when a query first calls one of their functions, as
- * Postgres does. PGlite's own loader compiles and links each library at every start (pgcrypto's
- * 3.2 MB of WebAssembly: 200 ms of a 700 ms start) though the backend itself never calls it:
- * seeds and migrations do, and they run when a start snapshot is made. The first call in a
- * database's life pays for it instead (about 0.4 s).
- */
-export function linkedOnFirstUse(files: ExtensionFile[]): Extensions {
-  const install: Extension = {
-    name: "extension files",
-    setup: async (_pg, emscriptenOpts) => ({
-      emscriptenOpts: {
-        ...emscriptenOpts,
-        preRun: [
-          ...(emscriptenOpts.preRun ?? []),
-          (module: EmscriptenModule) => {
-            for (const { path, data } of files) {
-              const target = `${module.WASM_PREFIX}/${path}`;
-              module.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
-              module.FS.writeFile(target, data);
-            }
-          },
-        ],
-      },
-    }),
-  };
-  return { extensionFiles: install };
-}
-
-/** What linkedOnFirstUse needs of PGlite's Emscripten module. */
-interface EmscriptenModule {
-  WASM_PREFIX: string;
-  FS: { mkdirTree(path: string): void; writeFile(path: string, data: Uint8Array): void };
 }

@@ -8,6 +8,7 @@
 //   auth/*.ts, auth/emails/*.ts        what handlers share (errors, request parsing, tokens, emails)
 //   auth/models/*.ts                   data: the only SQL, no Request/Response, nothing above
 //   provider/, mail/, rest/            services of their own: they never import Auth
+//   database-worker.js, postgres-port.js  the database thread: JavaScript only (see the first)
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +18,8 @@ import { moduleImports } from "./support/imports.ts";
 const SRC = fileURLToPath(new URL("../src/", import.meta.url));
 
 interface Import {
-  /** The imported module, relative to src/ (e.g. "auth/models/users.ts"). */
+  /** The imported module, relative to src/ (e.g. "auth/models/users.ts"). JSDoc `@import`s of a
+   * JavaScript module are comments, types only, and not listed. */
   target: string;
   typeOnly: boolean;
 }
@@ -26,7 +28,7 @@ function modules(dir = SRC): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return modules(path);
-    return entry.name.endsWith(".ts") ? [relative(SRC, path)] : [];
+    return /\.[jt]s$/.test(entry.name) ? [relative(SRC, path)] : [];
   });
 }
 
@@ -72,7 +74,7 @@ describe("the package's import graph", () => {
   test("every relative import resolves to a module of src/", () => {
     const unresolved = [...graph].flatMap(([file, imports]) =>
       imports
-        .filter((i) => i.target.endsWith(".ts") && !graph.has(i.target))
+        .filter((i) => /\.[jt]s$/.test(i.target) && !graph.has(i.target))
         .map((i) => `${file} -> ${i.target}`),
     );
     expect(unresolved).toEqual([]);
@@ -101,6 +103,37 @@ describe("the package's import graph", () => {
         ]),
       ),
     ).toEqual([]);
+  });
+});
+
+describe("the database thread", () => {
+  // A thread that loads a TypeScript module starts Node's type stripper first: 65 ms of every
+  // database open (database-worker.js says more).
+  test("loads no TypeScript: what database-worker.js runs is JavaScript all the way down", () => {
+    const loaded = new Set<string>();
+    const visit = (file: string) => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const i of graph.get(file) ?? []) if (!i.typeOnly) visit(i.target);
+    };
+    visit("database-worker.js");
+    expect(loaded.has("postgres-port.js")).toBe(true);
+    expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
+  });
+});
+
+describe("what a start loads", () => {
+  // Loaded when first used, never by a start (each would add its import time to every start):
+  // @simplewebauthn/server 300 ms, qrcode 40 ms.
+  const ON_FIRST_USE = ["@simplewebauthn/server", "@simplewebauthn/server/helpers", "qrcode"];
+
+  test("libraries only some requests need are imported dynamically", () => {
+    const loadedAtStart = files.flatMap((file) =>
+      moduleImports(file, readFileSync(join(SRC, file), "utf8"))
+        .filter((i) => ON_FIRST_USE.includes(i.specifier) && !i.typeOnly && !i.dynamic)
+        .map((i) => `${file} -> ${i.specifier}`),
+    );
+    expect(loadedAtStart).toEqual([]);
   });
 });
 

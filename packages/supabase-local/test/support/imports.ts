@@ -6,6 +6,8 @@ import { parseSync } from "oxc-parser";
 export interface ModuleImport {
   specifier: string;
   typeOnly: boolean;
+  /** an import() call */
+  dynamic: boolean;
 }
 
 const STRING_LITERAL = /^(["'`])([^"'`\\$]*)\1$/;
@@ -16,16 +18,21 @@ export function moduleImports(file: string, text: string): ModuleImport[] {
   const imports: ModuleImport[] = module.staticImports.map((i) => ({
     specifier: i.moduleRequest.value,
     typeOnly: i.entries.length > 0 && i.entries.every((entry) => entry.isType),
+    dynamic: false,
   }));
   for (const declaration of module.staticExports)
     for (const entry of declaration.entries)
       if (entry.moduleRequest)
-        imports.push({ specifier: entry.moduleRequest.value, typeOnly: entry.isType });
+        imports.push({
+          specifier: entry.moduleRequest.value,
+          typeOnly: entry.isType,
+          dynamic: false,
+        });
   for (const call of module.dynamicImports) {
     const literal = STRING_LITERAL.exec(
       text.slice(call.moduleRequest.start, call.moduleRequest.end),
     );
-    if (literal) imports.push({ specifier: literal[2] as string, typeOnly: false });
+    if (literal) imports.push({ specifier: literal[2] as string, typeOnly: false, dynamic: true });
   }
   return imports;
 }

@@ -56,12 +56,12 @@ export async function passkeyAuthenticationVerify(
   const challenge = await consumeWebAuthnChallenge(ctx.db, challengeId, "authentication", null);
   if (!challenge) throw authError("webauthnChallengeNotFound");
   if (challenge.expired) throw authError("webauthnChallengeExpired");
-  const response = parseAssertion(credential);
+  const response = await parseAssertion(credential);
   if (!response) throw authError("webauthnCredentialInvalid");
 
   // ValidatePasskeyLogin: the user handle names the user; the credential must be one of theirs.
-  const userId = assertedUserId(response);
-  const passkey = await findPasskeyByCredentialId(ctx.db, credentialIdOf(response));
+  const userId = await assertedUserId(response);
+  const passkey = await findPasskeyByCredentialId(ctx.db, await credentialIdOf(response));
   if (!UUID.test(userId) || !passkey || passkey.user_id !== userId.toLowerCase()) {
     throw authError("webauthnVerificationFailed");
   }

@@ -82,7 +82,7 @@ export async function passkeyRegistrationVerify(
   const challenge = await consumeWebAuthnChallenge(ctx.db, challengeId, "registration", user.id);
   if (!challenge) throw authError("webauthnChallengeNotFound");
   if (challenge.expired) throw authError("webauthnChallengeExpired");
-  const response = parseRegistration(credential);
+  const response = await parseRegistration(credential);
   if (!response) throw authError("webauthnCredentialInvalid");
   const rp = relyingParty(ctx);
   const verified = await verifyRegistration(rp, challenge.session_data, response);

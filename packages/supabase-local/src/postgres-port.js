@@ -20,42 +20,49 @@
 //   (SET, set_config, SET ROLE, the startup packet's options) are saved, the API's are put back,
 //   and its own are restored when its next turn begins. So `set role authenticated` in psql never
 //   reaches an API request, and the API's per-request settings never reach psql.
-import { createServer, type Server, type Socket } from "node:net";
-import type { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from "@electric-sql/pglite-socket";
+//
+// JavaScript for the reason database-worker.js gives (the database thread loads it).
+/** @import { Server, Socket } from "node:net" */
+/** @import { PGlite, Results } from "@electric-sql/pglite" */
+/** @import { PGLiteSocketHandlerOptions } from "@electric-sql/pglite-socket" */
+import { createServer } from "node:net";
+import { PGLiteSocketHandler } from "@electric-sql/pglite-socket";
 
-export interface PostgresPortOptions {
-  port: number;
-  host: string;
-  /** How long a connection idle inside a transaction may keep others waiting (ms). */
-  idleInTransactionTimeout: number;
-  /** Ask the main thread for the database; `granted()` is called when it is this side's. */
-  requestTurn: () => void;
-  /** Hand the database back to the main thread. */
-  turnOver: () => void;
-}
+/**
+ * @typedef {object} PostgresPortOptions
+ * @property {number} port
+ * @property {string} host
+ * @property {number} idleInTransactionTimeout How long a connection idle inside a transaction may
+ *   keep others waiting (ms).
+ * @property {() => void} requestTurn Ask the main thread for the database; `granted()` is called
+ *   when it is this side's.
+ * @property {() => void} turnOver Hand the database back to the main thread.
+ */
 
-interface Pending {
-  message: Uint8Array;
-  onData: (data: Uint8Array) => void;
-  resolve: (bytes: number) => void;
-  reject: (error: Error) => void;
-}
+/**
+ * @typedef {object} Pending
+ * @property {Uint8Array} message
+ * @property {(data: Uint8Array) => void} onData
+ * @property {(bytes: number) => void} resolve
+ * @property {(error: Error) => void} reject
+ */
 
-interface Session {
-  id: number;
-  socket: Socket;
-  queue: Pending[];
-  /** The transaction status of the last ReadyForQuery (I idle, T in a transaction, E failed). */
-  status: "I" | "T" | "E";
-  /** A message ran since the last ReadyForQuery: an extended-protocol sequence is open. */
-  midSequence: boolean;
-  /** Custom settings (request.jwt.claims…) this session set: pg_settings does not list them. */
-  customNames: Set<string>;
-  /** Its settings while another has the database: [name, value] (role included). */
-  saved: Array<[string, string]>;
-  closed: boolean;
-}
+/** @typedef {[name: string, value: string]} Setting */
+
+/**
+ * @typedef {object} Session
+ * @property {number} id
+ * @property {Socket} socket
+ * @property {Pending[]} queue
+ * @property {"I" | "T" | "E"} status The transaction status of the last ReadyForQuery (I idle, T in
+ *   a transaction, E failed).
+ * @property {boolean} midSequence A message ran since the last ReadyForQuery: an extended-protocol
+ *   sequence is open.
+ * @property {Set<string>} customNames Custom settings (request.jwt.claims…) this session set:
+ *   pg_settings does not list them.
+ * @property {Setting[]} saved Its settings while another has the database (role included).
+ * @property {boolean} closed
+ */
 
 const TERMINATE = 0x58; // 'X'
 const QUERY = 0x51; // 'Q'
@@ -68,43 +75,57 @@ const SETTINGS_SQL = `select name, setting from pg_settings
   union all select 'role', current_setting('role')`;
 
 export class PostgresPort {
-  readonly #db: PGlite;
-  readonly #options: PostgresPortOptions;
-  #server: Server | undefined;
-  readonly #sessions = new Map<number, Session>();
-  /** Sessions with messages waiting and no turn, first come first served. */
-  #waiting: Session[] = [];
-  /** The session whose turn it is (the main thread's lock is held for it). */
-  #holder: Session | undefined;
+  /** @type {PGlite} */
+  #db;
+  /** @type {PostgresPortOptions} */
+  #options;
+  /** @type {Server | undefined} */
+  #server;
+  /** @type {Map<number, Session>} */
+  #sessions = new Map();
+  /** Sessions with messages waiting and no turn, first come first served. @type {Session[]} */
+  #waiting = [];
+  /** The session whose turn it is (the main thread's lock is held for it). @type {Session | undefined} */
+  #holder;
   #asked = false;
   #running = false;
   #apiWaiting = false;
-  #idleTimer: NodeJS.Timeout | undefined;
-  /** The API's settings (the database's defaults), put back after every turn. */
-  #defaults = new Map<string, string>();
-  /** Called after a turn ends with the API's settings back (statement_timeout re-read). */
-  afterTurn: () => Promise<void> = async () => {};
+  /** @type {NodeJS.Timeout | undefined} */
+  #idleTimer;
+  /**
+   * The API's settings (the database's defaults), put back after every turn. Read at the first
+   * turn, not at start: reading pg_settings cold is 50 to 120 ms that every start of the backend
+   * would wait for, and the API changes no session setting before then (its settings are the
+   * transaction's own).
+   * @type {Map<string, string> | undefined}
+   */
+  #defaults;
+  /** Called after a turn ends with the API's settings back (statement_timeout re-read). @type {() => Promise<void>} */
+  afterTurn = async () => {};
 
-  constructor(db: PGlite, options: PostgresPortOptions) {
+  /**
+   * @param {PGlite} db
+   * @param {PostgresPortOptions} options
+   */
+  constructor(db, options) {
     this.#db = db;
     this.#options = options;
   }
 
-  /** Listens; resolves with the port (0 picks a free one). */
-  async start(): Promise<number> {
-    this.#defaults = new Map(await this.#settings());
+  /** Listens; resolves with the port (0 picks a free one). @returns {Promise<number>} */
+  async start() {
     const server = createServer((socket) => this.#connect(socket));
     this.#server = server;
-    await new Promise<void>((resolve, reject) => {
+    await new Promise((resolve, reject) => {
       server.once("error", reject);
-      server.listen(this.#options.port, this.#options.host, () => resolve());
+      server.listen(this.#options.port, this.#options.host, () => resolve(undefined));
     });
     const address = server.address();
     return typeof address === "object" && address ? address.port : this.#options.port;
   }
 
   /** The main thread granted the turn asked for. */
-  granted(): void {
+  granted() {
     this.#asked = false;
     const next = this.#waiting.shift();
     if (!next) {
@@ -113,7 +134,8 @@ export class PostgresPort {
     }
     this.#holder = next;
     this.#running = true;
-    void this.#apply(next.saved)
+    void this.#readDefaults()
+      .then(() => this.#apply(next.saved))
       .catch((error) => console.error("[local backend] restoring a Postgres session:", error))
       .finally(() => {
         this.#running = false;
@@ -121,28 +143,33 @@ export class PostgresPort {
       });
   }
 
-  /** Whether API requests wait for the database (the main thread tells). */
-  setApiWaiting(waiting: boolean): void {
+  /** Whether API requests wait for the database (the main thread tells). @param {boolean} waiting */
+  setApiWaiting(waiting) {
     this.#apiWaiting = waiting;
     this.#schedule();
   }
 
   /** Ends every connection (rolling back an open transaction) and stops listening. */
-  async stop(): Promise<void> {
+  async stop() {
     const server = this.#server;
     this.#server = undefined;
-    const closed = server ? new Promise<void>((r) => server.close(() => r())) : Promise.resolve();
+    const closed = server
+      ? new Promise((resolve) => server.close(() => resolve(undefined)))
+      : Promise.resolve();
     for (const session of [...this.#sessions.values()]) this.#end(session);
     while (this.#holder) await new Promise((r) => setTimeout(r, 5));
     await closed;
   }
 
-  #connect(socket: Socket): void {
+  /** @param {Socket} socket */
+  #connect(socket) {
     const queue = {
-      enqueue: (id: number, message: Uint8Array, onData: (data: Uint8Array) => void) =>
-        this.#enqueue(id, message, onData),
-      clearQueueForHandler: (id: number) => this.#drop(id),
-      clearTransactionIfNeeded: async (id: number) => {
+      /** @type {(id: number, message: Uint8Array, onData: (data: Uint8Array) => void) => Promise<number>} */
+      enqueue: (id, message, onData) => this.#enqueue(id, message, onData),
+      /** @param {number} id */
+      clearQueueForHandler: (id) => this.#drop(id),
+      /** @param {number} id */
+      clearTransactionIfNeeded: async (id) => {
         const session = this.#sessions.get(id);
         if (session) this.#end(session);
       },
@@ -150,7 +177,9 @@ export class PostgresPort {
     const handler = new PGLiteSocketHandler({
       // pglite-socket's handler takes any queue with its queue's three methods (this one decides
       // turns with the main thread, see above).
-      queryQueue: queue as unknown as PGLiteSocketHandlerOptions["queryQueue"],
+      queryQueue: /** @type {PGLiteSocketHandlerOptions["queryQueue"]} */ (
+        /** @type {unknown} */ (queue)
+      ),
       closeOnDetach: true,
     });
     this.#sessions.set(handler.handlerId, {
@@ -166,7 +195,13 @@ export class PostgresPort {
     void handler.attach(socket);
   }
 
-  #enqueue(id: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+  /**
+   * @param {number} id
+   * @param {Uint8Array} message
+   * @param {(data: Uint8Array) => void} onData
+   * @returns {Promise<number>}
+   */
+  #enqueue(id, message, onData) {
     const session = this.#sessions.get(id);
     if (!session || session.closed) return Promise.resolve(0);
     return new Promise((resolve, reject) => {
@@ -176,7 +211,8 @@ export class PostgresPort {
     });
   }
 
-  #drop(id: number): void {
+  /** @param {number} id */
+  #drop(id) {
     const session = this.#sessions.get(id);
     if (!session) return;
     for (const pending of session.queue.splice(0))
@@ -185,7 +221,7 @@ export class PostgresPort {
   }
 
   /** Runs the holder's next message, hands the turn on, or asks for one. */
-  #schedule(): void {
+  #schedule() {
     if (this.#running) return;
     const holder = this.#holder;
     if (!holder) {
@@ -219,9 +255,10 @@ export class PostgresPort {
     }
   }
 
-  async #runNext(session: Session): Promise<void> {
+  /** @param {Session} session */
+  async #runNext(session) {
     this.#running = true;
-    const pending = session.queue.shift() as Pending;
+    const pending = /** @type {Pending} */ (session.queue.shift());
     try {
       if (pending.message[0] === TERMINATE) {
         pending.resolve(0);
@@ -230,7 +267,8 @@ export class PostgresPort {
       }
       this.#noteCustomSettings(session, pending.message);
       let bytes = 0;
-      let tail: Uint8Array = new Uint8Array(0);
+      /** @type {Uint8Array} */
+      let tail = new Uint8Array(0);
       await this.#db.runExclusive(() =>
         this.#db.execProtocolRawStream(pending.message, {
           onRawData: (data) => {
@@ -250,7 +288,7 @@ export class PostgresPort {
       }
       pending.resolve(bytes);
     } catch (error) {
-      pending.reject(error as Error);
+      pending.reject(/** @type {Error} */ (error));
     } finally {
       this.#running = false;
       this.#schedule();
@@ -258,7 +296,8 @@ export class PostgresPort {
   }
 
   /** Idle in a transaction past the limit while others wait: end it as Postgres would. */
-  #terminateIdle(session: Session): void {
+  /** @param {Session} session */
+  #terminateIdle(session) {
     if (session.socket.writable)
       session.socket.write(
         errorResponse(
@@ -271,7 +310,8 @@ export class PostgresPort {
   }
 
   /** The session is over: close its socket; its turn, if it has it, is released (#release). */
-  #end(session: Session): void {
+  /** @param {Session} session */
+  #end(session) {
     if (session.closed) return;
     session.closed = true;
     this.#sessions.delete(session.id);
@@ -281,7 +321,8 @@ export class PostgresPort {
   }
 
   /** A closed session's turn: roll back what it left open, hand the database back. */
-  async #release(session: Session): Promise<void> {
+  /** @param {Session} session */
+  async #release(session) {
     this.#running = true;
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
@@ -298,27 +339,33 @@ export class PostgresPort {
   }
 
   /** Saves the holder's settings (unless it is gone), puts the API's back, ends the turn. */
-  async #handBack(session: Session, save = true): Promise<void> {
+  /**
+   * @param {Session} session
+   * @param {boolean} [save]
+   */
+  async #handBack(session, save = true) {
     if (this.#holder !== session || this.#running) return;
     this.#running = true;
     try {
       // settings that exist only since the API's were read (an extension loaded since) are at
       // their defaults unless the session set them: compared with what the API has, not reset
+      const defaults = this.#defaults ?? new Map();
       const changed = (await this.#settings()).filter(
-        ([name, value]) => this.#defaults.has(name) && this.#defaults.get(name) !== value,
+        ([name, value]) => defaults.has(name) && defaults.get(name) !== value,
       );
-      const custom: Array<[string, string]> = [];
+      /** @type {Setting[]} */
+      const custom = [];
       for (const name of session.customNames) {
-        const { rows } = await this.#db.query<{ v: string | null }>(
-          "select current_setting($1, true) as v",
-          [name],
+        const { rows } = /** @type {Results<{ v: string | null }>} */ (
+          await this.#db.query("select current_setting($1, true) as v", [name])
         );
         if (rows[0]?.v) custom.push([name, rows[0].v]);
       }
       if (save) session.saved = [...changed, ...custom];
-      const reset: Array<[string, string]> = [
-        ...changed.map(([name]): [string, string] => [name, this.#defaults.get(name) ?? ""]),
-        ...custom.map(([name]): [string, string] => [name, ""]),
+      /** @type {Setting[]} */
+      const reset = [
+        ...changed.map(([name]) => /** @type {Setting} */ ([name, defaults.get(name) ?? ""])),
+        ...custom.map(([name]) => /** @type {Setting} */ ([name, ""])),
       ];
       await this.#apply(reset);
       await this.afterTurn();
@@ -335,7 +382,12 @@ export class PostgresPort {
     }
   }
 
-  async #apply(settings: Array<[string, string]>): Promise<void> {
+  async #readDefaults() {
+    this.#defaults ??= new Map(await this.#settings());
+  }
+
+  /** @param {Setting[]} settings */
+  async #apply(settings) {
     if (settings.length === 0) return;
     await this.#db.query(
       "select set_config(name, value, false) from unnest($1::text[], $2::text[]) as s (name, value)",
@@ -343,13 +395,20 @@ export class PostgresPort {
     );
   }
 
-  async #settings(): Promise<Array<[string, string]>> {
-    const { rows } = await this.#db.query<{ name: string; setting: string }>(SETTINGS_SQL);
+  /** @returns {Promise<Setting[]>} */
+  async #settings() {
+    const { rows } = /** @type {Results<{ name: string, setting: string }>} */ (
+      await this.#db.query(SETTINGS_SQL)
+    );
     return rows.map((r) => [r.name, r.setting]);
   }
 
   /** Remembers the custom (dotted) settings a query sets, to save and reset them later. */
-  #noteCustomSettings(session: Session, message: Uint8Array): void {
+  /**
+   * @param {Session} session
+   * @param {Uint8Array} message
+   */
+  #noteCustomSettings(session, message) {
     if (message[0] !== QUERY && message[0] !== PARSE) return;
     // Query: type, length, the SQL; Parse: type, length, the statement's name, the SQL
     const body = Buffer.from(message.subarray(5));
@@ -361,8 +420,14 @@ export class PostgresPort {
   }
 }
 
-/** The last `n` bytes of what came before plus `data`. */
-function lastBytes(before: Uint8Array, data: Uint8Array, n: number): Uint8Array {
+/**
+ * The last `n` bytes of what came before plus `data`.
+ * @param {Uint8Array} before
+ * @param {Uint8Array} data
+ * @param {number} n
+ * @returns {Uint8Array}
+ */
+function lastBytes(before, data, n) {
   if (data.length >= n) return data.slice(data.length - n);
   const joined = new Uint8Array(before.length + data.length);
   joined.set(before);
@@ -370,16 +435,26 @@ function lastBytes(before: Uint8Array, data: Uint8Array, n: number): Uint8Array 
   return joined.slice(Math.max(0, joined.length - n));
 }
 
-/** The status of a ReadyForQuery ('Z', length 5, status) that ends the output, if it does. */
-function readyForQuery(tail: Uint8Array): "I" | "T" | "E" | undefined {
+/**
+ * The status of a ReadyForQuery ('Z', length 5, status) that ends the output, if it does.
+ * @param {Uint8Array} tail
+ * @returns {"I" | "T" | "E" | undefined}
+ */
+function readyForQuery(tail) {
   if (tail.length !== 6 || tail[0] !== 0x5a || tail[4] !== 5) return undefined;
   if (tail[1] !== 0 || tail[2] !== 0 || tail[3] !== 0) return undefined;
-  const status = String.fromCharCode(tail[5] as number);
+  const status = String.fromCharCode(/** @type {number} */ (tail[5]));
   return status === "I" || status === "T" || status === "E" ? status : undefined;
 }
 
-/** A wire-protocol ErrorResponse. */
-function errorResponse(severity: string, code: string, message: string): Buffer {
+/**
+ * A wire-protocol ErrorResponse.
+ * @param {string} severity
+ * @param {string} code
+ * @param {string} message
+ * @returns {Buffer}
+ */
+function errorResponse(severity, code, message) {
   const fields = Buffer.concat([
     field("S", severity),
     field("V", severity),
@@ -393,6 +468,11 @@ function errorResponse(severity: string, code: string, message: string): Buffer 
   return Buffer.concat([header, fields]);
 }
 
-function field(type: string, value: string): Buffer {
+/**
+ * @param {string} type
+ * @param {string} value
+ * @returns {Buffer}
+ */
+function field(type, value) {
   return Buffer.concat([Buffer.from(type), Buffer.from(value, "utf8"), Buffer.from([0])]);
 }

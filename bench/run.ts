@@ -114,7 +114,8 @@ checks.push(
 // 2. The local backend's start ----------------------------------------------------------------
 log(`timing local backend starts (${STARTS} fresh data directories, then ${STARTS} warm starts)…`);
 // Each start is a new Node process, and a start's time varies by a fifth from one to the next on
-// a shared machine: the budgets hold the median of several.
+// a shared machine: the budgets hold the median of several. A start counts as `npm run local`
+// reports it ("started in … ms"): from loading the backend's modules to serving.
 const freshStarts: StartTime[] = [];
 const warmStarts: StartTime[] = [];
 const dataDirs: string[] = [];
@@ -135,14 +136,14 @@ budgets.push(
     name: "backend-start",
     label: `local backend ready, fresh data directory (median of ${STARTS})`,
     limit: BUDGETS.backendFreshMs,
-    actual: fresh.readyMs,
+    actual: fresh.totalMs,
     unit: "ms",
   },
   {
     name: "backend-start",
     label: `local backend ready, warm (median of ${STARTS})`,
     limit: BUDGETS.backendWarmMs,
-    actual: warm.readyMs,
+    actual: warm.totalMs,
     unit: "ms",
   },
 );
@@ -321,10 +322,10 @@ function printReport() {
     `  Worker upload: ${upload.kib.toFixed(1)} KiB raw; largest modules: ${upload.largest.map((m) => `${m.path} ${m.kib.toFixed(1)} KiB`).join(", ")}`,
   );
   out.push(
-    `  local backend starts (ms, ready; sorted): fresh ${sortedReady(freshStarts)}; warm ${sortedReady(warmStarts)}`,
+    `  local backend starts (ms, sorted): fresh ${sortedTotals(freshStarts)}; warm ${sortedTotals(warmStarts)}`,
   );
   out.push(
-    `  local backend import (not counted, median): fresh ${fmt(fresh.importMs)} ms, warm ${fmt(warm.importMs)} ms`,
+    `  of the median starts: loading the modules fresh ${fmt(fresh.importMs)} ms, warm ${fmt(warm.importMs)} ms; createLocalBackend() until serving fresh ${fmt(fresh.readyMs)} ms, warm ${fmt(warm.readyMs)} ms`,
   );
   for (const load of firstLoads) {
     const supabase = load.scripts.some((script) => script.supabase);
@@ -374,17 +375,19 @@ function fmt(value: number): string {
 interface StartTime {
   importMs: number;
   readyMs: number;
+  /** importMs + readyMs: what `npm run local` reports */
+  totalMs: number;
 }
 
-/** The median start by readyMs (the middle one of an odd number), with its own importMs. */
+/** The median start by totalMs (the middle one of an odd number). */
 function medianStart(starts: StartTime[]): StartTime {
-  const sorted = [...starts].sort((a, b) => a.readyMs - b.readyMs);
+  const sorted = [...starts].sort((a, b) => a.totalMs - b.totalMs);
   return sorted[Math.floor(sorted.length / 2)] as StartTime;
 }
 
-function sortedReady(starts: StartTime[]): string {
+function sortedTotals(starts: StartTime[]): string {
   return starts
-    .map((start) => start.readyMs)
+    .map((start) => start.totalMs)
     .sort((a, b) => a - b)
     .map(fmt)
     .join(", ");

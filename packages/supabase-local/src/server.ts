@@ -1,22 +1,13 @@
 import type { AddressInfo, Socket } from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
-import { Hono } from "hono";
-import { cors } from "hono/cors";
-import { authRoutes } from "./auth/index.ts";
-import { RateLimits } from "./auth/rate-limits.ts";
 import { rememberClientAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { hasDatabase, openDatabase, pgliteEngine } from "./database.ts";
-import { createAuthenticate, gateway } from "./gateway.ts";
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
-import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
-import { Inbox, inboxRoutes } from "./mail/inbox.ts";
-import { mailpitRoutes } from "./mail/mailpit.ts";
+import type { Inbox } from "./mail/inbox.ts";
 import { applyMigrations } from "./migrations.ts";
 import { projectPaths, seedFiles } from "./project.ts";
-import { providerPageRoutes } from "./provider/page.ts";
-import { createRestHandler } from "./rest/index.ts";
 import { snapshotCacheDir, snapshotFor } from "./snapshot.ts";
 
 export interface LocalBackendOptions {
@@ -97,7 +88,13 @@ export interface LocalBackend {
 export async function createLocalBackend(options: LocalBackendOptions = {}): Promise<LocalBackend> {
   // PGlite's WebAssembly compiles on V8's own threads while the config, the ports and the keys
   // are dealt with (the promise is kept: a failure is the database open's to report).
-  if (!options.db) pgliteEngine().catch(() => {});
+  const engine = options.db ? Promise.resolve() : pgliteEngine().catch(() => {});
+  // The HTTP surface (api.ts: Auth, the data API, the inbox: most of the backend's code) loads on
+  // this thread while PGlite starts in its own. Not before the engine is compiled: until it is
+  // sent to the database thread, the open needs this thread for its own steps, and loading the
+  // modules first held it up by a third of a second. (A failure to load is reported when awaited.)
+  const api = engine.then(() => import("./api.ts"));
+  api.catch(() => {});
   const project = projectPaths(options.projectDir);
   const config = loadConfig({
     configFile: options.configPath ?? project.configFile,
@@ -135,6 +132,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   let db: PGlite | undefined;
   let signingKeys: SigningKeys;
   let keys: Keys;
+  let createApi: typeof import("./api.ts")["createApi"];
   try {
     const migrations = {
       migrationsDir: options.migrationsDir ?? project.migrationsDir,
@@ -173,85 +171,24 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     }
     keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
     await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
+    ({ createApi } = await api);
   } catch (error) {
     await Promise.all(servers.map(closeServer));
     if (!options.db) await db?.close();
     throw error;
   }
 
-  const inbox = new Inbox();
-  const ctx = {
+  const { app, mail, inbox } = createApi({
     db,
     config,
     keys,
     signingKeys,
-    inbox,
-    rateLimits: new RateLimits(config.auth.rateLimit),
-    externalUrl: () => `${url}/auth/v1`,
-    now: () => new Date(),
+    url,
     projectDir: project.projectDir,
-  };
-
-  const app = new Hono();
-  const apiCors = cors({
-    origin: (origin) => origin,
-    credentials: true,
-    exposeHeaders: [
-      "X-Supabase-Api-Version",
-      "x-sb-error-code",
-      "Content-Range",
-      "Content-Profile",
-      "Preference-Applied",
-    ],
   });
-  // Who may call what (local-only.ts): the local pages and the admin API answer only the
-  // developer's own tab and tools; the APIs browsers call keep their CORS.
-  app.use("*", async (c, next) => {
-    const path = c.req.path;
-    if (isLocalOnly(path)) {
-      const refused = refuseForeign(c.req.raw, path);
-      if (refused) return refused;
-      await next();
-      for (const [name, value] of noFraming()) c.header(name, value);
-      return;
-    }
-    if (/^\/(?:auth|rest)\/v1(?:\/|$)/.test(path)) return apiCors(c, next);
-    await next();
-  });
-  // The gateway's own answer (an unknown sb_ key) comes before Auth and the data API see the request.
-  const apiGateway = async (c: { req: { raw: Request } }, next: () => Promise<void>) => {
-    const result = gateway(c.req.raw, keys);
-    if ("reject" in result) return result.reject;
-    await next();
-  };
-  app.use("/auth/v1/*", apiGateway);
-  app.use("/rest/v1/*", apiGateway);
-  app.route("/auth/v1", authRoutes(ctx));
-  const rest = createRestHandler({
-    db,
-    schemas: config.api.schemas,
-    maxRows: config.api.maxRows,
-    extraSearchPath: config.api.extraSearchPath,
-    authenticate: createAuthenticate(keys, signingKeys),
-  });
-  app.all("/rest/v1/*", (c) => rest(c.req.raw));
-  app.route("/inbox", inboxRoutes(inbox));
-  app.route("/inbox", mailpitRoutes(inbox));
-  app.route("/provider", providerPageRoutes(ctx));
-  app.get("/", (c) => c.redirect("/inbox"));
 
   let mailpitUrl = `${url}/inbox`;
   if (options.mailpitPort !== undefined && hosts.length > 0) {
-    // Mailpit's own port: the same routes at its root, local-only like /inbox
-    const mail = new Hono();
-    mail.use("*", async (c, next) => {
-      const refused = refuseForeign(c.req.raw, `/inbox${c.req.path}`);
-      if (refused) return refused;
-      await next();
-      for (const [name, value] of noFraming()) c.header(name, value);
-    });
-    mail.route("/", mailpitRoutes(inbox));
-    mail.get("/", (c) => c.redirect(`${url}/inbox`));
     try {
       const server = await listen(
         async (r) => mail.fetch(r),

@@ -3,6 +3,7 @@
 // sits below it, as supabase/auth separates internal/api (handlers) from internal/models (data).
 //
 //   server.ts, cli.ts, index.ts        wire everything together
+//   api.ts                             the HTTP surface: every service mounted on one app
 //   auth/api/routes.ts                 the one route table: the only importer of the handlers
 //   auth/api/*.ts                      one handler module per endpoint family, never each other
 //   auth/*.ts, auth/emails/*.ts        what handlers share (errors, request parsing, tokens, emails)

@@ -203,8 +203,7 @@ describe("signing in with a second factor", () => {
 
   it("a code already used is refused, and next is same-origin only", async () => {
     const { browser, email, password } = await signedInBrowser();
-    const { app } = await enrollTotp(browser);
-    const used = app.code(); // verified the enrollment
+    const { app, usedCode: used } = await enrollTotp(browser);
     const { browser: other } = await passwordOnly(email, password);
     const reused = await other.post("/mfa", { code: used });
     expect(reused.status).toBe(422);

@@ -45,13 +45,15 @@ export function enrollmentForm(visit: Visit): Record<string, string> {
 export async function enrollTotp(browser: BrowserLess, name = "My phone") {
   const started = await startEnrollment(browser, name);
   const app = authenticator(started.secret);
+  // the code the enrollment used (a test computing app.code() later may be in the next step)
+  const usedCode = app.code();
   const verified = await browser.post("/account/security", {
     intent: "verify",
     ...started.form,
-    code: app.code(),
+    code: usedCode,
   });
   if (verified.status !== 200) {
     throw new Error(`verification failed: ${verified.status} ${verified.body.slice(0, 400)}`);
   }
-  return { factorId: started.factorId, secret: started.secret, app };
+  return { factorId: started.factorId, secret: started.secret, app, usedCode };
 }

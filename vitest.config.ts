@@ -1,5 +1,16 @@
+import { existsSync, mkdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 import ProjectOrder from "./tests/setup/sequencer.ts";
+
+// The tests' temporary projects, data directories and CLI workdirs (everything under os.tmpdir())
+// go to tmpfs where the machine has one, as the test backends' scratch directories already do:
+// each copies a start snapshot of about 1,100 files, a second of system time on a VM's disk and a
+// tenth of one in memory (6 s of CPU per run of the local project). Inherited by the test threads
+// and every process they start.
+if (!process.env.TMPDIR && existsSync("/dev/shm")) {
+  process.env.TMPDIR = "/dev/shm/edge-notes-tests";
+  mkdirSync(process.env.TMPDIR, { recursive: true });
+}
 
 // One test run = one local backend (tests/setup/local-backend.ts, in memory, port 54329) shared
 // by every project. Each folder under tests/ is a project with its own environment, and so is the

@@ -9,6 +9,7 @@ import { cors } from "hono/cors";
 import type { AuthContext } from "./auth/context.ts";
 import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
+import { preloadWebAuthn } from "./auth/webauthn.ts";
 import type { Config } from "./config.ts";
 import { createAuthenticate, gateway } from "./gateway.ts";
 import type { Keys, SigningKeys } from "./keys.ts";
@@ -110,4 +111,14 @@ export function createApi(options: ApiOptions): Api {
   mail.route("/", mailpitRoutes(inbox));
   mail.get("/", (c) => c.redirect(`${url}/inbox`));
   return { app, mail, inbox };
+}
+
+/**
+ * Loads what only some requests need (@simplewebauthn/server for passkeys and WebAuthn factors,
+ * qrcode for TOTP enrollment): their modules are imported on first use rather than at start, and
+ * createLocalBackend calls this once it serves, so that no request is left waiting for them.
+ */
+export function preloadOnFirstUse(): void {
+  preloadWebAuthn();
+  import("qrcode").catch(() => {});
 }

@@ -124,8 +124,8 @@ describe("the database thread", () => {
 });
 
 describe("what a start loads", () => {
-  // Loaded when first used, never by a start (each would add its import time to every start):
-  // @simplewebauthn/server 300 ms, qrcode 40 ms.
+  // Loaded once the backend serves (preloadOnFirstUse in api.ts), never during a start (each
+  // would add its import time to every start): @simplewebauthn/server 300 ms, qrcode 40 ms.
   const ON_FIRST_USE = ["@simplewebauthn/server", "@simplewebauthn/server/helpers", "qrcode"];
 
   test("libraries only some requests need are imported dynamically", () => {

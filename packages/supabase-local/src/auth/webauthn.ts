@@ -210,8 +210,8 @@ export async function verifyRegistration(
   session: CeremonySession,
   response: RegistrationResponseJSON,
 ): Promise<NewCredential | undefined> {
+  const { verifyRegistrationResponse, isoBase64URL } = await webauthn();
   try {
-    const { verifyRegistrationResponse, isoBase64URL } = await webauthn();
     const result = await verifyRegistrationResponse({
       response,
       expectedChallenge: session.challenge,
@@ -255,8 +255,8 @@ export async function verifyAssertion(
   response: AuthenticationResponseJSON,
   credential: StoredCredential,
 ): Promise<number | undefined> {
+  const { verifyAuthenticationResponse } = await webauthn();
   try {
-    const { verifyAuthenticationResponse } = await webauthn();
     const result = await verifyAuthenticationResponse({
       response,
       expectedChallenge: session.challenge,

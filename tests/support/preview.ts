@@ -12,6 +12,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -218,14 +219,38 @@ export async function waitForPreview(
   throw new Error(`vite preview did not serve ${preview.url}:\n${preview.output()}`);
 }
 
-/** Throws when something already answers at `url` (a server left over, or another checkout's). */
+/**
+ * Throws when something already answers at `url` (a server left over, or another checkout's), or
+ * when its port stays taken by something that answers no HTTP: a Postgres port, or a process of a
+ * run that just ended (`npm test` before `npm run test:e2e`) still letting go of its sockets. Such
+ * a port is waited for, up to 5 s; a listener that is not a web server made the first backend's
+ * listen fail with EADDRINUSE instead.
+ */
 export async function assertPortFree(url: string, hint: string): Promise<void> {
   try {
     await fetch(url, { signal: AbortSignal.timeout(1000) });
   } catch {
+    const { hostname, port } = new URL(url);
+    const host = hostname === "localhost" ? "127.0.0.1" : hostname;
+    const deadline = Date.now() + 5000;
+    while (!(await canListen(host, Number(port)))) {
+      if (Date.now() > deadline) {
+        throw new Error(`port ${port} of ${url} is taken (not by a web server); ${hint}.`);
+      }
+      await sleep(250);
+    }
     return;
   }
   throw new Error(`${url} already answers; stop whatever runs there or ${hint}.`);
+}
+
+/** Whether a server could listen on host:port now (it listens, then closes at once). */
+function canListen(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
 }
 
 /**

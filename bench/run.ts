@@ -134,14 +134,14 @@ const warm = medianStart(warmStarts);
 budgets.push(
   {
     name: "backend-start",
-    label: `local backend ready, fresh data directory (median of ${STARTS})`,
+    label: `local backend started, fresh data directory (median of ${STARTS})`,
     limit: BUDGETS.backendFreshMs,
     actual: fresh.totalMs,
     unit: "ms",
   },
   {
     name: "backend-start",
-    label: `local backend ready, warm (median of ${STARTS})`,
+    label: `local backend started, warm (median of ${STARTS})`,
     limit: BUDGETS.backendWarmMs,
     actual: warm.totalMs,
     unit: "ms",

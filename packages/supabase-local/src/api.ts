@@ -115,10 +115,10 @@ export function createApi(options: ApiOptions): Api {
 
 /**
  * Loads what only some requests need (@simplewebauthn/server for passkeys and WebAuthn factors,
- * qrcode for TOTP enrollment): their modules are imported on first use rather than at start, and
- * createLocalBackend calls this once it serves, so that no request is left waiting for them.
+ * qrcode for TOTP enrollment), which no module imports statically: createLocalBackend calls this
+ * once it serves, so that a start does not wait for them and no request does either.
  */
-export function preloadOnFirstUse(): void {
+export function loadAfterStart(): void {
   preloadWebAuthn();
   import("qrcode").catch(() => {});
 }

@@ -74,7 +74,8 @@ async function start(projectDir: string): Promise<void> {
   const ports = configuredPorts(projectDir);
   // Only `start` loads the server (Auth, the data API, PGlite): status and reset answer at once.
   // PGlite's WebAssembly starts compiling (on V8's own threads) while the server's modules load.
-  void import("./database.ts").then(({ pgliteEngine }) => pgliteEngine().catch(() => {}));
+  // (A failure is the start's to report: it loads the same modules.)
+  import("./database.ts").then(({ pgliteEngine }) => pgliteEngine()).catch(() => {});
   const { createLocalBackend } = await import("./server.ts");
   const backend = await createLocalBackend({
     projectDir,

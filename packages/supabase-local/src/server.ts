@@ -211,7 +211,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     return app.fetch(request);
   };
   markReady();
-  apiModule.preloadOnFirstUse();
+  apiModule.loadAfterStart();
 
   return {
     get url() {

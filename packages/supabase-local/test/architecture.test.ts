@@ -124,7 +124,7 @@ describe("the database thread", () => {
 });
 
 describe("what a start loads", () => {
-  // Loaded once the backend serves (preloadOnFirstUse in api.ts), never during a start (each
+  // Loaded once the backend serves (loadAfterStart in api.ts), never during a start (each
   // would add its import time to every start): @simplewebauthn/server 300 ms, qrcode 40 ms.
   const ON_FIRST_USE = ["@simplewebauthn/server", "@simplewebauthn/server/helpers", "qrcode"];
 

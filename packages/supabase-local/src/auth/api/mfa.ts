@@ -101,7 +101,7 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     secret,
   });
   const uri = key.toString();
-  // loaded after the start, not with it (preloadOnFirstUse in api.ts): 40 ms of every start
+  // loaded after the start, not with it (loadAfterStart in api.ts): 40 ms of every start
   const { default: QRCode } = await import("qrcode");
   const qrCode = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "H" });
 

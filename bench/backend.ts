@@ -1,9 +1,13 @@
 // The local backend, as the benchmark uses it. This is the one place bench/ imports it from.
 import { Worker } from "node:worker_threads";
 
-import { createLocalBackend, type LocalBackendOptions } from "@edge-notes/supabase-local";
+import {
+  createLocalBackend,
+  type LocalBackendOptions,
+  START_SETTINGS,
+} from "@edge-notes/supabase-local";
 
-export { createLocalBackend, type LocalBackendOptions };
+export { createLocalBackend, type LocalBackendOptions, START_SETTINGS };
 
 /**
  * A local backend (in memory) in a worker thread of its own, so its bcrypt and PGlite work gets

@@ -23,10 +23,10 @@ import {
   startPreview,
   waitForPreview,
 } from "../tests/support/preview.ts";
-import { startBackendThread } from "./backend.ts";
+import { START_SETTINGS, startBackendThread } from "./backend.ts";
 import { type Budget, judge, parseAllowed, type Verdict } from "./budgets.ts";
 import { listFiles, measureFirstLoad, measureWorkerUpload } from "./bundle.ts";
-import { clientChecks } from "./client-checks.ts";
+import { clientChecks, median } from "./client-checks.ts";
 import type { CookieJar } from "./cookies.ts";
 import { BENCH_ONLY_MARKER } from "./get-user/marker.ts";
 import { type ArmResult, authCalls, every, oneRefreshPerVisitor, runArm } from "./load.ts";
@@ -118,6 +118,7 @@ log(`timing local backend starts (${STARTS} fresh data directories, then ${START
 // reports it ("started in … ms"): from loading the backend's modules to serving.
 const freshStarts: StartTime[] = [];
 const warmStarts: StartTime[] = [];
+const pgliteStarts: number[] = [];
 const dataDirs: string[] = [];
 try {
   for (let i = 0; i < STARTS; i++) {
@@ -125,12 +126,18 @@ try {
     dataDirs.push(dataDir);
     freshStarts.push(await timeBackendStart(dataDir));
   }
-  for (let i = 0; i < STARTS; i++) warmStarts.push(await timeBackendStart(dataDirs[0] as string));
+  // Each warm start beside PGlite alone opening the same directory (bench/pglite-start.js): the
+  // floor under it, measured in the same minutes.
+  for (let i = 0; i < STARTS; i++) {
+    warmStarts.push(await timeBackendStart(dataDirs[0] as string));
+    pgliteStarts.push(await timePgliteStart(dataDirs[0] as string));
+  }
 } finally {
   for (const dataDir of dataDirs) rmSync(dataDir, { recursive: true, force: true });
 }
 const fresh = medianStart(freshStarts);
 const warm = medianStart(warmStarts);
+const pgliteAlone = median(pgliteStarts);
 budgets.push(
   {
     name: "backend-start",
@@ -325,6 +332,9 @@ function printReport() {
     `  local backend starts (ms, sorted): fresh ${sortedTotals(freshStarts)}; warm ${sortedTotals(warmStarts)}`,
   );
   out.push(
+    `  PGlite alone opens the warm data directory in ${fmt(pgliteAlone)} ms (median of ${STARTS}, each beside a warm start; sorted: ${sorted(pgliteStarts)}): the warm start is ${(warm.totalMs / pgliteAlone).toFixed(2)}x that, the warm budget ${(BUDGETS.backendWarmMs / pgliteAlone).toFixed(2)}x`,
+  );
+  out.push(
     `  of the median starts: loading the modules fresh ${fmt(fresh.importMs)} ms, warm ${fmt(warm.importMs)} ms; createLocalBackend() until serving fresh ${fmt(fresh.readyMs)} ms, warm ${fmt(warm.readyMs)} ms`,
   );
   for (const load of firstLoads) {
@@ -386,8 +396,11 @@ function medianStart(starts: StartTime[]): StartTime {
 }
 
 function sortedTotals(starts: StartTime[]): string {
-  return starts
-    .map((start) => start.totalMs)
+  return sorted(starts.map((start) => start.totalMs));
+}
+
+function sorted(ms: number[]): string {
+  return [...ms]
     .sort((a, b) => a - b)
     .map(fmt)
     .join(", ");
@@ -405,6 +418,20 @@ async function timeBackendStart(dir: string): Promise<StartTime> {
     throw new Error(`bench/backend-start.ts failed (exit ${code}):\n${output}`);
   }
   return JSON.parse(line) as StartTime;
+}
+
+/** PGlite alone opening `dir`, in a fresh Node process (bench/pglite-start.js): milliseconds. */
+async function timePgliteStart(dir: string): Promise<number> {
+  const { code, output } = await run(process.execPath, [
+    `${ROOT}bench/pglite-start.js`,
+    dir,
+    ...START_SETTINGS,
+  ]);
+  const line = output.trim().split("\n").at(-1) ?? "";
+  if (code !== 0 || !line.startsWith("{")) {
+    throw new Error(`bench/pglite-start.js failed (exit ${code}):\n${output}`);
+  }
+  return (JSON.parse(line) as { totalMs: number }).totalMs;
 }
 
 /** A few requests to each Worker's pages, so no arm pays for a cold isolate or JWKS fetch. */

@@ -13,11 +13,7 @@
 /** @import { PostgresPort } from "./postgres-port.js" */
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
-
-// Postgres' defaults size shared memory for a server (128 MB of buffers for 100 connections), and
-// PGlite zeroes all of it on every start: half a second of a warm start. One session over a
-// database of a few MB needs a fraction of it.
-const START_SETTINGS = ["shared_buffers=16MB", "max_connections=8"];
+import { START_SETTINGS } from "./database-settings.js";
 
 const port = parentPort;
 if (!port) throw new Error("database-worker.js runs as a worker thread");

@@ -46,14 +46,17 @@ const MIGRATION_FILE = /^(\d+)_(.*)\.sql$/;
  */
 export async function applyMigrations(db: PGlite, options: MigrationOptions = {}): Promise<void> {
   const migrationsDir = options.migrationsDir ?? projectPaths(options.projectDir).migrationsDir;
+  // (a database with a history only reads it: every start of the backend comes through here)
   const fresh = !(await historyExists(db));
-  await db.exec(HISTORY);
+  if (fresh) await db.exec(HISTORY);
   const applied = new Set(
-    (
-      await db.query<{ version: string }>(
-        "SELECT version FROM supabase_migrations.schema_migrations",
-      )
-    ).rows.map((r) => r.version),
+    fresh
+      ? []
+      : (
+          await db.query<{ version: string }>(
+            "SELECT version FROM supabase_migrations.schema_migrations",
+          )
+        ).rows.map((r) => r.version),
   );
   const files = await migrationFiles(migrationsDir);
   for (const { path, version, name } of files) {

@@ -9,7 +9,8 @@
 //   auth/*.ts, auth/emails/*.ts        what handlers share (errors, request parsing, tokens, emails)
 //   auth/models/*.ts                   data: the only SQL, no Request/Response, nothing above
 //   provider/, mail/, rest/            services of their own: they never import Auth
-//   database-worker.js, postgres-port.js  the database thread: JavaScript only (see the first)
+//   database-worker.js, postgres-port.js, database-settings.js
+//                                      the database thread: JavaScript only (see the first)
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";

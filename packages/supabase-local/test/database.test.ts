@@ -2,7 +2,7 @@
 // backend passes must mean what they mean to PGlite, though functions cannot cross the thread.
 import { type PGlite, TransactionAbortedError } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openDatabase } from "../src/database.ts";
+import { openDatabase, prepareDatabase } from "../src/database.ts";
 import { baseSnapshot, snapshotCacheDir } from "../src/snapshot.ts";
 
 let db: PGlite;
@@ -94,5 +94,32 @@ describe("extensions", () => {
     expect(rows[0]?.digest).toBe(
       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
     );
+  });
+});
+
+describe("the setup mark (prepareDatabase)", () => {
+  const anonUsesExtensions = async () =>
+    (
+      await db.query<{ ok: boolean }>(
+        "SELECT has_schema_privilege('anon', 'extensions', 'USAGE') AS ok",
+      )
+    ).rows[0]?.ok;
+
+  test("a database marked by this version is left alone; another mark sets it up again", async () => {
+    expect(await anonUsesExtensions()).toBe(true);
+    await db.exec("REVOKE USAGE ON SCHEMA extensions FROM anon");
+    try {
+      await prepareDatabase(db);
+      expect(await anonUsesExtensions()).toBe(false); // marked: roles.sql did not run
+      await db.exec("COMMENT ON SCHEMA auth IS 'supabase-local setup of another version'");
+      await prepareDatabase(db);
+      expect(await anonUsesExtensions()).toBe(true); // roles.sql ran again (its grants)
+      const { rows } = await db.query<{ mark: string }>(
+        "SELECT obj_description('auth'::regnamespace, 'pg_namespace') AS mark",
+      );
+      expect(rows[0]?.mark).toMatch(/^supabase-local setup [0-9a-f]{64}$/);
+    } finally {
+      await db.exec("GRANT USAGE ON SCHEMA extensions TO anon");
+    }
   });
 });

@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
 import { Worker } from "node:worker_threads";
 import type { PGlite, QueryOptions, Results, Transaction } from "@electric-sql/pglite";
 import type {
@@ -27,6 +28,20 @@ export interface PostgresPortOptions {
 
 const here = new URL("./db/", import.meta.url);
 
+/**
+ * V8 optimises a WebAssembly function (TurboFan, on its background threads) once the function has
+ * used up its "tiering budget" (calls and loop iterations; V8's default is 1.8 million). Postgres'
+ * start runs thousands of functions just long enough for that, and so does Node's type stripper
+ * (WebAssembly too) while the backend's modules load: optimising code that had already done its
+ * work was 0.3 to 0.5 s of CPU in every start, on the two cores the start itself was waiting for.
+ * With a budget a hundred times larger, a start uses a fifth less CPU and takes about a tenth less
+ * time. What stays hot is still optimised, later: a database's first ten thousand statements or
+ * so run on V8's baseline code, about a third slower each, which neither the test run nor the
+ * bench's load arms showed. It is V8's setting for every WebAssembly module of the process, and
+ * changes when code is optimised, never what it does.
+ */
+const WASM_TIERING_BUDGET = 180_000_000;
+
 let engine: Promise<Engine> | undefined;
 
 /**
@@ -38,6 +53,7 @@ let engine: Promise<Engine> | undefined;
  */
 export function pgliteEngine(): Promise<Engine> {
   engine ??= (async () => {
+    setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
     const { resolve } = createRequire(import.meta.url);
     const [wasm, data] = await Promise.all([
       readFile(resolve("@electric-sql/pglite/pglite.wasm")),

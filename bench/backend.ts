@@ -5,9 +5,10 @@ import {
   createLocalBackend,
   type LocalBackendOptions,
   START_SETTINGS,
+  WASM_TIERING_BUDGET,
 } from "@edge-notes/supabase-local";
 
-export { createLocalBackend, type LocalBackendOptions, START_SETTINGS };
+export { createLocalBackend, type LocalBackendOptions, START_SETTINGS, WASM_TIERING_BUDGET };
 
 /**
  * A local backend (in memory) in a worker thread of its own, so its bcrypt and PGlite work gets

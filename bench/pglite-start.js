@@ -2,9 +2,9 @@
 // backend's warm start, which opens the same PGlite in a thread of its own and then does its own
 // work (its modules, the ports, the setup and migrations checks). `node bench/pglite-start.js
 // <dataDir> [setting …]` prints {"totalMs": …}: from loading PGlite's module to PGlite ready (its
-// own first query answered), started with the given settings (bench/run.ts passes the backend's,
-// START_SETTINGS). JavaScript, and nothing of the backend's package loaded: the floor pays no
-// type stripping.
+// own first query answered), started with the given settings. bench/run.ts passes the backend's
+// (START_SETTINGS) and runs it with the backend's WebAssembly tiering budget. JavaScript, and
+// nothing of the backend's package loaded: the floor pays no type stripping.
 export {};
 
 const [dataDir, ...settings] = process.argv.slice(2);

@@ -23,7 +23,7 @@ import {
   startPreview,
   waitForPreview,
 } from "../tests/support/preview.ts";
-import { START_SETTINGS, startBackendThread } from "./backend.ts";
+import { START_SETTINGS, startBackendThread, WASM_TIERING_BUDGET } from "./backend.ts";
 import { type Budget, judge, parseAllowed, type Verdict } from "./budgets.ts";
 import { listFiles, measureFirstLoad, measureWorkerUpload } from "./bundle.ts";
 import { clientChecks, median } from "./client-checks.ts";
@@ -423,6 +423,7 @@ async function timeBackendStart(dir: string): Promise<StartTime> {
 /** PGlite alone opening `dir`, in a fresh Node process (bench/pglite-start.js): milliseconds. */
 async function timePgliteStart(dir: string): Promise<number> {
   const { code, output } = await run(process.execPath, [
+    `--wasm-tiering-budget=${WASM_TIERING_BUDGET}`,
     `${ROOT}bench/pglite-start.js`,
     dir,
     ...START_SETTINGS,

@@ -15,6 +15,7 @@ import type {
   WorkerMessage,
   WorkerOptions,
 } from "./database-protocol.ts";
+import { WASM_TIERING_BUDGET } from "./database-settings.js";
 import { extensionFiles } from "./extensions.ts";
 
 /** The Postgres port (postgres-port.js) a database may open for psql, `pg` and other clients. */
@@ -27,20 +28,6 @@ export interface PostgresPortOptions {
 }
 
 const here = new URL("./db/", import.meta.url);
-
-/**
- * V8 optimises a WebAssembly function (TurboFan, on its background threads) once the function has
- * used up its "tiering budget" (calls and loop iterations; V8's default is 1.8 million). Postgres'
- * start runs thousands of functions just long enough for that, and so does Node's type stripper
- * (WebAssembly too) while the backend's modules load: optimising code that had already done its
- * work was 0.3 to 0.5 s of CPU in every start, on the two cores the start itself was waiting for.
- * With a budget a hundred times larger, a start uses a fifth less CPU and takes about a tenth less
- * time. What stays hot is still optimised, later: a database's first ten thousand statements or
- * so run on V8's baseline code, about a third slower each, which neither the test run nor the
- * bench's load arms showed. It is V8's setting for every WebAssembly module of the process, and
- * changes when code is optimised, never what it does.
- */
-const WASM_TIERING_BUDGET = 180_000_000;
 
 let engine: Promise<Engine> | undefined;
 

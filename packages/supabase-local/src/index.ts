@@ -4,7 +4,7 @@
 
 export { type Config, type DeepPartial, type LoadConfigOptions, loadConfig } from "./config.ts";
 export { openDatabase, prepareDatabase } from "./database.ts";
-export { START_SETTINGS } from "./database-settings.js";
+export { START_SETTINGS, WASM_TIERING_BUDGET } from "./database-settings.js";
 export { EXTENSIONS } from "./extensions.ts";
 export { KEYS, type Keys } from "./keys.ts";
 export type { Message as InboxMessage } from "./mail/inbox.ts";

@@ -408,7 +408,10 @@ function sorted(ms: number[]): string {
 
 /** One start of the local backend in a fresh Node process (bench/backend-start.ts). */
 async function timeBackendStart(dir: string): Promise<StartTime> {
+  // With the TypeScript cache, as the command line (supabase-local's bin) and `npm run dev` load it.
   const { code, output } = await run(process.execPath, [
+    "--import",
+    "@edge-notes/supabase-local/typescript-cache",
     `${ROOT}bench/backend-start.ts`,
     dir,
     String(START_PORT),

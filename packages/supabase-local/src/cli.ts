@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // supabase-local: the local backend's command line, run from the project directory (the one with
 // supabase/config.toml), as the Supabase CLI is.
 //

@@ -18,9 +18,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, utimes } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
+import { cacheDir } from "./cache-dir.js";
 import { Database, isAlive, prepareDatabase, setupSql } from "./database.ts";
 import { EXTENSIONS } from "./extensions.ts";
 import { applyMigrations, migrationFiles } from "./migrations.ts";
@@ -38,12 +38,9 @@ export interface SnapshotInputs {
   seedFiles?: string[];
 }
 
-/** The cache a project's snapshots live in: node_modules/.cache, as other build tools keep theirs. */
+/** The cache a project's snapshots live in (cache-dir.js): its node_modules/.cache. */
 export function snapshotCacheDir(projectDir: string): string {
-  const modules = join(projectDir, "node_modules");
-  return existsSync(modules)
-    ? join(modules, ".cache", "supabase-local")
-    : join(tmpdir(), "supabase-local-cache");
+  return cacheDir(projectDir);
 }
 
 /** The key of the base snapshot: PGlite with the API roles and auth schema, no project yet. */

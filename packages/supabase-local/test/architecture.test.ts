@@ -11,6 +11,7 @@
 //   provider/, mail/, rest/            services of their own: they never import Auth
 //   database-worker.js, postgres-port.js, database-settings.js
 //                                      the database thread: JavaScript only (see the first)
+//   typescript-cache.js, cache-dir.js  loaded before any TypeScript: JavaScript only
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -108,18 +109,27 @@ describe("the package's import graph", () => {
   });
 });
 
-describe("the database thread", () => {
+/** What loading `file` loads (itself included), type-only imports left out. */
+function loadedBy(file: string, loaded = new Set<string>()): Set<string> {
+  if (loaded.has(file)) return loaded;
+  loaded.add(file);
+  for (const i of graph.get(file) ?? []) if (!i.typeOnly) loadedBy(i.target, loaded);
+  return loaded;
+}
+
+describe("JavaScript all the way down", () => {
   // A thread that loads a TypeScript module starts Node's type stripper first: 65 ms of every
   // database open (database-worker.js says more).
-  test("loads no TypeScript: what database-worker.js runs is JavaScript all the way down", () => {
-    const loaded = new Set<string>();
-    const visit = (file: string) => {
-      if (loaded.has(file)) return;
-      loaded.add(file);
-      for (const i of graph.get(file) ?? []) if (!i.typeOnly) visit(i.target);
-    };
-    visit("database-worker.js");
+  test("the database thread loads no TypeScript", () => {
+    const loaded = loadedBy("database-worker.js");
     expect(loaded.has("postgres-port.js")).toBe(true);
+    expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
+  });
+
+  // It is in place before any TypeScript loads, so it cannot be TypeScript itself.
+  test("the TypeScript cache loads no TypeScript", () => {
+    const loaded = loadedBy("typescript-cache.js");
+    expect(loaded.has("cache-dir.js")).toBe(true);
     expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// The `supabase-local` command (src/cli.ts, the package's bin): start prints the status table and
+// The `supabase-local` command (bin/supabase-local.js, then src/cli.ts): start prints the status table and
 // stays up, status asks a running backend, reset deletes the data. Run as a real process in a
 // scratch project directory (--workdir), on a port of its own (LOCAL_BACKEND_PORT).
 import { type ChildProcess, spawn } from "node:child_process";
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { KEYS } from "../src/index.ts";
 import { withBaseSnapshot } from "./support/base-snapshot.ts";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+const CLI = fileURLToPath(new URL("../bin/supabase-local.js", import.meta.url));
 
 let project: string;
 beforeAll(async () => {

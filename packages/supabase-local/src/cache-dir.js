@@ -1,0 +1,19 @@
+// Where the package keeps what it can make again: the start snapshots (snapshot.ts) and the
+// TypeScript it has stripped of its types (typescript-cache.js). JavaScript, as the TypeScript
+// cache is: it runs before any TypeScript loads.
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * The project's node_modules/.cache/supabase-local, as other build tools keep theirs there; the
+ * OS temp directory's supabase-local-cache when the project has no node_modules.
+ * @param {string} projectDir
+ * @returns {string}
+ */
+export function cacheDir(projectDir) {
+  const modules = join(projectDir, "node_modules");
+  return existsSync(modules)
+    ? join(modules, ".cache", "supabase-local")
+    : join(tmpdir(), "supabase-local-cache");
+}

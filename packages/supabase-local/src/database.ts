@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
-import { cpSync, existsSync, rmSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { Worker } from "node:worker_threads";
 import type { PGlite, QueryOptions, Results, Transaction } from "@electric-sql/pglite";
@@ -25,6 +25,15 @@ export interface PostgresPortOptions {
   host?: string;
   /** How long (ms) a connection idle in a transaction may keep API requests waiting. */
   idleInTransactionTimeout?: number;
+}
+
+/** How a database opens (openDatabase, Database.open). */
+export interface OpenOptions {
+  /** A start snapshot (snapshot.ts) a fresh data directory is made from. */
+  snapshot?: string;
+  /** After a fresh start from `snapshot`, make its spare for the next one (see refillSpare). */
+  spare?: boolean;
+  postgres?: PostgresPortOptions;
 }
 
 const here = new URL("./db/", import.meta.url);
@@ -61,14 +70,12 @@ export function pgliteEngine(): Promise<Engine> {
  * on close when it is undefined (see scratchDirectory), and brings the API roles and the `auth`
  * schema up to date (skipped when they already are, see prepareDatabase). Postgres runs in a
  * worker thread (see Database) so that statement_timeout is enforced. A `snapshot` (a data
- * directory made by snapshot.ts) is copied into a fresh data directory first, instead of initdb.
+ * directory made by snapshot.ts) is put into a fresh data directory first, instead of initdb: its
+ * spare moved there, or a copy (see provideData).
  * With `postgres`, it also serves the wire protocol on that port (postgres-port.js), taking turns
  * with the API.
  */
-export async function openDatabase(
-  dataDir?: string,
-  options: { snapshot?: string; postgres?: PostgresPortOptions } = {},
-): Promise<PGlite> {
+export async function openDatabase(dataDir?: string, options: OpenOptions = {}): Promise<PGlite> {
   const db = await Database.open(dataDir, options);
   try {
     await prepareDatabase(db);
@@ -172,6 +179,8 @@ export class Database {
   readonly #postgres: WorkerOptions["postgres"];
   /** The Postgres port's actual port (after start). */
   #postgresPort: number | undefined;
+  /** The snapshot's spare being made after this database's fresh start (awaited by close). */
+  #refill: Promise<void> = Promise.resolve();
   /** Ends the Postgres port's turn (set while it holds the lock). */
   #turnOver: (() => void) | undefined;
   /** Queries and transactions waiting for the lock. */
@@ -191,12 +200,11 @@ export class Database {
     };
   }
 
-  /** Opens `dataDir` (a scratch directory when undefined), first copying `snapshot` into it when
-   * it holds no database yet; with `postgres`, serving the Postgres port too. */
-  static async open(
-    dataDir?: string,
-    options: { snapshot?: string; postgres?: PostgresPortOptions } = {},
-  ): Promise<Database> {
+  /** Opens `dataDir` (a scratch directory when undefined), first putting `snapshot`'s files into
+   * it when it holds no database yet (see provideData; with `spare`, a spare copy of the snapshot
+   * is made for the next fresh start, see refillSpare); with `postgres`, serving the Postgres port
+   * too. */
+  static async open(dataDir?: string, options: OpenOptions = {}): Promise<Database> {
     const scratch = dataDir === undefined ? await scratchDirectory() : undefined;
     const db = new Database(
       dataDir ?? join(scratch as string, "pgdata"),
@@ -204,15 +212,20 @@ export class Database {
       options.postgres,
     );
     const { snapshot } = options;
+    let provided = false;
     try {
       db.#ready = db.#start(() => {
-        if (snapshot && !hasDatabase(db.dataDir)) copyDatabase(snapshot, db.dataDir);
+        if (snapshot && !hasDatabase(db.dataDir)) {
+          provideData(snapshot, db.dataDir);
+          provided = true;
+        }
       });
       await db.#ready;
     } catch (error) {
       await db.close();
       throw error;
     }
+    if (provided && options.spare && snapshot) db.#refill = refillSpare(snapshot, db.dataDir);
     return db;
   }
 
@@ -369,6 +382,7 @@ export class Database {
       await rm(this.#scratch, { recursive: true, force: true });
       openScratch.delete(this.#scratch);
     }
+    await this.#refill;
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -557,6 +571,100 @@ export function hasDatabase(dataDir: string): boolean {
  */
 function copyDatabase(from: string, dataDir: string): void {
   cpSync(from, dataDir, { recursive: true, force: false, errorOnExist: false });
+}
+
+/** Copies a directory with cpSync (see copyDatabase) in a thread of its own, this one left free. */
+function copyInThread(from: string, to: string): Promise<void> {
+  const copy = `const { cpSync } = require("node:fs");
+    const { workerData } = require("node:worker_threads");
+    cpSync(workerData.from, workerData.to, { recursive: true });`;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(copy, { eval: true, workerData: { from, to } });
+    worker.once("error", reject);
+    worker.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
+  });
+}
+
+/** Where a start snapshot's spare lives: beside it, `<snapshot>-spare`. */
+export function spareOf(snapshot: string): string {
+  return `${snapshot}-spare`;
+}
+
+/** A name of this process's own to rename a spare to, claiming it (snapshot.ts's prune removes
+ * one left behind by a process that died). */
+function claimedName(spare: string): string {
+  const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
+  return join(dirname(spare), `.${basename(spare)}-claimed.${suffix}`);
+}
+
+/**
+ * Removes a spare. It is claimed first, as a start that takes it claims it: removed in place, a
+ * start could claim it halfway through and move in a database with files missing.
+ */
+export async function discardSpare(spare: string): Promise<void> {
+  const claimed = claimedName(spare);
+  try {
+    await rename(spare, claimed);
+  } catch {
+    return; // none, or claimed by someone else
+  }
+  await rm(claimed, { recursive: true, force: true });
+}
+
+/**
+ * Puts a start snapshot's files into the fresh `dataDir`. Copying them is 1,100 files created one
+ * by one: 0.1 s on an idle disk, and a second or more on a VM's disk still writing out earlier
+ * data. So when the snapshot has a spare (a copy made after an earlier fresh start, see
+ * refillSpare) on the data directory's file system, its two dozen top-level entries are moved
+ * into place instead. The spare is first claimed by renaming it, which only one process can do;
+ * a process that finds none, or loses the race, copies. PG_VERSION (what makes a directory a
+ * database, see hasDatabase) moves last, and files already in `dataDir` (the signing key) stay.
+ */
+function provideData(snapshot: string, dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true });
+  const claimed = claimedName(spareOf(snapshot));
+  try {
+    if (statSync(snapshot).dev !== statSync(dataDir).dev) throw new Error("another file system");
+    renameSync(spareOf(snapshot), claimed);
+  } catch {
+    copyDatabase(snapshot, dataDir);
+    return;
+  }
+  const entries = readdirSync(claimed).sort(
+    (a, b) => Number(a === "PG_VERSION") - Number(b === "PG_VERSION"),
+  );
+  for (const entry of entries)
+    if (!existsSync(join(dataDir, entry))) renameSync(join(claimed, entry), join(dataDir, entry));
+  rmSync(claimed, { recursive: true, force: true });
+}
+
+/**
+ * Makes the snapshot's spare, for the next fresh start to move into place (provideData), when
+ * it has none and `dataDir` is on its file system (elsewhere it could not be moved). It is copied
+ * once the database serves, in a thread of its own, into a directory of this process's own that
+ * is renamed into place when whole (snapshot.ts's prune removes one left by a process that died).
+ * A spare is 40 MB: one is kept, the most recent snapshot's (the others' are removed here).
+ */
+async function refillSpare(snapshot: string, dataDir: string): Promise<void> {
+  const spare = spareOf(snapshot);
+  const cacheDir = dirname(snapshot);
+  const building = join(
+    cacheDir,
+    `.${basename(spare)}.${process.pid}.${randomBytes(4).toString("hex")}`,
+  );
+  try {
+    if (existsSync(spare) || statSync(snapshot).dev !== statSync(dataDir).dev) return;
+    for (const name of await readdir(cacheDir))
+      if (name.endsWith("-spare") && name !== basename(spare))
+        await discardSpare(join(cacheDir, name));
+    await copyInThread(snapshot, building);
+    // another process's spare may have been put in place meanwhile: then this one goes
+    await rename(building, spare).catch(() => {});
+  } catch {
+    // no spare: the next fresh start copies, as without one
+  } finally {
+    await rm(building, { recursive: true, force: true });
+  }
 }
 
 const SCRATCH_PREFIX = "local-backend-";

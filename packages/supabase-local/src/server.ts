@@ -159,6 +159,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
         : undefined;
       db = await openDatabase(options.dataDir, {
         snapshot,
+        // a persisted database is started fresh again after a reset: the spare makes that quick
+        spare: options.dataDir !== undefined,
         postgres:
           options.postgresPort === undefined || hosts.length === 0
             ? undefined

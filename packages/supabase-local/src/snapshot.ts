@@ -8,6 +8,9 @@
 //     base-<key>/   initdb + roles.sql + auth.sql: PGlite's version, its extensions, the two files
 //     <key>/        a copy of the base + the project's migrations and seed: the base's key, each
 //                   migration's file name and content, the seed's content
+//     <key>-spare/  a copy of <key> made after a persisted database's fresh start, which the next
+//                   one (after `supabase-local reset`) moves into place instead of copying
+//                   (database.ts: provideData, refillSpare); one, the latest snapshot's
 //
 // Editing any input gives a new key, so the next fresh start makes a new snapshot (from the base:
 // an edited migration costs a copy and the project's SQL, not another initdb). Two processes that
@@ -21,7 +24,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { cacheDir } from "./cache-dir.js";
-import { Database, isAlive, prepareDatabase, setupSql } from "./database.ts";
+import { Database, discardSpare, isAlive, prepareDatabase, setupSql, spareOf } from "./database.ts";
 import { EXTENSIONS } from "./extensions.ts";
 import { applyMigrations, migrationFiles } from "./migrations.ts";
 
@@ -156,8 +159,9 @@ async function used(dir: string): Promise<string> {
 }
 
 /**
- * Keeps the KEEP snapshots of each kind (base, project) used last and removes the others, and the
- * build directories of processes that are gone.
+ * Keeps the KEEP snapshots of each kind (base, project) used last and removes the others (with
+ * their spares, see database.ts), and the build directories of processes that are gone (spares
+ * being made or moved included).
  */
 async function prune(cacheDir: string): Promise<void> {
   const snapshots = new Map<string, { path: string; mtime: number }[]>();
@@ -176,7 +180,10 @@ async function prune(cacheDir: string): Promise<void> {
   }
   for (const list of snapshots.values()) {
     list.sort((a, b) => b.mtime - a.mtime);
-    for (const { path } of list.slice(KEEP)) await rm(path, { recursive: true, force: true });
+    for (const { path } of list.slice(KEEP)) {
+      await rm(path, { recursive: true, force: true });
+      await discardSpare(spareOf(path));
+    }
   }
 }
 

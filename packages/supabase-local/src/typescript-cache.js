@@ -16,7 +16,7 @@
 //
 // The command line (bin/supabase-local.js), `npm run dev` and the bench's start timing import it
 // before any TypeScript. JavaScript, as it has to be: a .ts module here would start the stripper.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { registerHooks, stripTypeScriptTypes } from "node:module";
 import { join } from "node:path";
@@ -58,9 +58,9 @@ function cached(url, typescript) {
   }
   const javascript = strip(typescript);
   if (javascript === undefined) return undefined;
-  // Written aside, then renamed into place: a process loading the same file at the same moment
-  // reads the old entry or the new one, never half of one.
-  const partial = `${file}.${process.pid}`;
+  // Written aside, then renamed into place: a process (or thread) loading the same file at the
+  // same moment reads the old entry or the new one, never half of one.
+  const partial = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
   try {
     mkdirSync(dir, { recursive: true });
     writeFileSync(partial, stamp + javascript);

@@ -2,7 +2,7 @@
 // seed, and safe when two processes make the same one at once. A project of its own in a temporary
 // directory, with a cache of its own.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -164,3 +164,56 @@ test("a snapshot that cannot be made fails the start with the migration's error"
   writeFileSync(join(inputs.migrationsDir, "20240303000000_broken.sql"), "SELECT 1;");
   expect(readdirSync(cacheDir).filter((name) => name.startsWith("."))).toEqual([]);
 }, 120_000);
+
+describe("the spare (a persisted database started fresh again, as after a reset)", () => {
+  /** A persisted backend of the project in `dataDir`, its things, and the marker files it holds. */
+  async function persisted(dataDir: string) {
+    const backend = await createLocalBackend({
+      projectDir: project,
+      host: false,
+      cacheDir,
+      dataDir,
+    });
+    const { rows } = await backend.db.query<{ name: string }>(
+      "SELECT name FROM public.things ORDER BY name",
+    );
+    return { backend, things: rows.map((row) => row.name), moved: existsSync(join(dataDir, MARK)) };
+  }
+  const MARK = "from-the-spare";
+
+  test("a fresh start leaves one; the next fresh start moves it into place, then makes another", async () => {
+    await writeProject({ "migrations/20240303000000_broken.sql": null });
+    const spare = `${await snapshotFor(inputs, cacheDir)}-spare`;
+    rmSync(spare, { recursive: true, force: true });
+
+    const first = await persisted(join(project, "data-1"));
+    await first.backend.close(); // the spare is made by then
+    expect(first.moved).toBe(false);
+    expect(existsSync(join(spare, "PG_VERSION"))).toBe(true);
+
+    // A file only the spare has shows where the next data directory's files came from.
+    writeFileSync(join(spare, MARK), "");
+    const second = await persisted(join(project, "data-2"));
+    expect(second.moved).toBe(true);
+    expect(second.things).toEqual(first.things);
+    expect(existsSync(join(project, "data-2", "signing-key.json"))).toBe(true);
+    await second.backend.close();
+    // taken, then made again (without the mark): no claimed or half-made copy left behind
+    expect(existsSync(join(spare, "PG_VERSION"))).toBe(true);
+    expect(existsSync(join(spare, MARK))).toBe(false);
+    expect(readdirSync(cacheDir).filter((name) => name.startsWith("."))).toEqual([]);
+  }, 120_000);
+
+  test("two fresh starts at once: one moves the spare in, the other copies, both whole", async () => {
+    const spare = `${await snapshotFor(inputs, cacheDir)}-spare`;
+    writeFileSync(join(spare, MARK), "");
+    const both = await Promise.all([
+      persisted(join(project, "data-3")),
+      persisted(join(project, "data-4")),
+    ]);
+    await Promise.all(both.map(({ backend }) => backend.close()));
+    expect(both.map(({ moved }) => moved).sort()).toEqual([false, true]);
+    expect(both[0]?.things).toEqual(both[1]?.things);
+    expect(both[0]?.things.length).toBeGreaterThan(0);
+  }, 120_000);
+});

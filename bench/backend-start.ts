@@ -23,6 +23,8 @@ const ready = performance.now();
 try {
   const health = await fetch(`${backend.url}/auth/v1/health`, {
     headers: { apikey: backend.keys.publishable },
+    // a start that cannot answer fails the bench, rather than hanging it
+    signal: AbortSignal.timeout(10_000),
   });
   if (!health.ok) throw new Error(`the backend answered its health check with ${health.status}`);
 } finally {

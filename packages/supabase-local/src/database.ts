@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -88,13 +97,13 @@ export async function openDatabase(dataDir?: string, options: OpenOptions = {}):
   return db as unknown as PGlite;
 }
 
-/** The SQL that sets a database up for Supabase's API: db/roles.sql, then db/auth.sql. */
+/** The SQL that sets a database up for Supabase's API: db/roles.sql, then db/auth.sql. Read
+ * synchronously, as snapshot.ts reads a snapshot's inputs (snapshotKey says why). */
 export async function setupSql(): Promise<{ roles: string; auth: string }> {
-  const [roles, auth] = await Promise.all([
-    readFile(new URL("roles.sql", here), "utf8"),
-    readFile(new URL("auth.sql", here), "utf8"),
-  ]);
-  return { roles, auth };
+  return {
+    roles: readFileSync(new URL("roles.sql", here), "utf8"),
+    auth: readFileSync(new URL("auth.sql", here), "utf8"),
+  };
 }
 
 /** Marks a database as set up by this version of roles.sql and auth.sql (a comment on `auth`). */

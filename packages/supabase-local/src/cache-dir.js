@@ -11,7 +11,7 @@ import { join } from "node:path";
  * @param {string} projectDir
  * @returns {string}
  */
-export function cacheDir(projectDir) {
+export function projectCacheDir(projectDir) {
   const modules = join(projectDir, "node_modules");
   return existsSync(modules)
     ? join(modules, ".cache", "supabase-local")

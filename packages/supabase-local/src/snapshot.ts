@@ -23,7 +23,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, utimes } from "node:fs/prom
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
-import { cacheDir } from "./cache-dir.js";
+import { projectCacheDir } from "./cache-dir.js";
 import { Database, discardSpare, isAlive, prepareDatabase, setupSql, spareOf } from "./database.ts";
 import { EXTENSIONS } from "./extensions.ts";
 import { applyMigrations, migrationFiles } from "./migrations.ts";
@@ -43,7 +43,7 @@ export interface SnapshotInputs {
 
 /** The cache a project's snapshots live in (cache-dir.js): its node_modules/.cache. */
 export function snapshotCacheDir(projectDir: string): string {
-  return cacheDir(projectDir);
+  return projectCacheDir(projectDir);
 }
 
 /** The key of the base snapshot: PGlite with the API roles and auth schema, no project yet. */

@@ -20,9 +20,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { registerHooks, stripTypeScriptTypes } from "node:module";
 import { join } from "node:path";
-import { cacheDir } from "./cache-dir.js";
+import { projectCacheDir } from "./cache-dir.js";
 
-const dir = join(cacheDir(process.cwd()), "typescript");
+const dir = join(projectCacheDir(process.cwd()), "typescript");
 
 // With --experimental-transform-types Node transforms rather than strips: nothing to cache then.
 if (process.features.typescript === "strip") {

@@ -13,6 +13,7 @@
 /** @import { PostgresPort } from "./postgres-port.js" */
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { exec, query } from "./database-query.js";
 import { START_SETTINGS } from "./database-settings.js";
 
 const port = parentPort;
@@ -76,7 +77,7 @@ const UNIT_MS = {
 async function readTimeout(db) {
   try {
     // SHOW over the simple protocol is the cheapest way to ask; it answers "0", "250ms", "3s", "1min"
-    const [result] = await db.exec("SHOW statement_timeout");
+    const [result] = await exec(db, "SHOW statement_timeout");
     const row = /** @type {{ statement_timeout?: string } | undefined} */ (result?.rows[0]);
     const shown = String(row?.statement_timeout ?? "0");
     const match = /^(\d+(?:\.\d+)?)\s*(us|ms|s|min|h|d)?$/.exec(shown);
@@ -110,17 +111,16 @@ const unlisteners = new Map();
  * @returns {Promise<unknown>}
  */
 async function handle(db, request) {
-  if ((request.op === "query" || request.op === "exec") && request.begin) await db.exec("BEGIN");
   switch (request.op) {
     case "query": {
       const { textTypes, ...options } = request.options ?? {};
       /** @param {string} text */
       const asText = (text) => text;
       const parsers = textTypes && Object.fromEntries(textTypes.map((oid) => [oid, asText]));
-      return db.query(request.sql, request.params, { ...options, parsers });
+      return query(db, request.sql, request.params, { ...options, parsers }, request.begin);
     }
     case "exec":
-      return db.exec(request.sql);
+      return exec(db, request.sql, request.begin);
     case "listen": {
       if (!unlisteners.has(request.channel)) {
         const channel = request.channel;

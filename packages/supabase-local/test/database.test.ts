@@ -39,6 +39,79 @@ describe("query options across the worker thread", () => {
   });
 });
 
+describe("statements in one trip (database-query.js)", () => {
+  test("parameters of every kind arrive as PGlite's own query() writes them", async () => {
+    const { rows } = await db.query(
+      `SELECT $1::text AS text, $2::int AS int, $3::boolean AS bool, $4::jsonb AS obj,
+              $5::int[] AS arr, $6::timestamptz AS at, $7::bytea AS bytes, $8::text AS none,
+              $9::jsonb AS json_text, $10::boolean AS bool_text`,
+      [
+        "it's",
+        42,
+        false,
+        { a: [1, "x"] },
+        [3, 1, 2],
+        new Date("2026-01-02T03:04:05.678Z"),
+        new Uint8Array([0, 255]),
+        null,
+        '{"kept": "as written"}',
+        "yes",
+      ],
+    );
+    expect(rows).toEqual([
+      {
+        text: "it's",
+        int: 42,
+        bool: false,
+        obj: { a: [1, "x"] },
+        arr: [3, 1, 2],
+        at: new Date("2026-01-02T03:04:05.678Z"),
+        bytes: new Uint8Array([0, 255]),
+        none: null,
+        json_text: { kept: "as written" },
+        bool_text: true,
+      },
+    ]);
+  });
+
+  test("Postgres' errors come back whole, and the session takes the next statement", async () => {
+    // text only (one trip), a number (described first), a value its serializer refuses
+    await expect(db.query("SELECT $1::uuid", ["not-a-uuid"])).rejects.toMatchObject({
+      code: "22P02",
+      message: 'invalid input syntax for type uuid: "not-a-uuid"',
+    });
+    await expect(db.query("SELEC $1::int", [1])).rejects.toMatchObject({
+      code: "42601",
+      message: 'syntax error at or near "SELEC"',
+    });
+    await expect(db.query("SELECT $1::boolean", [2])).rejects.toThrow(
+      "Invalid input for boolean type",
+    );
+    // and no transaction of the refused statement's is left open to take the next one in: the
+    // next statement's now() is its own, not the time the refused one was parsed
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const mark = new Date();
+    const next = await db.query("SELECT now() >= $1::timestamptz AS own", [mark]);
+    expect(next.rows).toEqual([{ own: true }]);
+    await expect(db.exec("SELECT 1; SELECT nope")).rejects.toMatchObject({ code: "42703" });
+    expect((await db.query("SELECT $1::int + 1 AS n", [1])).rows).toEqual([{ n: 2 }]);
+    const results = await db.exec("SELECT 1 AS a; SELECT 2 AS b");
+    expect(results.map((r) => r.rows)).toEqual([[{ a: 1 }], [{ b: 2 }]]);
+  });
+
+  test("affected rows, as PGlite counts them", async () => {
+    await db.exec("CREATE TABLE public.trip_rows (a int)");
+    const inserted = await db.query(
+      "INSERT INTO public.trip_rows SELECT generate_series(1, $1)",
+      [3],
+    );
+    expect(inserted.affectedRows).toBe(3);
+    const updated = await db.query("UPDATE public.trip_rows SET a = a + 1 WHERE a > $1", ["1"]);
+    expect(updated.affectedRows).toBe(2);
+    await db.exec("DROP TABLE public.trip_rows");
+  });
+});
+
 describe("transactions (BEGIN travels with the first statement)", () => {
   test("the first statement is inside the transaction: undone by a rollback, same now()", async () => {
     const failed = db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
 // Runaway queries: the API roles carry the hosted statement timeouts (anon 3 s, authenticated 8 s)
-// and the data API applies a role's settings to each request, as PostgREST does. PGlite alone
+// and the data API applies a role's settings to each request, as PostgREST does (as read with its
+// configuration: a changed setting applies after NOTIFY pgrst, 'reload config'). PGlite alone
 // cannot cancel a running statement; the database layer does, with Postgres' answer (57014, which
 // PostgREST turns into a 500), while every other request goes on being served. A dedicated backend
 // with a short anon timeout keeps this quick.
@@ -34,6 +35,21 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => local?.close());
 
+/** anon's statement_timeout, as the data API applies it to anon's requests. */
+async function anonTimeout(): Promise<unknown> {
+  return (await local.client().rpc("current_statement_timeout")).data;
+}
+
+/** Sets anon's statement_timeout and reloads the data API's configuration, as a project would. */
+async function setAnonTimeout(value: string) {
+  await local.backend.db.exec(`alter role anon set statement_timeout = '${value}';
+    notify pgrst, 'reload config'`);
+  for (let tries = 0; (await anonTimeout()) !== value; tries++) {
+    if (tries > 40) throw new Error(`anon's statement_timeout is not ${value} after the reload`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe("statement timeouts", () => {
   it("the API roles carry the hosted timeouts, applied to each data API request by role", async () => {
     const { rows } = await local.backend.db.query<{ rolname: string; rolconfig: string[] | null }>(
@@ -57,10 +73,22 @@ describe("statement timeouts", () => {
     expect(after).toEqual([{ t: "0" }]);
   });
 
+  it("a changed role setting applies after NOTIFY pgrst, 'reload config', not before", async () => {
+    await local.backend.db.exec("alter role anon set statement_timeout = '2s'");
+    try {
+      // the role's settings as the data API read them with its configuration
+      expect(await anonTimeout()).toBe("3s");
+      await setAnonTimeout("2s");
+      expect(await anonTimeout()).toBe("2s");
+    } finally {
+      await setAnonTimeout("3s");
+    }
+  });
+
   it("a runaway match filter is cancelled with PostgREST's 500 57014; other requests are served meanwhile", {
     timeout: 60_000,
   }, async () => {
-    await local.backend.db.exec("alter role anon set statement_timeout = '300ms'");
+    await setAnonTimeout("300ms");
     try {
       const committed = await local.admin().from("timeout_probe").insert({ id: 3, body: "kept" });
       expect(committed.error).toBeNull();
@@ -102,7 +130,7 @@ describe("statement timeouts", () => {
       const kept = await local.admin().from("timeout_probe").select("id").order("id");
       expect(kept.data).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
     } finally {
-      await local.backend.db.exec("alter role anon set statement_timeout = '3s'");
+      await setAnonTimeout("3s");
     }
   });
 
@@ -111,8 +139,8 @@ describe("statement timeouts", () => {
       create table public.timeout_write (id int primary key, body text not null);
       grant select, update on public.timeout_write to anon;
       insert into public.timeout_write values (1, 'plain'), (2, '${VICTIM}');
-      alter role anon set statement_timeout = '300ms';
     `);
+    await setAnonTimeout("300ms");
     try {
       // row 1 ('plain' does not match) is updated first, then row 2's pattern runs out of time
       const updated = await local.fetch(
@@ -133,7 +161,7 @@ describe("statement timeouts", () => {
         { id: 2, body: VICTIM },
       ]);
     } finally {
-      await local.backend.db.exec("alter role anon set statement_timeout = '3s'");
+      await setAnonTimeout("3s");
     }
   });
 });

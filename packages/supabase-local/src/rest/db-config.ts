@@ -22,6 +22,15 @@ export interface RestConfig {
   extraSearchPath: readonly string[];
   /** db-plan-enabled: the execution plan via Accept: application/vnd.pgrst.plan (default false) */
   planEnabled: boolean;
+  /** The impersonated roles' own settings (`alter role anon set statement_timeout = '3s'`), by
+   * role: applied to each request of the role, as read at the last load (see ROLE_SETTINGS). */
+  roleSettings: ReadonlyMap<string, readonly RoleSetting[]>;
+}
+
+/** One `ALTER ROLE … SET name = value` of an impersonated role. */
+export interface RoleSetting {
+  name: string;
+  value: string;
 }
 
 /** The settings PostgREST takes from the file (or environment) when the database has none. */
@@ -38,6 +47,29 @@ const SETTINGS = `SELECT DISTINCT ON (key) replace(k, 'pgrst.', '') AS key, v AS
            AND d.setdatabase IN (0, (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_catalog))) kv
  WHERE k LIKE 'pgrst.%' AND v IS NOT NULL
  ORDER BY key, database DESC`;
+
+/**
+ * The settings of the roles the authenticator may switch to, read as PostgREST reads them with its
+ * configuration (queryRoleSettings), so an `ALTER ROLE … SET` applies after NOTIFY pgrst,
+ * 'reload config', as on a hosted project, not at once:
+ * - the settings for every database (`pg_roles.rolconfig`), of the roles granted to `authenticator`;
+ * - values lowercased;
+ * - only settings the authenticator could set itself: a user setting, or one it was granted;
+ * - not default_transaction_isolation, which PostgREST takes as the transaction's isolation level.
+ */
+const ROLE_SETTINGS = `WITH role_setting AS (
+    SELECT r.rolname, unnest(r.rolconfig) AS setting
+      FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles r ON r.oid = m.roleid
+     WHERE m.member = to_regrole('authenticator')),
+  kv AS (
+    SELECT rolname, substr(setting, 1, strpos(setting, '=') - 1) AS name,
+           lower(substr(setting, strpos(setting, '=') + 1)) AS value
+      FROM role_setting)
+SELECT kv.rolname AS role, kv.name, kv.value
+  FROM kv JOIN pg_catalog.pg_settings ps ON ps.name = kv.name
+   AND (ps.context = 'user' OR has_parameter_privilege('authenticator', ps.name, 'SET'))
+ WHERE kv.name <> 'default_transaction_isolation'
+ ORDER BY kv.rolname, kv.name`;
 
 /** PostgREST's reading of a boolean setting: true/false in any case, or a number (> 0). */
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -62,6 +94,13 @@ const list = (value: string) =>
 
 export async function loadRestConfig(db: PGlite, file: FileConfig): Promise<RestConfig> {
   const { rows } = await db.query<{ key: string; value: string }>(SETTINGS);
+  const roleSettings = new Map<string, RoleSetting[]>();
+  const roles = await db.query<RoleSetting & { role: string }>(ROLE_SETTINGS);
+  for (const { role, name, value } of roles.rows) {
+    const list = roleSettings.get(role) ?? [];
+    list.push({ name, value });
+    roleSettings.set(role, list);
+  }
   const get = (key: string) => rows.find((r) => r.key === key)?.value;
   const maxRows = int(get("db_max_rows")) ?? file.maxRows;
   const extra = get("db_extra_search_path");
@@ -72,5 +111,6 @@ export async function loadRestConfig(db: PGlite, file: FileConfig): Promise<Rest
     preRequest: preRequest ? preRequest : undefined,
     extraSearchPath: extra !== undefined ? list(extra) : (file.extraSearchPath ?? ["public"]),
     planEnabled: bool(get("db_plan_enabled"), false),
+    roleSettings,
   };
 }

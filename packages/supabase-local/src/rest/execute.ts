@@ -19,6 +19,8 @@ const JSON_OID = 114;
 export interface RequestContext {
   /** db-pre-request: the function called after the settings, before the statement */
   preRequest?: string;
+  /** the role's own settings (ALTER ROLE … SET), as the configuration last read them (db-config.ts) */
+  roleSettings: readonly { name: string; value: string }[];
   /** search_path: the request's schema, then db-extra-search-path */
   searchPath: readonly string[];
   claims: Record<string, unknown> & { role: string };
@@ -104,12 +106,9 @@ export async function executePlan(
  * thread), in PostgREST's order:
  * - read-only, for a read (`SET TRANSACTION READ ONLY`);
  * - the role's own settings (ALTER ROLE … SET, such as the statement_timeout of anon and
- *   authenticated): PostgREST applies the impersonated role's settings this way, except
- *   default_transaction_isolation, which it uses as the transaction's isolation level. Unlike
- *   PostgREST it does not skip settings only a superuser may change, since only a superuser could
- *   have given them to the role here. They are applied in the FROM clause, which Postgres runs
- *   before the select list;
+ *   authenticated), as the configuration last read them (db-config.ts), as PostgREST applies them;
  * - the request's: role, JWT claims, method, path, headers, cookies, search_path.
+ * Postgres evaluates a select list from left to right.
  */
 async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly: boolean) {
   const headers: Record<string, string> = {};
@@ -117,27 +116,28 @@ async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly
     headers[k] = v;
   });
   const claims = ctx.claims;
+  const params: string[] = [
+    String(claims.role),
+    JSON.stringify(claims),
+    typeof claims.sub === "string" ? claims.sub : "",
+    ctx.method,
+    ctx.path,
+    JSON.stringify(headers),
+    JSON.stringify(ctx.cookies),
+    [...new Set(ctx.searchPath)].map(ident).join(", "),
+  ];
+  const roleSettings = ctx.roleSettings.map(({ name, value }) => {
+    params.push(name, value);
+    return `set_config($${params.length - 1}, $${params.length}, true), `;
+  });
   await tx.query(
-    `SELECT ${readOnly ? "set_config('transaction_read_only', 'on', true), " : ""}
+    `SELECT ${readOnly ? "set_config('transaction_read_only', 'on', true), " : ""}${roleSettings.join("")}
             set_config('role', $1, true), set_config('request.jwt.claims', $2, true),
             set_config('request.jwt.claim.role', $1, true), set_config('request.jwt.claim.sub', $3, true),
             set_config('request.method', $4, true), set_config('request.path', $5, true),
             set_config('request.headers', $6, true), set_config('request.cookies', $7, true),
-            set_config('search_path', $8, true)
-       FROM (SELECT count(set_config(substr(s, 1, strpos(s, '=') - 1), substr(s, strpos(s, '=') + 1), true))
-               FROM pg_db_role_setting d, unnest(d.setconfig) s
-              WHERE d.setrole = to_regrole($1) AND d.setdatabase = 0
-                AND s NOT LIKE 'default\\_transaction\\_isolation=%') AS role_settings`,
-    [
-      String(claims.role),
-      JSON.stringify(claims),
-      typeof claims.sub === "string" ? claims.sub : "",
-      ctx.method,
-      ctx.path,
-      JSON.stringify(headers),
-      JSON.stringify(ctx.cookies),
-      [...new Set(ctx.searchPath)].map(ident).join(", "),
-    ],
+            set_config('search_path', $8, true)`,
+    params,
   );
 }
 

@@ -88,6 +88,7 @@ export function createRestHandler(deps: RestDeps): (request: Request) => Promise
       const query = querySql(plan);
       return await executePlan(deps.db, plan, query, {
         preRequest: settings.preRequest,
+        roleSettings: settings.roleSettings.get(auth.claims.role) ?? [],
         searchPath: [api.schema, ...settings.extraSearchPath],
         claims: auth.claims,
         method: request.method,

@@ -56,6 +56,11 @@ create table if not exists auth.users (
   is_anonymous boolean not null default false
 );
 create unique index if not exists users_email_partial_key on auth.users (email) where is_sso_user = false;
+-- The hosted schema's lookup indexes (as `supabase db dump` shows them), here as there: without them
+-- every sign-in's search by address, and every list of a user's identities, sessions or factors,
+-- reads the whole table, which a project's users, or a test run's, keep growing.
+create index if not exists users_instance_id_idx on auth.users (instance_id);
+create index if not exists users_instance_id_email_idx on auth.users (instance_id, lower(email::text));
 
 create table if not exists auth.identities (
   provider_id text not null,
@@ -69,6 +74,8 @@ create table if not exists auth.identities (
   id uuid primary key default gen_random_uuid(),
   unique (provider_id, provider)
 );
+create index if not exists identities_user_id_idx on auth.identities (user_id);
+create index if not exists identities_email_idx on auth.identities (email text_pattern_ops);
 
 create table if not exists auth.sessions (
   id uuid primary key,
@@ -83,6 +90,9 @@ create table if not exists auth.sessions (
   ip inet,
   tag text
 );
+create index if not exists sessions_user_id_idx on auth.sessions (user_id);
+create index if not exists user_id_created_at_idx on auth.sessions (user_id, created_at);
+create index if not exists sessions_not_after_idx on auth.sessions (not_after desc);
 
 create table if not exists auth.refresh_tokens (
   instance_id uuid,
@@ -97,6 +107,9 @@ create table if not exists auth.refresh_tokens (
 );
 create index if not exists refresh_tokens_parent_idx on auth.refresh_tokens (parent);
 create index if not exists refresh_tokens_session_id_revoked_idx on auth.refresh_tokens (session_id, revoked);
+create index if not exists refresh_tokens_instance_id_idx on auth.refresh_tokens (instance_id);
+create index if not exists refresh_tokens_instance_id_user_id_idx on auth.refresh_tokens (instance_id, user_id);
+create index if not exists refresh_tokens_updated_at_idx on auth.refresh_tokens (updated_at desc);
 
 create table if not exists auth.mfa_factors (
   id uuid primary key,
@@ -114,6 +127,7 @@ create table if not exists auth.mfa_factors (
 );
 create unique index if not exists mfa_factors_user_friendly_name_unique
   on auth.mfa_factors (friendly_name, user_id) where trim(friendly_name) <> '';
+create index if not exists factor_id_created_at_idx on auth.mfa_factors (user_id, created_at);
 
 alter table auth.mfa_factors add column if not exists last_webauthn_challenge_data jsonb;
 
@@ -126,6 +140,7 @@ create table if not exists auth.mfa_challenges (
   otp_code text,
   web_authn_session_data jsonb
 );
+create index if not exists mfa_challenge_created_at_idx on auth.mfa_challenges (created_at desc);
 
 create table if not exists auth.mfa_amr_claims (
   session_id uuid not null references auth.sessions (id) on delete cascade,
@@ -203,6 +218,8 @@ create table if not exists auth.flow_state (
   auth_code_issued_at timestamptz
 );
 create index if not exists idx_auth_code on auth.flow_state (auth_code);
+create index if not exists idx_user_id_auth_method on auth.flow_state (user_id, authentication_method);
+create index if not exists flow_state_created_at_idx on auth.flow_state (created_at desc);
 -- OAuth context (20260115000000_add_flow_state_oauth_context); added to older local data dirs too.
 alter table auth.flow_state
   add column if not exists invite_token text null,
@@ -230,6 +247,7 @@ create table if not exists auth.audit_log_entries (
   created_at timestamptz,
   ip_address varchar(64) not null default ''
 );
+create index if not exists audit_logs_instance_id_idx on auth.audit_log_entries (instance_id);
 
 -- Helpers for RLS policies, reading the claims the data API sets per request (as PostgREST does).
 create or replace function auth.uid() returns uuid language sql stable as $$

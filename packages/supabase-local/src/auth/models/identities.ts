@@ -85,7 +85,7 @@ export async function linkingCandidates(db: Db, email: string): Promise<string[]
   if (identities.length > 0) return identities.map((i) => i.user_id);
   const users = await many<{ id: string }>(
     db,
-    "select id from auth.users where lower(email) = $1 and is_sso_user = false",
+    "select id from auth.users where instance_id = '00000000-0000-0000-0000-000000000000' and lower(email) = $1 and is_sso_user = false",
     [email],
   );
   return users.map((u) => u.id);

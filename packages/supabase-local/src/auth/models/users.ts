@@ -48,7 +48,7 @@ export async function findUserById(db: Db, id: string): Promise<UserRow | undefi
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
   return one<UserRow>(
     db,
-    "select * from auth.users where lower(email) = lower($1) and is_sso_user = false",
+    "select * from auth.users where instance_id = '00000000-0000-0000-0000-000000000000' and lower(email) = lower($1) and is_sso_user = false",
     [email],
   );
 }
@@ -235,7 +235,13 @@ export async function findUserByEmailOrNewEmail(
 
 /** Whether any user has `email` (lower-cased) as their address. */
 export async function emailTaken(db: Db, email: string): Promise<boolean> {
-  return (await one(db, "select 1 from auth.users where lower(email) = $1", [email])) !== undefined;
+  return (
+    (await one(
+      db,
+      "select 1 from auth.users where instance_id = '00000000-0000-0000-0000-000000000000' and lower(email) = $1",
+      [email],
+    )) !== undefined
+  );
 }
 
 export async function countUsers(db: Db): Promise<number> {
@@ -370,10 +376,11 @@ export async function updateEmailFromIdentities(
     const email = candidate.email ?? "";
     const taken =
       email !== "" &&
-      (await one(db, "select 1 from auth.users where lower(email) = $1 and id <> $2", [
-        email,
-        user.id,
-      ]));
+      (await one(
+        db,
+        "select 1 from auth.users where instance_id = '00000000-0000-0000-0000-000000000000' and lower(email) = $1 and id <> $2",
+        [email, user.id],
+      ));
     if (taken) continue;
     const confirmed =
       email !== "" && (candidate.identity_data.email_verified === true || autoconfirm);

@@ -23,8 +23,12 @@ export interface Stack {
   backend: boolean;
 }
 
+// Below Linux's ephemeral range (32768-60999), as the apps' are: the kernel gives ports of that
+// range to outbound connections and to servers listening on port 0, and a socket that `npm test`,
+// run just before, left closing could still hold one (the short-token stack's backend, once on
+// :54394, found its port taken for minutes after a CI run's `npm test`).
 const APP_PORT = Number(process.env.E2E_APP_PORT ?? 8793);
-const BACKEND_PORT = Number(process.env.E2E_BACKEND_PORT ?? 54393);
+const BACKEND_PORT = Number(process.env.E2E_BACKEND_PORT ?? 8893);
 
 function stack(name: string, offset: number, jwtExpiry?: number, backend = true): Stack {
   const appPort = APP_PORT + offset;

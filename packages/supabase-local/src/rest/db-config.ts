@@ -97,9 +97,9 @@ export async function loadRestConfig(db: PGlite, file: FileConfig): Promise<Rest
   const roleSettings = new Map<string, RoleSetting[]>();
   const roles = await db.query<RoleSetting & { role: string }>(ROLE_SETTINGS);
   for (const { role, name, value } of roles.rows) {
-    const list = roleSettings.get(role) ?? [];
-    list.push({ name, value });
-    roleSettings.set(role, list);
+    const settings = roleSettings.get(role) ?? [];
+    settings.push({ name, value });
+    roleSettings.set(role, settings);
   }
   const get = (key: string) => rows.find((r) => r.key === key)?.value;
   const maxRows = int(get("db_max_rows")) ?? file.maxRows;

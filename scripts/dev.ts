@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import {
   createLocalBackend,
+  KEYS,
   type LocalBackend,
   loadConfig,
   projectPaths,
@@ -17,6 +18,7 @@ const URL_54321 = "http://127.0.0.1:54321";
 async function alreadyRunning(): Promise<boolean> {
   try {
     const response = await fetch(`${URL_54321}/auth/v1/health`, {
+      headers: { apikey: KEYS.publishable },
       signal: AbortSignal.timeout(1000),
     });
     return response.ok;

@@ -11,7 +11,7 @@ import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
 import { preloadWebAuthn } from "./auth/webauthn.ts";
 import type { Config } from "./config.ts";
-import { createAuthenticate, gateway } from "./gateway.ts";
+import { createAuthenticate, gateway, openGatewayRoute } from "./gateway.ts";
 import type { Keys, SigningKeys } from "./keys.ts";
 import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
@@ -78,9 +78,14 @@ export function createApi(options: ApiOptions): Api {
     if (/^\/(?:auth|rest)\/v1(?:\/|$)/.test(path)) return apiCors(c, next);
     await next();
   });
-  // The gateway's own answer (an unknown sb_ key) comes before Auth and the data API see the request.
-  const apiGateway = async (c: { req: { raw: Request } }, next: () => Promise<void>) => {
-    const result = gateway(c.req.raw, keys);
+  // The gateway's own answers (no API key, an unknown one, the secret key from a browser) come
+  // before Auth and the data API see the request.
+  const apiGateway = async (
+    c: { req: { raw: Request; path: string } },
+    next: () => Promise<void>,
+  ) => {
+    if (openGatewayRoute(c.req.path)) return next();
+    const result = await gateway(c.req.raw, keys);
     if ("reject" in result) return result.reject;
     await next();
   };

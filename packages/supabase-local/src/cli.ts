@@ -121,7 +121,10 @@ async function status(projectDir: string): Promise<number> {
   const url = `http://127.0.0.1:${ports.api}`;
   let running = false;
   try {
-    const response = await fetch(`${url}/auth/v1/health`, { signal: AbortSignal.timeout(2000) });
+    const response = await fetch(`${url}/auth/v1/health`, {
+      headers: { apikey: KEYS.publishable },
+      signal: AbortSignal.timeout(2000),
+    });
     running = response.ok;
   } catch {
     running = false;

@@ -9,28 +9,63 @@ export const API_ROLES = ["anon", "authenticated", "service_role"] as const;
 export type GatewayResult = { bearer?: string } | { reject: Response };
 
 /**
- * The Supabase CLI's gateway rule (start.go BearerToken): a self-minted `Authorization: Bearer`
- * JWT passes through; otherwise the secret key becomes the service_role JWT and the publishable key
- * the anon JWT; a legacy JWT apikey is used as is. Unlike the CLI (which forwards anything), an
- * unknown `sb_` key is refused with the hosted gateway's 401, so a wrong key shows up early, and
- * the secret key sent by a browser gets the hosted gateway's 401 too.
+ * The hosted gateway's rule (Kong `key-auth`, then its request transformer; self-hosted Supabase's
+ * kong.yml has the same): every request under /auth/v1 and /rest/v1 carries one of the project's
+ * API keys in the `apikey` header or query parameter (or, an `sb_` key, as the bearer), or gets a
+ * 401 before Auth or the data API sees it; only the routes a browser is sent to without one (openGatewayRoute) are exempt. The
+ * bearer passed on is the caller's own `Authorization: Bearer` JWT, or else the key's: the secret
+ * key becomes the service_role JWT, the publishable key the anon JWT, a legacy JWT key itself. The
+ * Supabase CLI's gateway checks nothing and forwards every request, so what it lets through here
+ * the hosted service refuses; this follows the hosted one.
  */
-export function gateway(request: Request, keys: Keys): GatewayResult {
+export async function gateway(request: Request, keys: Keys): Promise<GatewayResult> {
   const authorization = request.headers.get("authorization");
-  const apikey = request.headers.get("apikey") ?? new URL(request.url).searchParams.get("apikey");
-  if (authorization && !authorization.startsWith("Bearer sb_")) {
+  const keyAsBearer = authorization?.startsWith("Bearer sb_")
+    ? authorization.slice("Bearer ".length)
+    : undefined;
+  const apikey =
+    request.headers.get("apikey") ?? new URL(request.url).searchParams.get("apikey") ?? keyAsBearer;
+  if (!apikey) return { reject: noApiKey() };
+  const bearer = await apiKeyBearer(apikey, keys);
+  if (!bearer) return { reject: invalidApiKey() };
+  if (apikey === keys.secret && fromBrowser(request)) return { reject: secretKeyInBrowser() };
+  if (authorization && keyAsBearer === undefined) {
     const match = /^Bearer\s+(.+)$/i.exec(authorization);
     return { bearer: match?.[1]?.trim() };
   }
-  const key = apikey ?? authorization?.slice("Bearer ".length);
-  if (!key) return {};
-  if (key === keys.secret) {
-    if (fromBrowser(request)) return { reject: secretKeyInBrowser() };
-    return { bearer: keys.serviceRole };
+  return { bearer };
+}
+
+/** The JWT an API key stands for, or undefined when it is not one of the project's keys. */
+async function apiKeyBearer(apikey: string, keys: Keys): Promise<string | undefined> {
+  if (apikey === keys.secret) return keys.serviceRole;
+  if (apikey === keys.publishable) return keys.anon;
+  if (apikey === keys.anon || apikey === keys.serviceRole) return apikey;
+  return (await signedBySigner(apikey, keys)) ? apikey : undefined;
+}
+
+/** An anon or service_role key the file's key signed, as `supabase-local status` prints them. */
+async function signedBySigner(jwt: string, keys: Keys): Promise<boolean> {
+  const signer = keys.signer;
+  if (!signer || jwt.split(".").length !== 3) return false;
+  try {
+    if (decodeProtectedHeader(jwt).kid !== signer.kid) return false;
+    const { payload } = await jwtVerify(jwt, signer.publicKey, { algorithms: [signer.alg] });
+    return (
+      (payload.role === "anon" || payload.role === "service_role") && payload.sub === undefined
+    );
+  } catch {
+    return false;
   }
-  if (key === keys.publishable) return { bearer: keys.anon };
-  if (key.startsWith("sb_")) return { reject: invalidApiKey() };
-  return { bearer: key };
+}
+
+/**
+ * The Auth routes the hosted gateway serves without an API key: the ones a browser is sent to by a
+ * link or a redirect (an email's /verify link, a provider's /callback, /authorize), and the
+ * discovery documents other services read (the JWKS among them).
+ */
+export function openGatewayRoute(path: string): boolean {
+  return /^\/auth\/v1\/(?:verify|callback|authorize|\.well-known\/[^/]+)\/?$/.test(path);
 }
 
 /**
@@ -50,6 +85,16 @@ function secretKeyInBrowser(): Response {
     {
       message: "Forbidden use of secret API key in browser",
       hint: "Secret API keys can only be used in a protected environment and should never be used in a browser. Delete this secret API key immediately!",
+    },
+    { status: 401 },
+  );
+}
+
+function noApiKey(): Response {
+  return Response.json(
+    {
+      message: "No API key found in request",
+      hint: "No `apikey` request header or url param was found.",
     },
     { status: 401 },
   );
@@ -159,7 +204,7 @@ export async function verifyJwt(
 /** The data API's view of the caller (PostgREST: no token = anon; a bad token = 401). */
 export function createAuthenticate(keys: Keys, signingKeys: SigningKeys): Authenticate {
   return async (request) => {
-    const result = gateway(request, keys);
+    const result = await gateway(request, keys);
     if ("reject" in result) return { error: "Invalid API key" };
     if (!result.bearer) return { claims: { role: "anon" } };
     try {

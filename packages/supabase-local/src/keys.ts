@@ -21,6 +21,9 @@ export interface Keys {
   anon: string;
   serviceRole: string;
   jwtSecret: string;
+  /** With `signing_keys_path`: the file's key that signs the anon and service_role keys. Any such
+   * key it signed is one of the project's (the CLI's `status` signs them afresh at every call). */
+  signer?: SigningKey;
 }
 
 export const KEYS: Keys = {
@@ -154,5 +157,10 @@ export async function projectKeys(fromFile: SigningKey | undefined): Promise<Key
     new SignJWT({ iss: "supabase-demo", role, exp })
       .setProtectedHeader({ alg: fromFile.alg, kid: fromFile.kid, typ: "JWT" })
       .sign(fromFile.privateKey);
-  return { ...KEYS, anon: await sign("anon"), serviceRole: await sign("service_role") };
+  return {
+    ...KEYS,
+    anon: await sign("anon"),
+    serviceRole: await sign("service_role"),
+    signer: fromFile,
+  };
 }

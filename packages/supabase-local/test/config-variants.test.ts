@@ -82,7 +82,9 @@ describe("enable_confirmations = false", () => {
       message: "User already registered",
     });
     const settings = await (
-      await backend.fetch(new Request(`${backend.url}/auth/v1/settings`))
+      await backend.fetch(
+        new Request(`${backend.url}/auth/v1/settings`, { headers: { apikey: PUBLISHABLE_KEY } }),
+      )
     ).json();
     expect(settings.mailer_autoconfirm).toBe(true);
   });

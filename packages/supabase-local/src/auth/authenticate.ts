@@ -9,7 +9,7 @@ export type Claims = Record<string, unknown> & { role: string };
 
 /** The bearer JWT's claims (requireAuthentication's first half): 401 without one, 403 bad_jwt. */
 export async function requireClaims(ctx: AuthContext, request: Request): Promise<Claims> {
-  const result = gateway(request, ctx.keys);
+  const result = await gateway(request, ctx.keys);
   const bearer = "bearer" in result ? result.bearer : undefined;
   if (!bearer) throw authError("noAuthorization");
   try {

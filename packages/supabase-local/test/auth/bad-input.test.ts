@@ -121,9 +121,24 @@ describe("bad input gets the real 4xx, never a 500, and changes nothing", () => 
       message: "invalid claim: missing sub claim",
     });
 
+    // no API key at all: the gateway's 401, before Auth sees the request
     const none = await get(undefined, false);
     expect(none.status).toBe(401);
     expect(await none.json()).toEqual({
+      message: "No API key found in request",
+      hint: "No `apikey` request header or url param was found.",
+    });
+
+    // a key, and an Authorization that is not a bearer token: passed on as it is, Auth's 401
+    const basic = await fetch(`${BACKEND_URL}/auth/v1/user`, {
+      headers: {
+        apikey: "sb_publishable_ACJWlzQHlZjBrEguHvfOxg_3BJgxAaH",
+        Authorization: "Basic dXNlcjpwYXNz",
+        ...NEW_SHAPE,
+      },
+    });
+    expect(basic.status).toBe(401);
+    expect(await basic.json()).toEqual({
       code: "no_authorization",
       message: "This endpoint requires a valid Bearer token",
     });

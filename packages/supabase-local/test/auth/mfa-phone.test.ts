@@ -4,6 +4,7 @@
 // unenroll; the switches off give the hosted service's errors.
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PUBLISHABLE_KEY } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
 
 const CODE = "246810";
@@ -40,6 +41,7 @@ async function rawEnroll(backend: MemoryBackend, token: string, body: unknown) {
   const response = await backend.fetch(`${backend.backend.url}/auth/v1/factors`, {
     method: "POST",
     headers: {
+      apikey: PUBLISHABLE_KEY,
       Authorization: `Bearer ${token}`,
       "Content-Type": "application/json",
       "X-Supabase-Api-Version": "2024-01-01",
@@ -161,7 +163,11 @@ describe("phone factor", () => {
     // the wire needs a JSON body, as Go's decoder does
     const empty = await on.fetch(`${on.backend.url}/auth/v1/factors/${factorId}/challenge`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "X-Supabase-Api-Version": "2024-01-01" },
+      headers: {
+        apikey: PUBLISHABLE_KEY,
+        Authorization: `Bearer ${token}`,
+        "X-Supabase-Api-Version": "2024-01-01",
+      },
     });
     expect(empty.status).toBe(400);
     expect((await empty.json()).code).toBe("bad_json");
@@ -184,6 +190,7 @@ describe("phone factor", () => {
       {
         method: "POST",
         headers: {
+          apikey: PUBLISHABLE_KEY,
           Authorization: `Bearer ${token}`,
           "Content-Type": "application/json",
           "X-Supabase-Api-Version": "2024-01-01",

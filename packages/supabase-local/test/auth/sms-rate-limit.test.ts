@@ -3,7 +3,7 @@
 // [auth.sms] enable_confirmations on (the CLI's GOTRUE_SMS_AUTOCONFIRM off). Locally such a code
 // then meets the missing provider; once the hour's count is spent it is 429 first.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD } from "../../../../tests/support/backend.ts";
+import { PASSWORD, PUBLISHABLE_KEY } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
 
 const TEST_NUMBER = "15550123000";
@@ -30,7 +30,11 @@ afterAll(async () => {
 async function post(backend: MemoryBackend, path: string, body: unknown) {
   const response = await backend.fetch(`${backend.backend.url}/auth/v1/${path}`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "X-Supabase-Api-Version": "2024-01-01" },
+    headers: {
+      apikey: PUBLISHABLE_KEY,
+      "Content-Type": "application/json",
+      "X-Supabase-Api-Version": "2024-01-01",
+    },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };

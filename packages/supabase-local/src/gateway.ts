@@ -12,9 +12,9 @@ export type GatewayResult = { bearer?: string } | { reject: Response };
  * The hosted gateway's rule (Kong `key-auth`, then its request transformer; self-hosted Supabase's
  * kong.yml has the same): every request under /auth/v1 and /rest/v1 carries one of the project's
  * API keys in the `apikey` header or query parameter (or, an `sb_` key, as the bearer), or gets a
- * 401 before Auth or the data API sees it; only the routes a browser is sent to without one (openGatewayRoute) are exempt. The
- * bearer passed on is the caller's own `Authorization: Bearer` JWT, or else the key's: the secret
- * key becomes the service_role JWT, the publishable key the anon JWT, a legacy JWT key itself. The
+ * 401 before Auth or the data API sees it (api.ts exempts openGatewayRoute's routes). The bearer
+ * passed on is the caller's own `Authorization: Bearer` JWT, or else the key's: the secret key
+ * becomes the service_role JWT, the publishable key the anon JWT, a legacy JWT key itself. The
  * Supabase CLI's gateway checks nothing and forwards every request, so what it lets through here
  * the hosted service refuses; this follows the hosted one.
  */
@@ -61,11 +61,15 @@ async function signedBySigner(jwt: string, keys: Keys): Promise<boolean> {
 
 /**
  * The Auth routes the hosted gateway serves without an API key: the ones a browser is sent to by a
- * link or a redirect (an email's /verify link, a provider's /callback, /authorize), and the
- * discovery documents other services read (the JWKS among them).
+ * link or a redirect (an email's /verify link, a provider's /callback, /authorize), what a SAML
+ * identity provider posts to or reads (/sso/saml/acs, /sso/saml/metadata), and the discovery
+ * documents other services read (the JWKS among them).
  */
+const OPEN_ROUTE =
+  /^\/auth\/v1\/(?:verify|callback|authorize|sso\/saml\/(?:acs|metadata)|\.well-known\/[^/]+)\/?$/;
+
 export function openGatewayRoute(path: string): boolean {
-  return /^\/auth\/v1\/(?:verify|callback|authorize|\.well-known\/[^/]+)\/?$/.test(path);
+  return OPEN_ROUTE.test(path);
 }
 
 /**

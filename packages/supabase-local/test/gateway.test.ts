@@ -84,7 +84,11 @@ describe("a request without an API key", () => {
     expect(verify.status).toBe(303);
     expect(verify.headers.get("location")).toMatch(/error_code=/);
 
-    for (const path of ["/auth/v1/authorize?provider=myspace", "/auth/v1/callback"]) {
+    for (const path of [
+      "/auth/v1/authorize?provider=myspace",
+      "/auth/v1/callback",
+      "/auth/v1/sso/saml/metadata",
+    ]) {
       const response = await fetch(`${BACKEND_URL}${path}`, { redirect: "manual" });
       expect(response.status, path).not.toBe(401);
     }

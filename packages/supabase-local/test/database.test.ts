@@ -112,6 +112,89 @@ describe("statements in one trip (database-query.js)", () => {
   });
 });
 
+describe("prepared once per session (database-query.js)", () => {
+  /** This session's statements prepared from `text`. */
+  const preparedAs = async (text: string) =>
+    (
+      await db.query<{ name: string }>(
+        "SELECT name FROM pg_prepared_statements WHERE statement = $1",
+        [text],
+      )
+    ).rows.map((row) => row.name);
+
+  test("a statement is parsed the first time it runs and only bound after that", async () => {
+    const text = "SELECT $1::int * 2 AS twice, $2::text AS label";
+    expect(await preparedAs(text)).toEqual([]);
+    expect((await db.query(text, [21, "a"])).rows).toEqual([{ twice: 42, label: "a" }]);
+    expect((await db.query(text, [4, "b"])).rows).toEqual([{ twice: 8, label: "b" }]);
+    expect((await db.query(text, ["5", "c"])).rows).toEqual([{ twice: 10, label: "c" }]);
+    expect(await preparedAs(text)).toEqual([expect.stringMatching(/^_supabase_local_\d+$/)]);
+    // a statement Postgres refuses to parse is not kept; one parsed whose values fail is
+    await expect(db.query("SELEC 1 AS never")).rejects.toMatchObject({ code: "42601" });
+    expect(await preparedAs("SELEC 1 AS never")).toEqual([]);
+    await expect(db.query("SELECT $1::uuid AS id", ["nope"])).rejects.toMatchObject({
+      code: "22P02",
+    });
+    expect(await preparedAs("SELECT $1::uuid AS id")).toHaveLength(1);
+  });
+
+  test("the same statement sees what changed since it was prepared: rows, roles, tables", async () => {
+    await db.exec(
+      "CREATE TABLE public.prepared_rows (a int); INSERT INTO public.prepared_rows VALUES (1)",
+    );
+    const text = "SELECT * FROM public.prepared_rows ORDER BY 1";
+    expect((await db.query(text)).rows).toEqual([{ a: 1 }]);
+    await db.exec("INSERT INTO public.prepared_rows VALUES (2)");
+    expect((await db.query(text)).rows).toEqual([{ a: 1 }, { a: 2 }]);
+    // a column more: the statement's result changed under it, so it is prepared again
+    await db.exec("ALTER TABLE public.prepared_rows ADD COLUMN b text DEFAULT 'x'");
+    expect((await db.query(text)).rows).toEqual([
+      { a: 1, b: "x" },
+      { a: 2, b: "x" },
+    ]);
+    // inside a transaction that error stands (the transaction is aborted), as for any driver
+    await db.exec("ALTER TABLE public.prepared_rows DROP COLUMN b");
+    await expect(db.transaction((tx) => tx.query(text))).rejects.toMatchObject({
+      code: "0A000",
+    });
+    expect((await db.query(text)).rows).toEqual([{ a: 1 }, { a: 2 }]);
+    // row level security is applied for the role in force, not the one it was prepared under
+    await db.exec(`ALTER TABLE public.prepared_rows ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY only_one ON public.prepared_rows FOR SELECT TO anon USING (a = 1);
+      GRANT SELECT ON public.prepared_rows TO anon`);
+    const asAnon = await db.transaction(async (tx) => {
+      await tx.exec("SET LOCAL ROLE anon");
+      return (await tx.query(text)).rows;
+    });
+    expect(asAnon).toEqual([{ a: 1 }]);
+    expect((await db.query(text)).rows).toEqual([{ a: 1 }, { a: 2 }]);
+    await db.exec("DROP TABLE public.prepared_rows");
+  });
+
+  test("statements removed behind its back (DEALLOCATE ALL, DISCARD ALL) are prepared again", async () => {
+    const text = "SELECT $1::text || '!' AS shout";
+    expect((await db.query(text, ["hey"])).rows).toEqual([{ shout: "hey!" }]);
+    await db.exec("DEALLOCATE ALL");
+    expect((await db.query(text, ["again"])).rows).toEqual([{ shout: "again!" }]);
+    await db.exec("DISCARD ALL");
+    expect((await db.query(text, ["and again"])).rows).toEqual([{ shout: "and again!" }]);
+    expect(await preparedAs(text)).toHaveLength(1);
+  });
+
+  test("a session keeps the 500 it used last", async () => {
+    for (let i = 0; i < 520; i++) await db.query(`SELECT ${i} AS n, $1::text AS k`, ["k"]);
+    const { rows } = await db.query<{ kept: number; first: boolean; last: boolean }>(
+      `SELECT count(*)::int AS kept,
+              bool_or(statement = 'SELECT 0 AS n, $1::text AS k') AS first,
+              bool_or(statement = 'SELECT 519 AS n, $1::text AS k') AS last
+         FROM pg_prepared_statements WHERE name LIKE '\\_supabase\\_local\\_%'`,
+    );
+    expect(rows[0]?.kept).toBe(500);
+    expect(rows[0]?.first).toBe(false);
+    expect(rows[0]?.last).toBe(true);
+  });
+});
+
 describe("transactions (BEGIN travels with the first statement)", () => {
   test("the first statement is inside the transaction: undone by a rollback, same now()", async () => {
     const failed = db.transaction(async (tx) => {

@@ -61,6 +61,20 @@ create unique index if not exists users_email_partial_key on auth.users (email) 
 -- reads the whole table, which a project's users, or a test run's, keep growing.
 create index if not exists users_instance_id_idx on auth.users (instance_id);
 create index if not exists users_instance_id_email_idx on auth.users (instance_id, lower(email::text));
+create index if not exists users_is_anonymous_idx on auth.users (is_anonymous);
+-- An email link's token is found by its hash, in the column of its kind; each is unique, as hosted
+-- (the empty and the all-digit values are not tokens: a Go string's zero value, an old-style code).
+create unique index if not exists confirmation_token_idx on auth.users (confirmation_token)
+  where confirmation_token::text !~ '^[0-9 ]*$';
+create unique index if not exists recovery_token_idx on auth.users (recovery_token)
+  where recovery_token::text !~ '^[0-9 ]*$';
+create unique index if not exists email_change_token_current_idx
+  on auth.users (email_change_token_current)
+  where email_change_token_current::text !~ '^[0-9 ]*$';
+create unique index if not exists email_change_token_new_idx on auth.users (email_change_token_new)
+  where email_change_token_new::text !~ '^[0-9 ]*$';
+create unique index if not exists reauthentication_token_idx on auth.users (reauthentication_token)
+  where reauthentication_token::text !~ '^[0-9 ]*$';
 
 create table if not exists auth.identities (
   provider_id text not null,
@@ -238,7 +252,11 @@ create table if not exists auth.one_time_tokens (
   updated_at timestamp not null default now(),
   unique (user_id, token_type)
 );
-create index if not exists one_time_tokens_token_hash_idx on auth.one_time_tokens (token_hash);
+drop index if exists auth.one_time_tokens_token_hash_idx;
+create index if not exists one_time_tokens_token_hash_hash_idx on auth.one_time_tokens
+  using hash (token_hash);
+create index if not exists one_time_tokens_relates_to_hash_idx on auth.one_time_tokens
+  using hash (relates_to);
 
 create table if not exists auth.audit_log_entries (
   instance_id uuid,

@@ -5,6 +5,7 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { beforeAll, describe, expect, test } from "vitest";
 import { workerDatabase } from "../../../../tests/support/memory-backend.ts";
+import { tokenHashLookup } from "../../src/auth/models/users.ts";
 
 let db: PGlite;
 beforeAll(async () => {
@@ -12,7 +13,22 @@ beforeAll(async () => {
 }, 60_000);
 
 const HOSTED = {
-  users: ["users_email_partial_key", "users_instance_id_email_idx", "users_instance_id_idx"],
+  users: [
+    "users_email_partial_key",
+    "users_instance_id_email_idx",
+    "users_instance_id_idx",
+    "users_is_anonymous_idx",
+    "confirmation_token_idx",
+    "recovery_token_idx",
+    "email_change_token_current_idx",
+    "email_change_token_new_idx",
+    "reauthentication_token_idx",
+  ],
+  one_time_tokens: [
+    "one_time_tokens_token_hash_hash_idx",
+    "one_time_tokens_relates_to_hash_idx",
+    "one_time_tokens_user_id_token_type_key",
+  ],
   identities: ["identities_email_idx", "identities_user_id_idx"],
   sessions: ["sessions_not_after_idx", "sessions_user_id_idx", "user_id_created_at_idx"],
   refresh_tokens: [
@@ -67,5 +83,26 @@ describe("the auth schema's indexes", () => {
     expect(
       await plan("select * from auth.mfa_factors where user_id = $1 order by created_at", [user]),
     ).toContain("factor_id_created_at_idx");
+  });
+
+  test("find an email link's user by the token's hash, in the columns of its kind", async () => {
+    const hash = "4f1c".repeat(14);
+    const kinds: Array<[Parameters<typeof tokenHashLookup>[0], string[]]> = [
+      [["confirmation_token"], ["confirmation_token_idx"]],
+      [["recovery_token"], ["recovery_token_idx"]],
+      [
+        ["confirmation_token", "recovery_token"],
+        ["confirmation_token_idx", "recovery_token_idx"],
+      ],
+      [
+        ["email_change_token_new", "email_change_token_current"],
+        ["email_change_token_new_idx", "email_change_token_current_idx"],
+      ],
+    ];
+    for (const [columns, indexes] of kinds) {
+      const shown = await plan(tokenHashLookup(columns), [hash]);
+      for (const index of indexes) expect(shown, columns.join()).toContain(index);
+      expect(shown).not.toContain("Seq Scan");
+    }
   });
 });

@@ -117,7 +117,7 @@ async function run(db, key, sql, params, options, begin, known) {
   let described = [];
   if (!textOnly && !statement.types) {
     head.push(serialize.describe({ type: "S", name: statement.name }));
-    described = await trip(db, head, false, () => remember(key, statement));
+    described = await trip(db, head, false, () => prepared.set(key, statement));
     statement.types = parse.parseDescribeStatementResults(described);
     head.length = 0;
   }
@@ -144,17 +144,8 @@ async function run(db, key, sql, params, options, begin, known) {
     EXECUTE,
     SYNC,
   ]);
-  const answer = await trip(db, [...head, bound], true, () => remember(key, statement));
+  const answer = await trip(db, [...head, bound], true, () => prepared.set(key, statement));
   return [...described, ...answer];
-}
-
-/**
- * Keeps a statement Postgres has parsed.
- * @param {string} key
- * @param {Prepared} statement
- */
-function remember(key, statement) {
-  prepared.set(key, statement);
 }
 
 /** @param {string} key */

@@ -18,7 +18,20 @@ export type GatewayResult = { bearer?: string } | { reject: Response };
  * Supabase CLI's gateway checks nothing and forwards every request, so what it lets through here
  * the hosted service refuses; this follows the hosted one.
  */
-export async function gateway(request: Request, keys: Keys): Promise<GatewayResult> {
+export function gateway(request: Request, keys: Keys): Promise<GatewayResult> {
+  let result = decided.get(request);
+  if (!result) {
+    result = decide(request, keys);
+    decided.set(request, result);
+  }
+  return result;
+}
+
+/** Each request's decision, made once: api.ts's check asks first, then Auth or the data API for
+ * the bearer (a signed key's verification is not repeated). */
+const decided = new WeakMap<Request, Promise<GatewayResult>>();
+
+async function decide(request: Request, keys: Keys): Promise<GatewayResult> {
   const authorization = request.headers.get("authorization");
   const keyAsBearer = authorization?.startsWith("Bearer sb_")
     ? authorization.slice("Bearer ".length)

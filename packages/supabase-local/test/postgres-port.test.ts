@@ -4,6 +4,7 @@
 // idle in a transaction gives way after idleInTransactionTimeout while the API waits.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
@@ -213,4 +214,41 @@ describe("the Postgres port", () => {
     ]);
     expect(stdout.trim()).toBe("t");
   });
+});
+
+describe("a Postgres port that is taken", () => {
+  it("fails the start at once with EADDRINUSE, and frees the API's port", async () => {
+    const listening = async (port: number) => {
+      const server: Server = createServer();
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", resolve);
+      });
+      return server;
+    };
+    const holder = await listening(0);
+    const taken = (holder.address() as { port: number }).port;
+    const spare = await listening(0);
+    const apiPort = (spare.address() as { port: number }).port;
+    await new Promise((resolve) => spare.close(resolve));
+    try {
+      const started = performance.now();
+      // before: the failed open's clean-up waited forever on the thread that had stopped
+      const failure = await createLocalBackend({
+        projectDir: ROOT,
+        host: "127.0.0.1",
+        port: apiPort,
+        postgresPort: taken,
+        seed: false,
+      }).then(
+        () => undefined,
+        (error: NodeJS.ErrnoException) => error,
+      );
+      expect(failure?.code).toBe("EADDRINUSE");
+      expect(performance.now() - started).toBeLessThan(15_000);
+      (await listening(apiPort)).close();
+    } finally {
+      holder.close();
+    }
+  }, 30_000);
 });

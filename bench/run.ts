@@ -231,7 +231,7 @@ try {
     { key: "signedOut", label: "GET / signed out", url: `${app.url}/`, expectAuth: every("0") },
     {
       key: "signedInHome",
-      label: "GET / signed in (warm)",
+      label: "GET / signed in (warm, 5 latest notes)",
       url: `${app.url}/`,
       visitors: [signedIn],
       expectAuth: every("0"),
@@ -302,9 +302,7 @@ function printReport() {
   const { signedOut, signedInHome, signedInNotes, getUser } = byKey;
   out.push("");
   if (signedOut && signedInHome && signedInNotes && getUser) {
-    out.push(
-      ratio("signed in ÷ signed out, GET / (the session check alone)", signedInHome, signedOut),
-    );
+    out.push(ratio("signed in ÷ signed out, GET / (+ 1 data API query)", signedInHome, signedOut));
     out.push(ratio("signed in GET /notes ÷ signed out GET /", signedInNotes, signedOut));
     out.push(ratio("getUser() pattern ÷ ours, GET /notes", getUser, signedInNotes));
   }

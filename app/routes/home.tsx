@@ -23,7 +23,7 @@ export async function loader({ context }: Route.LoaderArgs) {
   const user = toSessionUser(claims);
   const recent =
     user && backend === "reachable" && !needsSecondFactor(auth)
-      ? await recentNotes(auth.supabase, RECENT_COUNT)
+      ? await recentNotes(auth.supabase, user.id, RECENT_COUNT)
       : null;
   return { user, backend, backendUrl: supabaseEnv.url, recent };
 }

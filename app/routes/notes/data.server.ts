@@ -2,7 +2,7 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../lib/database.types";
 import { backendFailure, notFound } from "../../lib/http.server";
 import type { ListParams } from "./list-url";
-import { markdownToText } from "./markdown.server";
+import { plainExcerpt } from "./markdown.server";
 import { PAGE_SIZE } from "./rules";
 import { noteId } from "./schemas.server";
 
@@ -69,7 +69,9 @@ export async function listNotes(
   }
   if (result.error) backendFailure(result.error);
   return {
-    notes: (result.data as unknown as NoteListItem[]).map(withPlainExcerpt),
+    notes: (result.data as unknown as NoteListItem[]).map((note) =>
+      withPlainExcerpt(request.userId, note),
+    ),
     total: result.count ?? 0,
     outOfRange: false,
   };
@@ -88,7 +90,11 @@ export interface RecentNote {
  * The few notes edited last that the user can read (their own and those shared with them), not
  * archived, newest first: the home page's list, in one query.
  */
-export async function recentNotes(supabase: Client, limit: number): Promise<RecentNote[]> {
+export async function recentNotes(
+  supabase: Client,
+  userId: string,
+  limit: number,
+): Promise<RecentNote[]> {
   const { data, error } = await supabase
     .from("notes")
     .select(
@@ -99,12 +105,12 @@ export async function recentNotes(supabase: Client, limit: number): Promise<Rece
     .order("id")
     .limit(limit);
   if (error) backendFailure(error);
-  return (data as unknown as RecentNote[]).map(withPlainExcerpt);
+  return (data as unknown as RecentNote[]).map((note) => withPlainExcerpt(userId, note));
 }
 
 /** A note's excerpt (its body's first 240 characters, Markdown) as the words alone. */
-function withPlainExcerpt<T extends { excerpt: string | null }>(note: T): T {
-  return { ...note, excerpt: note.excerpt ? markdownToText(note.excerpt) || null : null };
+function withPlainExcerpt<T extends { excerpt: string | null }>(viewer: string, note: T): T {
+  return { ...note, excerpt: note.excerpt ? plainExcerpt(viewer, note.excerpt) || null : null };
 }
 
 /** The user's tags, for the filter. */

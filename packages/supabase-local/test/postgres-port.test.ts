@@ -12,10 +12,11 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QUICK_PASSWORD_HASH_COST } from "../../../tests/support/backend.ts";
 import { createLocalBackend, KEYS, type LocalBackend } from "../src/index.ts";
+import { freePort } from "./support/ports.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 // Never the defaults (54321/54322): someone may be running `npm run dev` on this machine.
-// Free ports from the OS unless set: a fixed one in the ephemeral range can be taken by any socket.
+// Ports from the OS unless set: a fixed one in the ephemeral range can be taken by any socket.
 const API_PORT = Number(process.env.TEST_PG_API_PORT ?? 0);
 const PG_PORT = Number(process.env.TEST_PG_PORT ?? 0);
 const IDLE_LIMIT = 2000;
@@ -228,9 +229,7 @@ describe("a Postgres port that is taken", () => {
     };
     const holder = await listening(0);
     const taken = (holder.address() as { port: number }).port;
-    const spare = await listening(0);
-    const apiPort = (spare.address() as { port: number }).port;
-    await new Promise((resolve) => spare.close(resolve));
+    const apiPort = await freePort();
     try {
       const started = performance.now();
       // before: the failed open's clean-up waited forever on the thread that had stopped

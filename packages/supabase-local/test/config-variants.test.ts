@@ -1,7 +1,7 @@
 // Settings the shared test backend does not use (config.toml turns confirmations on, etc.): a
 // second backend in this worker, in memory and without a socket, driven through its fetch handler
 // by the same supabase-js.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
@@ -43,7 +43,10 @@ beforeAll(async () => {
   });
 }, 60_000);
 
-afterAll(() => backend?.close());
+afterAll(async () => {
+  await backend?.close();
+  rmSync(templateDir, { recursive: true, force: true });
+});
 
 function client(): SupabaseClient {
   return createClient(backend.url, PUBLISHABLE_KEY, {

@@ -5,7 +5,7 @@
 // keys with the file's first, every public key is in the JWKS, and JWTs signed with any of them (or
 // HS256 with the JWT secret) are accepted by Auth and the data API.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@supabase/supabase-js";
@@ -54,6 +54,7 @@ beforeAll(async () => {
 /** A project directory whose config.toml names a signing_keys.json holding `keys`. */
 function projectWith(keys: JWK[]): string {
   const project = mkdtempSync(join(tmpdir(), "signing-keys-"));
+  projects.push(project);
   mkdirSync(join(project, "supabase"));
   writeFileSync(join(project, "supabase", "signing_keys.json"), JSON.stringify(keys));
   writeFileSync(
@@ -63,7 +64,13 @@ function projectWith(keys: JWK[]): string {
   return project;
 }
 
-afterAll(() => backend?.close());
+/** every project directory made here, removed at the end */
+const projects: string[] = [];
+
+afterAll(async () => {
+  await backend?.close();
+  for (const project of projects) rmSync(project, { recursive: true, force: true });
+});
 
 const viaBackend = (input: RequestInfo | URL, init?: RequestInit) =>
   backend.fetch(new Request(input, init));

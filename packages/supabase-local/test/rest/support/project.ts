@@ -3,7 +3,7 @@
  * a temporary project directory with its `supabase/config.toml` and migrations, started by
  * createLocalBackend in memory and without a socket, reached by supabase-js through its fetch.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
@@ -57,7 +57,10 @@ export async function startProject(files: {
     sql: async (text) => {
       await backend.db.exec(text);
     },
-    close: () => backend.close(),
+    close: async () => {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

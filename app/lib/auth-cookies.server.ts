@@ -22,6 +22,20 @@ export function readRequestCookies(request: Request): { name: string; value: str
 }
 
 /**
+ * Whether the request carries a session cookie for this project: the one supabase-js names after
+ * the project URL's first host label (`sb-<ref>-auth-token`), whole or in chunks (`….0`, `….1`).
+ * Without one there is no session to read, verify or refresh.
+ */
+export function hasSessionCookie(request: Request, supabaseUrl: string): boolean {
+  const header = request.headers.get("Cookie");
+  if (!header) return false;
+  const name = `sb-${new URL(supabaseUrl).hostname.split(".")[0]}-auth-token`;
+  return parseCookieHeader(header).some(
+    (cookie) => cookie.name === name || cookie.name.startsWith(`${name}.`),
+  );
+}
+
+/**
  * Collects what @supabase/ssr's `setAll` hands over during a request (cookies plus the cache
  * headers it requires) so the middleware can put them on whatever response the route produces.
  */

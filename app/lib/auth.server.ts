@@ -4,9 +4,14 @@ import {
   type SupabaseClient,
 } from "@supabase/supabase-js";
 import { createContext, type MiddlewareFunction, type RouterContextProvider } from "react-router";
+import { hasSessionCookie } from "./auth-cookies.server";
 import type { Database } from "./database.types";
 import { NO_STORE } from "./http.server";
-import { createSupabaseServerClient, type ServerSupabaseOptions } from "./supabase.server";
+import {
+  createSupabaseServerClient,
+  type ServerSupabase,
+  type ServerSupabaseOptions,
+} from "./supabase.server";
 import { getSupabaseEnv } from "./worker-context.server";
 
 /** The verified access-token claims (sub, email, role, aal, session_id, exp, …). */
@@ -36,29 +41,40 @@ export const AUTH_DEADLINE_MS = 1500;
 export const authOptionsContext = createContext<ServerSupabaseOptions>({});
 
 /**
- * Root middleware: one server client per request, `getClaims()` exactly once, before any loader
- * runs. Cookies (and the no-store headers @supabase/ssr requires) written during the request —
- * by the refresh here or by an action signing in or out — go onto the final response.
+ * Root middleware: `getClaims()` exactly once, before any loader runs, and one server client per
+ * request, made when first needed: a request without a session cookie (most signed-out pages) has
+ * nothing to verify, and making the client was a tenth of such a page's CPU in the Worker. Cookies
+ * (and the no-store headers @supabase/ssr requires) written during the request, by the refresh
+ * here or by an action signing in or out, go onto the final response.
  */
 export const authMiddleware: MiddlewareFunction<Response> = async ({ request, context }, next) => {
   const started = performance.now();
-  const server = createSupabaseServerClient(
-    request,
-    getSupabaseEnv(context),
-    context.get(authOptionsContext),
-  );
-  const verified = await verifyClaims(server.supabase);
-  const nextLevel = verified.claims ? await assuranceTarget(server.supabase) : null;
+  const env = getSupabaseEnv(context);
+  let server: ServerSupabase | undefined;
+  const client = () => {
+    server ??= createSupabaseServerClient(request, env, context.get(authOptionsContext));
+    return server.supabase;
+  };
+  const verified = hasSessionCookie(request, env.url)
+    ? await verifyClaims(client())
+    : { claims: null, backendUnreachable: false };
+  const nextLevel = verified.claims ? await assuranceTarget(client()) : null;
   const authMs = performance.now() - started;
-  context.set(authContext, { supabase: server.supabase, ...verified, nextLevel });
+  context.set(authContext, {
+    get supabase() {
+      return client();
+    },
+    ...verified,
+    nextLevel,
+  });
 
   const response = await next();
   const headers = mutableHeaders(response);
-  server.cookies.applyTo(headers.headers);
+  server?.cookies.applyTo(headers.headers);
   if (verified.claims && !headers.headers.has("Cache-Control")) {
     headers.headers.set("Cache-Control", NO_STORE);
   }
-  headers.headers.append("Server-Timing", serverTiming(authMs, server.backend.calls));
+  headers.headers.append("Server-Timing", serverTiming(authMs, server?.backend.calls ?? []));
   return headers.response;
 };
 

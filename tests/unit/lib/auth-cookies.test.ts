@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   AuthCookieJar,
   authCookieOptions,
+  hasSessionCookie,
   readRequestCookies,
 } from "../../../app/lib/auth-cookies.server";
 
@@ -19,6 +20,28 @@ describe("readRequestCookies", () => {
 
   it("returns nothing without a Cookie header", () => {
     expect(readRequestCookies(new Request("http://app.test/"))).toEqual([]);
+  });
+});
+
+describe("hasSessionCookie", () => {
+  const has = (cookie: string | undefined, url = "https://abcd.supabase.co") =>
+    hasSessionCookie(
+      new Request("http://app.test/", { headers: cookie === undefined ? {} : { Cookie: cookie } }),
+      url,
+    );
+
+  it("finds the project's session cookie, whole or in chunks", () => {
+    expect(has("sb-abcd-auth-token=base64-x")).toBe(true);
+    expect(has("theme=dark; sb-abcd-auth-token.0=base64-x; sb-abcd-auth-token.1=y")).toBe(true);
+    expect(has("sb-127-auth-token=base64-x", "http://127.0.0.1:54321")).toBe(true);
+  });
+
+  it("ignores other cookies: another project's, the PKCE verifier, none at all", () => {
+    expect(has(undefined)).toBe(false);
+    expect(has("theme=dark")).toBe(false);
+    expect(has("sb-other-auth-token=base64-x")).toBe(false);
+    expect(has("sb-abcd-auth-token-code-verifier=abc")).toBe(false);
+    expect(has("sb-abcd-auth-tokenx=base64-x")).toBe(false);
   });
 });
 

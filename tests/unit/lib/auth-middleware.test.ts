@@ -18,6 +18,39 @@ describe("auth middleware", () => {
     expect(response.headers.get("Set-Cookie")).toBeNull();
   });
 
+  it("makes the client when a loader first asks for it, and puts what it writes on the response", async () => {
+    const server = await createFakeAuthServer();
+    const { response, auth } = await runMiddleware(page(), {
+      fetch: server.fetch,
+      loader: async ({ supabase }) => {
+        const { error } = await supabase.auth.signInWithPassword({
+          email: TEST_USER.email,
+          password: "a password",
+        });
+        expect(error).toBeNull();
+      },
+    });
+    expect(auth.claims).toBeNull();
+    expect(server.calls).toEqual(["/auth/v1/token"]);
+    expect(backendCalls(response)).toEqual({ auth: 1, rest: 0 });
+    expect(response.headers.get("Set-Cookie")).toMatch(new RegExp(`^${STORAGE_KEY}=base64-`));
+    expect(response.headers.get("Cache-Control")).toMatch(/no-store/);
+  });
+
+  it("reads a session cookie in chunks, and no other project's", async () => {
+    const server = await createFakeAuthServer();
+    const [name, value] = sessionCookie(await server.session()).split(/=(.*)/s) as [string, string];
+    const half = Math.ceil(value.length / 2);
+    const chunked = `${name}.0=${value.slice(0, half)}; ${name}.1=${value.slice(half)}`;
+    expect((await runMiddleware(page(chunked), { fetch: server.fetch })).auth.claims?.sub).toBe(
+      TEST_USER.id,
+    );
+    const otherProject = `sb-elsewhere-auth-token=${value}; ${name}-code-verifier=abc`;
+    const { auth } = await runMiddleware(page(otherProject), { fetch: server.fetch });
+    expect(auth.claims).toBeNull();
+    expect(server.calls).toEqual(["/auth/v1/.well-known/jwks.json"]);
+  });
+
   it("hands a valid session's verified claims to the loader", async () => {
     const server = await createFakeAuthServer();
     const cookie = sessionCookie(await server.session());

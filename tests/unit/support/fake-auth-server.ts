@@ -100,6 +100,9 @@ export async function createFakeAuthServer(
       }
       return Response.json(await session({ refreshToken: "refresh-2" }));
     }
+    if (url.pathname === "/auth/v1/token" && url.searchParams.get("grant_type") === "password") {
+      return Response.json(await session());
+    }
     return Response.json({ message: "not found" }, { status: 404 });
   };
 

@@ -27,10 +27,9 @@ export function readRequestCookies(request: Request): { name: string; value: str
  * Without one there is no session to read, verify or refresh.
  */
 export function hasSessionCookie(request: Request, supabaseUrl: string): boolean {
-  const header = request.headers.get("Cookie");
-  if (!header) return false;
+  if (!request.headers.has("Cookie")) return false;
   const name = `sb-${new URL(supabaseUrl).hostname.split(".")[0]}-auth-token`;
-  return parseCookieHeader(header).some(
+  return readRequestCookies(request).some(
     (cookie) => cookie.name === name || cookie.name.startsWith(`${name}.`),
   );
 }

@@ -43,6 +43,14 @@ describe("hasSessionCookie", () => {
     expect(has("sb-abcd-auth-token-code-verifier=abc")).toBe(false);
     expect(has("sb-abcd-auth-tokenx=base64-x")).toBe(false);
   });
+
+  it("reads a malformed or oversized Cookie header without throwing", () => {
+    expect(has("sb-abcd-auth-token")).toBe(false);
+    expect(has("=;;;=; %E0%A4%A=%")).toBe(false);
+    expect(has(`${"x".repeat(100_000)}=1`)).toBe(false);
+    expect(has("sb-abcd-auth-token=%ZZ%")).toBe(true);
+    expect(has("a=b; sb-abcd-auth-token.0=%; c")).toBe(true);
+  });
 });
 
 describe("authCookieOptions", () => {

@@ -58,15 +58,30 @@ ${logins.join("\n")}
   Database:  ${DB_URL}
 `);
 
-const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit" });
+// The app runs in a process group of its own: npm, the shell it starts, `react-router dev`, the
+// Node process that one starts and workerd. Stopping sends SIGTERM to the whole group; signalling
+// npm alone left the dev server behind, holding port 5173, whenever this script was stopped by
+// SIGTERM (a process manager, an editor's stop button, `timeout`) rather than by a Ctrl-C that the
+// terminal sends to every process itself.
+const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit", detached: true });
+function stopApp() {
+  try {
+    if (app.pid !== undefined) process.kill(-app.pid, "SIGTERM");
+  } catch {
+    // ESRCH: the group is gone already
+  }
+}
 let stopping = false;
 async function stop(code: number) {
   if (stopping) return;
   stopping = true;
-  if (app.exitCode === null) app.kill("SIGTERM");
+  stopApp();
   await backend?.close();
   process.exit(code);
 }
 app.on("exit", (code) => void stop(code ?? 0));
 process.on("SIGINT", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
+process.on("SIGHUP", () => void stop(0));
+// and if this script fails, the app does not outlive it
+process.on("exit", stopApp);

@@ -4,7 +4,8 @@
 // runs from the createLocalBackend() call to its promise resolving (database open, migrations
 // applied, listening); totalMs is both, as `npm run local` reports its start ("started in …"). It
 // starts what `npm run local` starts: the APIs on <port> and the Postgres port on <port> + 1.
-// bench/run.ts runs it with the TypeScript cache imported first, as the command line loads it.
+// bench/run.ts runs it with Node's compile cache and the TypeScript cache imported first, as the
+// command line loads them.
 export {};
 
 const [dataDir, port] = process.argv.slice(2);

@@ -3,8 +3,9 @@
 // work (its modules, the ports, the setup and migrations checks). `node bench/pglite-start.js
 // <dataDir> [setting …]` prints {"totalMs": …}: from loading PGlite's module to PGlite ready (its
 // own first query answered), started with the given settings. bench/run.ts passes the backend's
-// (START_SETTINGS) and runs it with the backend's WebAssembly tiering budget. JavaScript, and
-// nothing of the backend's package loaded: the floor pays no type stripping.
+// (START_SETTINGS) and runs it with the backend's WebAssembly tiering budget and Node's compile
+// cache (compile-cache.js), as the backend starts. JavaScript, and nothing else of the backend's
+// package loaded: the floor pays no type stripping.
 export {};
 
 const [dataDir, ...settings] = process.argv.slice(2);

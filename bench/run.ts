@@ -408,8 +408,11 @@ function sorted(ms: number[]): string {
 
 /** One start of the local backend in a fresh Node process (bench/backend-start.ts). */
 async function timeBackendStart(dir: string): Promise<StartTime> {
-  // With the TypeScript cache, as the command line (supabase-local's bin) and `npm run dev` load it.
+  // With Node's compile cache and the TypeScript cache, as the command line (supabase-local's bin)
+  // and `npm run dev` load them.
   const { code, output } = await run(process.execPath, [
+    "--import",
+    "@edge-notes/supabase-local/compile-cache",
     "--import",
     "@edge-notes/supabase-local/typescript-cache",
     `${ROOT}bench/backend-start.ts`,
@@ -425,8 +428,11 @@ async function timeBackendStart(dir: string): Promise<StartTime> {
 
 /** PGlite alone opening `dir`, in a fresh Node process (bench/pglite-start.js): milliseconds. */
 async function timePgliteStart(dir: string): Promise<number> {
+  // With Node's compile cache too, as the backend's start has it: the floor is PGlite's own work.
   const { code, output } = await run(process.execPath, [
     `--wasm-tiering-budget=${WASM_TIERING_BUDGET}`,
+    "--import",
+    "@edge-notes/supabase-local/compile-cache",
     `${ROOT}bench/pglite-start.js`,
     dir,
     ...START_SETTINGS,

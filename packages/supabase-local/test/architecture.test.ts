@@ -11,7 +11,8 @@
 //   provider/, mail/, rest/            services of their own: they never import Auth
 //   database-worker.js, postgres-port.js, database-settings.js
 //                                      the database thread: JavaScript only (see the first)
-//   typescript-cache.js, cache-dir.js  loaded before any TypeScript: JavaScript only
+//   compile-cache.js, typescript-cache.js, cache-dir.js
+//                                      loaded before any TypeScript: JavaScript only
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -126,9 +127,9 @@ describe("JavaScript all the way down", () => {
     expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
   });
 
-  // It is in place before any TypeScript loads, so it cannot be TypeScript itself.
-  test("the TypeScript cache loads no TypeScript", () => {
-    const loaded = loadedBy("typescript-cache.js");
+  // They are in place before any TypeScript loads, so they cannot be TypeScript themselves.
+  test.each(["compile-cache.js", "typescript-cache.js"])("%s loads no TypeScript", (cache) => {
+    const loaded = loadedBy(cache);
     expect(loaded.has("cache-dir.js")).toBe(true);
     expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
   });

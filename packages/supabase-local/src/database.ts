@@ -460,7 +460,13 @@ export class Database {
   /** Starts a database thread; `prepare` puts the data directory in place meanwhile. */
   #start(prepare?: () => void): Promise<void> {
     const workerData: WorkerOptions = { dataDir: this.dataDir, postgres: this.#postgres };
-    const worker = new Worker(new URL("./database-worker.js", import.meta.url), { workerData });
+    // None of the process's command-line options: the thread runs this package's JavaScript and
+    // PGlite, and a preload (`--import`, as `npm run dev` loads the two caches) would load again
+    // in it, 15 to 20 ms of every open.
+    const worker = new Worker(new URL("./database-worker.js", import.meta.url), {
+      workerData,
+      execArgv: [],
+    });
     this.#worker = worker;
     const started = new Promise<void>((resolve, reject) => {
       worker.on("message", (message: WorkerMessage) => {

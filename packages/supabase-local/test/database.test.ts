@@ -1,5 +1,10 @@
 // The database in its worker thread (database.ts) stands in for PGlite: the query options the
 // backend passes must mean what they mean to PGlite, though functions cannot cross the thread.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type PGlite, TransactionAbortedError } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openDatabase, prepareDatabase } from "../src/database.ts";
@@ -12,6 +17,9 @@ beforeAll(async () => {
   });
 }, 60_000);
 afterAll(() => db?.close());
+
+const DATABASE = fileURLToPath(new URL("../src/database.ts", import.meta.url));
+const SNAPSHOT = fileURLToPath(new URL("../src/snapshot.ts", import.meta.url));
 
 const JSON_OID = 114;
 const SQL = `SELECT '{"b": 1.50, "a": [1e2]}'::json AS j, '{"n": 1.50}'::jsonb AS jb, 7 AS n`;
@@ -278,4 +286,34 @@ describe("the setup mark (prepareDatabase)", () => {
       await db.exec("GRANT USAGE ON SCHEMA extensions TO anon");
     }
   });
+});
+
+describe("the database thread", () => {
+  test("takes none of the process's command-line options: a preload is not loaded again in it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "database-thread-"));
+    try {
+      const preload = join(dir, "preload.mjs");
+      writeFileSync(
+        preload,
+        `import { isMainThread } from "node:worker_threads";
+        console.log(isMainThread ? "preload: main thread" : "preload: another thread");`,
+      );
+      const script = `import { openDatabase } from ${JSON.stringify(DATABASE)};
+        import { baseSnapshot, snapshotCacheDir } from ${JSON.stringify(SNAPSHOT)};
+        const db = await openDatabase(undefined, {
+          snapshot: await baseSnapshot(snapshotCacheDir(${JSON.stringify(process.cwd())})),
+        });
+        console.log((await db.query("SELECT 1 AS one")).rows[0].one);
+        await db.close();`;
+      const result = spawnSync(
+        process.execPath,
+        ["--import", preload, "--input-type=module", "--eval", script],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      expect(result.stderr).toBe("");
+      expect(result.stdout.trim().split("\n")).toEqual(["preload: main thread", "1"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -72,9 +72,15 @@ async function start(projectDir: string): Promise<void> {
   const started = performance.now();
   const ports = configuredPorts(projectDir);
   // Only `start` loads the server (Auth, the data API, PGlite): status and reset answer at once.
-  // PGlite's WebAssembly starts compiling (on V8's own threads) while the server's modules load.
-  // (A failure is the start's to report: it loads the same modules.)
-  import("./database.ts").then(({ pgliteEngine }) => pgliteEngine()).catch(() => {});
+  // PGlite's WebAssembly starts compiling (on V8's own threads), and the database thread starting,
+  // while the server's modules load. (A failure is the start's to report: it loads the same
+  // modules.)
+  import("./database.ts")
+    .then(({ pgliteEngine, prestartDatabaseThread }) => {
+      pgliteEngine().catch(() => {});
+      prestartDatabaseThread();
+    })
+    .catch(() => {});
   const { createLocalBackend } = await import("./server.ts");
   const backend = await createLocalBackend({
     projectDir,

@@ -11,7 +11,8 @@ export interface Engine {
   extensionFiles: ExtensionFile[];
 }
 
-/** What the main thread starts the worker with. */
+/** Which database a thread opens, and how (sent with the engine: a thread may start before it is
+ * known, see prestartDatabaseThread in database.ts). */
 export interface WorkerOptions {
   dataDir: string;
   /** The Postgres port (postgres-port.js), if one is wanted. */
@@ -43,9 +44,9 @@ export type WorkerCall =
 
 /** What the main thread tells the worker without expecting an answer. */
 export type PortSignal =
-  /** PGlite's engine (pgliteEngine in database.ts), sent while the thread starts, once the data
-   * directory is in place: the database opens when it arrives */
-  | { signal: "engine"; engine: Engine }
+  /** PGlite's engine (pgliteEngine in database.ts) and the database to open with it, sent once the
+   * data directory is in place: the database opens when it arrives */
+  | { signal: "open"; engine: Engine; options: WorkerOptions }
   /** the database is the port's (the turn it asked for) */
   | { signal: "turn-granted" }
   /** API requests are, or are no longer, waiting for the database */

@@ -11,7 +11,7 @@
 /** @import { ExtensionFile } from "./extensions.ts" */
 /** @import { Engine, PortSignal, SerializedError, WorkerMessage, WorkerOptions, WorkerRequest } from "./database-protocol.ts" */
 /** @import { PostgresPort } from "./postgres-port.js" */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { exec, query } from "./database-query.js";
 import { START_SETTINGS } from "./database-settings.js";
@@ -209,15 +209,17 @@ let postgresPort;
 // was a third of a second of every start.
 /** @type {Promise<void>} */
 let queue = Promise.resolve();
-/** @type {(engine: Engine) => void} */
-let receiveEngine = () => {};
-/** @type {Promise<Engine>} */
-const engineArrived = new Promise((resolve) => {
-  receiveEngine = resolve;
+// The thread may start before its database is known (prestartDatabaseThread, database.ts): it
+// loads its modules, then waits for the engine and the options, and opens the database then.
+/** @type {(open: { engine: Engine, options: WorkerOptions }) => void} */
+let receiveOpen = () => {};
+/** @type {Promise<{ engine: Engine, options: WorkerOptions }>} */
+const openArrived = new Promise((resolve) => {
+  receiveOpen = resolve;
 });
 port.on("message", (/** @type {WorkerRequest | PortSignal} */ request) => {
   if ("signal" in request) {
-    if (request.signal === "engine") receiveEngine(request.engine);
+    if (request.signal === "open") receiveOpen(request);
     else if (request.signal === "turn-granted") postgresPort?.granted();
     else postgresPort?.setApiWaiting(request.waiting);
     return;
@@ -237,11 +239,10 @@ port.on("message", (/** @type {WorkerRequest | PortSignal} */ request) => {
 });
 
 try {
-  const options = /** @type {WorkerOptions} */ (workerData);
+  const { engine, options } = await openArrived;
   // The Postgres port is optional: its module (and pglite-socket) loads only for a database that
-  // serves one, while the engine arrives.
+  // serves one, while PGlite starts.
   const portModule = options.postgres ? import("./postgres-port.js") : undefined;
-  const engine = await engineArrived;
   db = new PGlite(options.dataDir, {
     extensions: linkedOnFirstUse(engine.extensionFiles),
     pgliteWasmModule: engine.wasmModule,

@@ -49,6 +49,43 @@ const here = new URL("./db/", import.meta.url);
 
 let engine: Promise<Engine> | undefined;
 
+/** A database thread started before its open (prestartDatabaseThread), for the next open. */
+let spareThread: Worker | undefined;
+
+function startThread(): Worker {
+  // None of the process's command-line options: the thread runs this package's JavaScript and
+  // PGlite, and a preload (`--import`, as `npm run dev` loads the two caches) would load again
+  // in it, 15 to 20 ms of every open.
+  return new Worker(new URL("./database-worker.js", import.meta.url), { execArgv: [] });
+}
+
+/**
+ * Starts a database thread before the database it will open is known. Node's start of a thread
+ * and the thread's loading of PGlite's JavaScript take a tenth of a second or more, and the open
+ * waits for both: started early, they overlap what the caller does meanwhile (createLocalBackend:
+ * the config, the ports and the keys; the command line: loading the server's modules too). The
+ * next open in this process takes it; until then it waits, and keeps no process alive. A thread
+ * that stops before that is not used: the open starts one of its own.
+ */
+export function prestartDatabaseThread(): void {
+  if (spareThread) return;
+  const thread = startThread();
+  thread.unref();
+  thread.on("error", () => {}); // reported by the open that starts a thread of its own instead
+  thread.once("exit", () => {
+    if (spareThread === thread) spareThread = undefined;
+  });
+  spareThread = thread;
+}
+
+/** The prestarted thread if there is one, or a new one. */
+function takeThread(): Worker {
+  const thread = spareThread ?? startThread();
+  spareThread = undefined;
+  thread.ref();
+  return thread;
+}
+
 /**
  * PGlite's WebAssembly (9 MB), compiled once per thread that opens databases, with its file bundle
  * and the extensions' files, read once. Each database thread is sent all three as it starts: a
@@ -459,14 +496,8 @@ export class Database {
 
   /** Starts a database thread; `prepare` puts the data directory in place meanwhile. */
   #start(prepare?: () => void): Promise<void> {
-    const workerData: WorkerOptions = { dataDir: this.dataDir, postgres: this.#postgres };
-    // None of the process's command-line options: the thread runs this package's JavaScript and
-    // PGlite, and a preload (`--import`, as `npm run dev` loads the two caches) would load again
-    // in it, 15 to 20 ms of every open.
-    const worker = new Worker(new URL("./database-worker.js", import.meta.url), {
-      workerData,
-      execArgv: [],
-    });
+    const options: WorkerOptions = { dataDir: this.dataDir, postgres: this.#postgres };
+    const worker = takeThread();
     this.#worker = worker;
     const started = new Promise<void>((resolve, reject) => {
       worker.on("message", (message: WorkerMessage) => {
@@ -507,10 +538,10 @@ export class Database {
         this.#lost(worker, error);
       });
     });
-    // While the thread starts (a fifth of a second): the data directory, and PGlite's engine.
+    // While the thread starts (a tenth of a second or more): the data directory, PGlite's engine.
     const provisioned = (async () => {
       prepare?.();
-      this.#signal({ signal: "engine", engine: await pgliteEngine() });
+      this.#signal({ signal: "open", engine: await pgliteEngine(), options });
     })();
     return Promise.all([started, provisioned]).then(async () => {
       for (const channel of this.#listeners.keys())

@@ -3,7 +3,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
 import { rememberClientAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
-import { hasDatabase, openDatabase, pgliteEngine } from "./database.ts";
+import { hasDatabase, openDatabase, pgliteEngine, prestartDatabaseThread } from "./database.ts";
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
 import type { Inbox } from "./mail/inbox.ts";
 import { applyMigrations } from "./migrations.ts";
@@ -89,6 +89,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   // PGlite's WebAssembly compiles on V8's own threads while the config, the ports and the keys
   // are dealt with (the promise is kept: a failure is the database open's to report).
   const engine = options.db ? Promise.resolve() : pgliteEngine().catch(() => {});
+  // and the database thread starts (Node's start of a thread, PGlite's JavaScript) meanwhile too
+  if (!options.db) prestartDatabaseThread();
   // The HTTP surface (api.ts: Auth, the data API, the inbox: most of the backend's code) loads on
   // this thread while PGlite starts in its own. Not before the engine is compiled: until it is
   // sent to the database thread, the open needs this thread for its own steps, and loading the

@@ -289,31 +289,60 @@ describe("the setup mark (prepareDatabase)", () => {
 });
 
 describe("the database thread", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "database-thread-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Runs `body` in a new Node process (module code, with `openDatabase`, `prestartDatabaseThread`
+   * and the base snapshot's `snapshot` in scope): its exit status, its output, and how long it took. */
+  function inProcess(body: string, nodeOptions: string[] = []) {
+    const script = `import { openDatabase, prestartDatabaseThread } from ${JSON.stringify(DATABASE)};
+      import { baseSnapshot, snapshotCacheDir } from ${JSON.stringify(SNAPSHOT)};
+      const snapshot = await baseSnapshot(snapshotCacheDir(${JSON.stringify(process.cwd())}));
+      ${body}`;
+    const started = performance.now();
+    const result = spawnSync(
+      process.execPath,
+      [...nodeOptions, "--input-type=module", "--eval", script],
+      { encoding: "utf8", timeout: 30_000 },
+    );
+    return {
+      status: result.status,
+      stdout: result.stdout.trim().split("\n"),
+      stderr: result.stderr,
+      seconds: (performance.now() - started) / 1000,
+    };
+  }
+
+  const OPEN_QUERY_CLOSE = `const db = await openDatabase(undefined, { snapshot });
+    console.log((await db.query("SELECT 1 AS one")).rows[0].one);
+    await db.close();`;
+
   test("takes none of the process's command-line options: a preload is not loaded again in it", () => {
-    const dir = mkdtempSync(join(tmpdir(), "database-thread-"));
-    try {
-      const preload = join(dir, "preload.mjs");
-      writeFileSync(
-        preload,
-        `import { isMainThread } from "node:worker_threads";
-        console.log(isMainThread ? "preload: main thread" : "preload: another thread");`,
-      );
-      const script = `import { openDatabase } from ${JSON.stringify(DATABASE)};
-        import { baseSnapshot, snapshotCacheDir } from ${JSON.stringify(SNAPSHOT)};
-        const db = await openDatabase(undefined, {
-          snapshot: await baseSnapshot(snapshotCacheDir(${JSON.stringify(process.cwd())})),
-        });
-        console.log((await db.query("SELECT 1 AS one")).rows[0].one);
-        await db.close();`;
-      const result = spawnSync(
-        process.execPath,
-        ["--import", preload, "--input-type=module", "--eval", script],
-        { encoding: "utf8", timeout: 60_000 },
-      );
-      expect(result.stderr).toBe("");
-      expect(result.stdout.trim().split("\n")).toEqual(["preload: main thread", "1"]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const preload = join(dir, "preload.mjs");
+    writeFileSync(
+      preload,
+      `import { isMainThread } from "node:worker_threads";
+      console.log(isMainThread ? "preload: main thread" : "preload: another thread");`,
+    );
+    const result = inProcess(OPEN_QUERY_CLOSE, ["--import", preload]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toEqual(["preload: main thread", "1"]);
+  }, 60_000);
+
+  // createLocalBackend and the command line start one before they know the database; the open
+  // sends it which database to open, with the engine
+  test("started ahead of its open: the database opens and answers, and the process ends after close", () => {
+    const result = inProcess(`prestartDatabaseThread();\n${OPEN_QUERY_CLOSE}`);
+    expect(result).toMatchObject({ status: 0, stdout: ["1"], stderr: "" });
+  }, 60_000);
+
+  test("started and never taken, it keeps no process alive", () => {
+    // (a thread kept alive would hold the process until the spawn's 30 s timeout)
+    const result = inProcess(`prestartDatabaseThread(); console.log("started");`);
+    expect(result).toMatchObject({ status: 0, stdout: ["started"], stderr: "" });
+    expect(result.seconds).toBeLessThan(15);
   }, 60_000);
 });

@@ -71,10 +71,12 @@ export function prestartDatabaseThread(): void {
   if (spareThread) return;
   const thread = startThread();
   thread.unref();
-  thread.on("error", () => {}); // reported by the open that starts a thread of its own instead
-  thread.once("exit", () => {
+  const drop = () => {
     if (spareThread === thread) spareThread = undefined;
-  });
+  };
+  // a thread that fails is dropped at once: the open starts one of its own, which reports it
+  thread.on("error", drop);
+  thread.once("exit", drop);
   spareThread = thread;
 }
 

@@ -38,6 +38,11 @@ export default defineConfig(async ({ isPreview, mode }) => {
       ...(isPreview ? [] : [tailwindcss(), reactRouter(), streamingRendererOnly()]),
     ],
     server: { port: 5173, strictPort: true },
+    // The browser's Supabase client is imported only once a page is idle (app/lib/supabase.client.ts,
+    // decision 001), where Vite's scan of the routes does not find it: the dev server then
+    // optimised @supabase/ssr on the first visit after an install and reloaded the page, losing
+    // what had been typed into it. Pre-bundled with the rest at the dev server's start instead.
+    optimizeDeps: { include: ["@supabase/ssr"] },
     environments,
   };
 });

@@ -55,9 +55,9 @@ beforeAll(async () => {
 });
 afterAll(() => stopProcessGroup(server));
 
-// The browser's Supabase client loads once the page is idle. Vite's scan of the routes does not
-// find its library, and optimising it on that first visit made the dev server reload the page,
-// losing what had been typed into it (vite.config.ts pre-bundles it now).
+// The browser's Supabase client loads once the page is idle. Vite met its library only then, and
+// optimising it on that first visit made the dev server reload the page, losing what had been
+// typed into it (react-router.config.ts: every route's libraries are pre-bundled at the start).
 test("the first visit is not reloaded once the Supabase client loads", async ({ browser }) => {
   const page = await browser.open();
   let loads = 0;

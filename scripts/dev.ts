@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import {
+  ConfigError,
   createLocalBackend,
   KEYS,
   type LocalBackend,
@@ -27,7 +28,34 @@ async function alreadyRunning(): Promise<boolean> {
   }
 }
 
-const config = loadConfig({ projectDir: PROJECT.projectDir });
+/**
+ * What a developer can fix, said in a sentence instead of a stack trace (as `npm run local` says
+ * it): a port another program holds, or a mistake in supabase/config.toml. Anything else is thrown
+ * as it is.
+ */
+function exitOnStartError(error: unknown): never {
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+    console.error(
+      `The local backend could not start: ${(error as Error).message}. Is another local backend` +
+        " (npm run local, supabase start) or Postgres running? Stop it, or change the port in" +
+        " supabase/config.toml.",
+    );
+    process.exit(1);
+  }
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const config = (() => {
+  try {
+    return loadConfig({ projectDir: PROJECT.projectDir });
+  } catch (error) {
+    exitOnStartError(error);
+  }
+})();
 const DB_URL = `postgresql://postgres:postgres@127.0.0.1:${config.db.port}/postgres`;
 
 let backend: LocalBackend | undefined;
@@ -40,7 +68,7 @@ if (await alreadyRunning()) {
     dataDir: PROJECT.dataDir,
     postgresPort: config.db.port,
     mailpitPort: config.inbucket.enabled ? config.inbucket.port : undefined,
-  });
+  }).catch(exitOnStartError);
   console.log(
     `Local backend on ${backend.url} in ${Math.round(performance.now() - started)} ms` +
       ` (inbox: ${backend.url}/inbox, keys: npm run local prints them).`,

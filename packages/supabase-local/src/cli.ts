@@ -95,10 +95,6 @@ async function start(projectDir: string): Promise<void> {
       );
       process.exit(1);
     }
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
     throw error;
   });
   const ms = Math.round(performance.now() - started);
@@ -168,18 +164,27 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const projectDir = projectPaths(values.workdir).projectDir;
-  switch (positionals[0]) {
-    case "start":
-      await start(projectDir);
-      return 0;
-    case "status":
-      return status(projectDir);
-    case "reset":
-      await resetData(projectDir);
-      return 0;
-    default:
-      console.error(USAGE);
-      return 2;
+  try {
+    switch (positionals[0]) {
+      case "start":
+        await start(projectDir);
+        return 0;
+      case "status":
+        return await status(projectDir);
+      case "reset":
+        await resetData(projectDir);
+        return 0;
+      default:
+        console.error(USAGE);
+        return 2;
+    }
+  } catch (error) {
+    // supabase/config.toml (or a file it names) that cannot be used: said, not a stack trace
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      return 1;
+    }
+    throw error;
   }
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { parse } from "smol-toml";
+import { parse, TomlError } from "smol-toml";
 import { projectPaths } from "./project.ts";
 
 /** The parts of supabase/config.toml the local backend honours, with the Supabase CLI's defaults. */
@@ -134,6 +134,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   try {
     toml = substituteEnv(parse(readFileSync(path, "utf8"))) as Table;
   } catch (error) {
+    // a file that is not TOML stops the start with the file, the line and the column, as the
+    // Supabase CLI refuses it, rather than with a stack trace
+    if (error instanceof TomlError)
+      throw new ConfigError(`failed to parse config: ${path}: ${error.message}`);
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   const config = merge(fromToml(toml), options.overrides ?? {}) as Config;

@@ -2,7 +2,13 @@
 // PostgREST-compatible data API at /rest/v1, a mail inbox) on embedded Postgres (PGlite). The
 // public API; anything else under src/ is the package's own business.
 
-export { type Config, type DeepPartial, type LoadConfigOptions, loadConfig } from "./config.ts";
+export {
+  type Config,
+  ConfigError,
+  type DeepPartial,
+  type LoadConfigOptions,
+  loadConfig,
+} from "./config.ts";
 export { openDatabase, prepareDatabase } from "./database.ts";
 export { START_SETTINGS, WASM_TIERING_BUDGET } from "./database-settings.js";
 export { EXTENSIONS } from "./extensions.ts";

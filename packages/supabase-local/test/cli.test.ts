@@ -146,6 +146,24 @@ describe("supabase-local", () => {
     expect(existsSync(join(project, ".local-data"))).toBe(false);
   });
 
+  test("start and status refuse a config.toml that is not TOML in a sentence, and exit 1", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "supabase-local-cli-toml-"));
+    try {
+      await mkdir(join(dir, "supabase"), { recursive: true });
+      const file = join(dir, "supabase", "config.toml");
+      await writeFile(file, "[api]\nport = = 54321\n");
+      for (const command of ["start", "status"]) {
+        const result = await run([command], await freePort(), undefined, undefined, dir);
+        expect(result.code).toBe(1);
+        expect(result.out.startsWith(`failed to parse config: ${file}: `)).toBe(true);
+        expect(result.out).toContain("2:  port = = 54321");
+        expect(result.out).not.toMatch(/^\s+at /m); // no stack trace
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("an unknown command prints the usage and exits 2", async () => {
     const result = await run(["launch"], await freePort());
     expect(result.code).toBe(2);

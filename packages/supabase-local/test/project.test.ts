@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { loadConfig, seedFiles } from "../src/index.ts";
+import { ConfigError, loadConfig, seedFiles } from "../src/index.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -24,6 +24,22 @@ test("sql_paths: in order, globs sorted, duplicates once, a missing literal path
     join(dir, "none.sql"),
   ]);
   expect(await seedFiles(dir, ["./nowhere/*.sql"])).toEqual([]);
+});
+
+test("a config.toml that is not TOML is refused with its path, line and column", async () => {
+  const file = join(dir, "broken.toml");
+  await writeFile(file, "[api]\nport = 54321\nthis is = not toml\n");
+  let refused: unknown;
+  try {
+    loadConfig({ configFile: file });
+  } catch (error) {
+    refused = error;
+  }
+  expect(refused).toBeInstanceOf(ConfigError);
+  const { message } = refused as ConfigError;
+  expect(message.startsWith(`failed to parse config: ${file}: `)).toBe(true);
+  // smol-toml's own account: what is wrong, then the line, with a caret under the column
+  expect(message).toContain("3:  this is = not toml");
 });
 
 test("[db], [db.seed] and [inbucket] have the CLI's defaults", () => {

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import {
   ConfigError,
   createLocalBackend,
+  DatabaseOpenError,
   KEYS,
   type LocalBackend,
   loadConfig,
@@ -30,8 +31,8 @@ async function alreadyRunning(): Promise<boolean> {
 
 /**
  * What a developer can fix, said in a sentence instead of a stack trace (as `npm run local` says
- * it): a port another program holds, or a mistake in supabase/config.toml. Anything else is thrown
- * as it is.
+ * it): a port another program holds, a mistake in supabase/config.toml, a database in .local-data
+ * that will not open. Anything else is thrown as it is.
  */
 function exitOnStartError(error: unknown): never {
   if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
@@ -44,6 +45,14 @@ function exitOnStartError(error: unknown): never {
   }
   if (error instanceof ConfigError) {
     console.error(error.message);
+    process.exit(1);
+  }
+  if (error instanceof DatabaseOpenError) {
+    console.error(
+      `${error.message}\nIf it is damaged (a crash, a full disk) or was made by another version,` +
+        " `npm run local:reset` deletes it, and the next start makes it again from the migrations" +
+        " and the seed.",
+    );
     process.exit(1);
   }
   throw error;

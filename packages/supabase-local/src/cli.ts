@@ -184,6 +184,13 @@ async function main(argv: string[]): Promise<number> {
       console.error(error.message);
       return 1;
     }
+    // (by name: database.ts loads only with `start`, so that status and reset answer at once)
+    if (error instanceof Error && error.name === "DatabaseOpenError") {
+      console.error(`${error.message}
+If it is damaged (a crash, a full disk) or was made by another version, \`supabase-local reset\`
+deletes it, and the next start makes it again from the migrations and the seed.`);
+      return 1;
+    }
     throw error;
   }
 }

@@ -49,6 +49,20 @@ const here = new URL("./db/", import.meta.url);
 
 let engine: Promise<Engine> | undefined;
 
+/**
+ * A data directory that holds a database Postgres would not start on: damaged (a crash, a full
+ * disk) or made by another version of Postgres. The command line and `npm run dev` say so and how
+ * to start over, instead of PGlite's bare "failed to initialize".
+ */
+export class DatabaseOpenError extends Error {
+  override name = "DatabaseOpenError";
+  readonly dataDir: string;
+  constructor(dataDir: string, cause: Error) {
+    super(`The database in ${dataDir} could not be opened: ${cause.message}`, { cause });
+    this.dataDir = dataDir;
+  }
+}
+
 /** A database thread started before its open (prestartDatabaseThread), for the next open. */
 let spareThread: Worker | undefined;
 
@@ -271,6 +285,11 @@ export class Database {
       await db.#ready;
     } catch (error) {
       await db.close();
+      // A directory that held a database already, and that Postgres would not start on. (A port
+      // the thread could not take has an error code of its own, and a snapshot just copied in is
+      // the snapshot's problem.)
+      if (dataDir !== undefined && !provided && !(error as NodeJS.ErrnoException).code)
+        throw new DatabaseOpenError(dataDir, error as Error);
       throw error;
     }
     if (provided && options.spare && snapshot) db.#refill = refillSpare(snapshot, db.dataDir);

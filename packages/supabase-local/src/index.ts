@@ -9,7 +9,7 @@ export {
   type LoadConfigOptions,
   loadConfig,
 } from "./config.ts";
-export { openDatabase, prepareDatabase } from "./database.ts";
+export { DatabaseOpenError, openDatabase, prepareDatabase } from "./database.ts";
 export { START_SETTINGS, WASM_TIERING_BUDGET } from "./database-settings.js";
 export { EXTENSIONS } from "./extensions.ts";
 export { KEYS, type Keys } from "./keys.ts";

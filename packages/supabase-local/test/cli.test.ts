@@ -3,7 +3,7 @@
 // scratch project directory (--workdir), on a port of its own (LOCAL_BACKEND_PORT).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +11,7 @@ import { exportJWK, generateKeyPair, type JWK, jwtVerify } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { KEYS } from "../src/index.ts";
+import { baseSnapshot, snapshotCacheDir } from "../src/snapshot.ts";
 import { withBaseSnapshot } from "./support/base-snapshot.ts";
 import { freePort } from "./support/ports.ts";
 
@@ -163,6 +164,23 @@ describe("supabase-local", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("start refuses a database that will not open in a sentence, naming it and the way out", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "supabase-local-cli-damaged-"));
+    try {
+      // a project whose .local-data holds a database, with its control file overwritten
+      const dataDir = join(dir, ".local-data");
+      await cp(await baseSnapshot(snapshotCacheDir(process.cwd())), dataDir, { recursive: true });
+      await writeFile(join(dataDir, "global", "pg_control"), Buffer.alloc(8192, 0x5a));
+      const result = await run(["start"], await freePort(), undefined, undefined, dir);
+      expect(result.code).toBe(1);
+      expect(result.out.startsWith(`The database in ${dataDir} could not be opened: `)).toBe(true);
+      expect(result.out).toContain("`supabase-local reset`");
+      expect(result.out).not.toMatch(/^\s+at /m); // no stack trace
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   test("an unknown command prints the usage and exits 2", async () => {
     const result = await run(["launch"], await freePort());

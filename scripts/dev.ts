@@ -9,6 +9,7 @@ import {
   KEYS,
   type LocalBackend,
   loadConfig,
+  MigrationError,
   projectPaths,
 } from "@edge-notes/supabase-local";
 import { DEMO_LOGINS } from "./demo-logins.ts";
@@ -31,8 +32,8 @@ async function alreadyRunning(): Promise<boolean> {
 
 /**
  * What a developer can fix, said in a sentence instead of a stack trace (as `npm run local` says
- * it): a port another program holds, a mistake in supabase/config.toml, a database in .local-data
- * that will not open. Anything else is thrown as it is.
+ * it): a port another program holds, a mistake in supabase/config.toml, a migration or seed file
+ * that fails, a database in .local-data that will not open. Anything else is thrown as it is.
  */
 function exitOnStartError(error: unknown): never {
   if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
@@ -45,6 +46,10 @@ function exitOnStartError(error: unknown): never {
   }
   if (error instanceof ConfigError) {
     console.error(error.message);
+    process.exit(1);
+  }
+  if (error instanceof MigrationError) {
+    console.error(`Could not apply ${error.message}`);
     process.exit(1);
   }
   if (error instanceof DatabaseOpenError) {

@@ -182,6 +182,25 @@ describe("supabase-local", () => {
     }
   }, 60_000);
 
+  test("start refuses a migration that fails in a sentence: its file, line and Postgres' message", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "supabase-local-cli-migration-"));
+    try {
+      await mkdir(join(dir, "supabase", "migrations"), { recursive: true });
+      await writeFile(
+        join(dir, "supabase", "migrations", "20240101000000_broken.sql"),
+        "create table public.u (\n  id int primary key,\n  nope notatype\n);\n",
+      );
+      await withBaseSnapshot(dir);
+      const result = await run(["start"], await freePort(), undefined, undefined, dir);
+      expect(result.code).toBe(1);
+      expect(result.out).toMatch(
+        /^Could not apply \S*20240101000000_broken\.sql:3: type "notatype" does not exist\n$/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   test("an unknown command prints the usage and exits 2", async () => {
     const result = await run(["launch"], await freePort());
     expect(result.code).toBe(2);

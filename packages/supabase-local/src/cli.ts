@@ -11,6 +11,8 @@
 // --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the API's port,
 // LOCAL_BACKEND_DB_PORT the Postgres port (config.toml [db] port, 54322), LOCAL_BACKEND_MAILPIT_PORT
 // the Mailpit API's ([inbucket] port, 54324).
+
+import { existsSync, statSync } from "node:fs";
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -57,7 +59,13 @@ interface Ports {
 /** config.toml's ports ([api], [db], [inbucket] port), or LOCAL_BACKEND_PORT / _DB_PORT / _MAILPIT_PORT. */
 function configuredPorts(projectDir: string): Ports {
   const config = loadConfig({ projectDir });
-  const env = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  const env = (name: string) => {
+    const value = process.env[name];
+    if (!value) return undefined;
+    if (!/^\d{1,5}$/.test(value.trim()) || Number(value) > 65535)
+      throw new ConfigError(`${name} must be a port number (0 to 65535), not "${value}"`);
+    return Number(value);
+  };
   return {
     api: env("LOCAL_BACKEND_PORT") ?? config.api.port,
     db: env("LOCAL_BACKEND_DB_PORT") ?? config.db.port,
@@ -164,6 +172,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const projectDir = projectPaths(values.workdir).projectDir;
+  if (!existsSync(projectDir) || !statSync(projectDir).isDirectory()) {
+    console.error(`--workdir ${values.workdir}: no such directory`);
+    return 1;
+  }
   try {
     switch (positionals[0]) {
       case "start":

@@ -186,16 +186,19 @@ function fromToml(toml: Table): Config {
   }
   return {
     api: {
-      port: num(api.port, 54321),
+      port: port(api.port, 54321, "api.port"),
       schemas: strs(api.schemas, ["public", "graphql_public"]),
       extraSearchPath: strs(api.extra_search_path, ["public", "extensions"]),
       maxRows: num(api.max_rows, 1000),
     },
     db: {
-      port: num(db.port, 54322),
+      port: port(db.port, 54322, "db.port"),
       seed: { enabled: bool(seed.enabled, true), sqlPaths: strs(seed.sql_paths, ["./seed.sql"]) },
     },
-    inbucket: { enabled: bool(inbucket.enabled, true), port: num(inbucket.port, 54324) },
+    inbucket: {
+      enabled: bool(inbucket.enabled, true),
+      port: port(inbucket.port, 54324, "inbucket.port"),
+    },
     auth: {
       siteUrl: str(auth.site_url) ?? "http://127.0.0.1:3000",
       additionalRedirectUrls: strs(auth.additional_redirect_urls, ["https://127.0.0.1:3000"]),
@@ -292,6 +295,17 @@ function substituteEnv(value: unknown): unknown {
 const table = (v: unknown): Table => (v && typeof v === "object" ? (v as Table) : {});
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);
 const num = (v: unknown, d: number) => (typeof v === "number" ? v : d);
+
+/**
+ * A port number, 0 to 65535 (the CLI reads its ports as uint16 and refuses anything else): a
+ * start with another number would fail later, in Node's listen, with a stack trace.
+ */
+function port(v: unknown, d: number, key: string): number {
+  const value = num(v, d);
+  if (Number.isInteger(value) && value >= 0 && value <= 65535) return value;
+  throw new ConfigError(`'${key}' in config.toml must be a port number (0 to 65535), not ${value}`);
+}
+
 const bool = (v: unknown, d: boolean) => (typeof v === "boolean" ? v : d);
 const strs = (v: unknown, d: string[]) =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : d;

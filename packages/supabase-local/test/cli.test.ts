@@ -201,6 +201,31 @@ describe("supabase-local", () => {
     }
   }, 60_000);
 
+  test("a port variable that is not a port, or a --workdir that does not exist, is refused in a sentence", async () => {
+    for (const [name, value] of [
+      ["LOCAL_BACKEND_PORT", "abc"],
+      ["LOCAL_BACKEND_DB_PORT", "99999"],
+      ["LOCAL_BACKEND_MAILPIT_PORT", "-1"],
+    ] as const) {
+      const child = spawn(process.execPath, [CLI, "status", "--workdir", project], {
+        env: { ...process.env, [name]: value },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout?.on("data", (chunk) => (out += chunk));
+      child.stderr?.on("data", (chunk) => (out += chunk));
+      const code = await new Promise((resolve) => child.on("close", resolve));
+      expect({ code, out }).toEqual({
+        code: 1,
+        out: `${name} must be a port number (0 to 65535), not "${value}"\n`,
+      });
+    }
+    const nowhere = join(project, "no-such-dir");
+    const result = await run(["start"], await freePort(), undefined, undefined, nowhere);
+    expect(result).toEqual({ code: 1, out: `--workdir ${nowhere}: no such directory\n` });
+    expect(existsSync(nowhere)).toBe(false); // and nothing made there
+  });
+
   test("an unknown command prints the usage and exits 2", async () => {
     const result = await run(["launch"], await freePort());
     expect(result.code).toBe(2);

@@ -42,6 +42,20 @@ test("a config.toml that is not TOML is refused with its path, line and column",
   expect(message).toContain("3:  this is = not toml");
 });
 
+test("a port that is not a port number is refused, naming its key, as the CLI refuses it", async () => {
+  for (const [toml, key, value] of [
+    ["[api]\nport = 99999\n", "api.port", "99999"],
+    ["[db]\nport = -1\n", "db.port", "-1"],
+    ["[inbucket]\nport = 543.5\n", "inbucket.port", "543.5"],
+  ] as const) {
+    const file = join(dir, "ports.toml");
+    await writeFile(file, toml);
+    expect(() => loadConfig({ configFile: file })).toThrow(
+      new ConfigError(`'${key}' in config.toml must be a port number (0 to 65535), not ${value}`),
+    );
+  }
+});
+
 test("[db], [db.seed] and [inbucket] have the CLI's defaults", () => {
   const config = loadConfig({ configFile: join(dir, "no-config.toml") });
   expect(config.db).toEqual({ port: 54322, seed: { enabled: true, sqlPaths: ["./seed.sql"] } });

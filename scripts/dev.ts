@@ -1,6 +1,7 @@
 // `npm run dev`: the local backend (unless one already answers on 54321), then the app
 // (`npm run dev:app`). One Ctrl-C stops both.
 import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import {
   ConfigError,
@@ -71,6 +72,24 @@ const config = (() => {
   }
 })();
 const DB_URL = `postgresql://postgres:postgres@127.0.0.1:${config.db.port}/postgres`;
+
+/** Whether the app's port is free (vite.config.ts: 5173, strictPort). */
+function appPortFree(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(5173, "localhost", () => server.close(() => resolve(true)));
+  });
+}
+
+// Asked first, so that a second `npm run dev` says why in a sentence, before starting anything
+// (Vite's own refusal comes seconds later, with a stack trace).
+if (!(await appPortFree())) {
+  console.error(
+    "Port 5173 is in use: is another `npm run dev` (or `npm run dev:app`) running? Stop it first.",
+  );
+  process.exit(1);
+}
 
 let backend: LocalBackend | undefined;
 if (await alreadyRunning()) {

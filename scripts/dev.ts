@@ -4,14 +4,12 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import {
-  ConfigError,
   createLocalBackend,
-  DatabaseOpenError,
   KEYS,
   type LocalBackend,
   loadConfig,
-  MigrationError,
   projectPaths,
+  startRefusal,
 } from "@edge-notes/supabase-local";
 import { DEMO_LOGINS } from "./demo-logins.ts";
 
@@ -32,36 +30,19 @@ async function alreadyRunning(): Promise<boolean> {
 }
 
 /**
- * What a developer can fix, said in a sentence instead of a stack trace (as `npm run local` says
- * it): a port another program holds, a mistake in supabase/config.toml, a migration or seed file
- * that fails, a database in .local-data that will not open. Anything else is thrown as it is.
+ * What a developer can fix, said in a sentence instead of a stack trace, as `npm run local` says
+ * it (startRefusal), and a port another program holds. Anything else is thrown as it is.
  */
 function exitOnStartError(error: unknown): never {
-  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-    console.error(
-      `The local backend could not start: ${(error as Error).message}. Is another local backend` +
+  const sentence =
+    (error as NodeJS.ErrnoException).code === "EADDRINUSE"
+      ? `The local backend could not start: ${(error as Error).message}. Is another local backend` +
         " (npm run local, supabase start) or Postgres running? Stop it, or change the port in" +
-        " supabase/config.toml.",
-    );
-    process.exit(1);
-  }
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  if (error instanceof MigrationError) {
-    console.error(`Could not apply ${error.message}`);
-    process.exit(1);
-  }
-  if (error instanceof DatabaseOpenError) {
-    console.error(
-      `${error.message}\nIf it is damaged (a crash, a full disk) or was made by another version,` +
-        " `npm run local:reset` deletes it, and the next start makes it again from the migrations" +
-        " and the seed.",
-    );
-    process.exit(1);
-  }
-  throw error;
+        " supabase/config.toml."
+      : startRefusal(error, "npm run local:reset");
+  if (sentence === undefined) throw error;
+  console.error(sentence);
+  process.exit(1);
 }
 
 const config = (() => {

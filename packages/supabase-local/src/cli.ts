@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "./config.ts";
 import { firstFileKey, KEYS, type Keys, projectKeys } from "./keys.ts";
 import { projectPaths, reset } from "./project.ts";
+import { startRefusal } from "./start-errors.ts";
 
 const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project dir>]
 
@@ -191,30 +192,11 @@ async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (error) {
-    const sentence = refusal(error);
+    const sentence = startRefusal(error, "supabase-local reset");
     if (sentence === undefined) throw error;
     console.error(sentence);
     return 1;
   }
-}
-
-/**
- * What stops a command that the developer can fix, said in a sentence instead of a stack trace:
- * supabase/config.toml (or a file it names) that cannot be used; a migration or seed file that
- * fails (its file, line and Postgres' message); a database in .local-data that will not open.
- * The last two by name: their modules load only with `start`, so that status and reset answer at
- * once. Anything else is not ours to explain.
- */
-function refusal(error: unknown): string | undefined {
-  if (error instanceof ConfigError) return error.message;
-  if (!(error instanceof Error)) return undefined;
-  if (error.name === "MigrationError") return `Could not apply ${error.message}`;
-  if (error.name === "DatabaseOpenError") {
-    return `${error.message}
-If it is damaged (a crash, a full disk) or was made by another version, \`supabase-local reset\`
-deletes it, and the next start makes it again from the migrations and the seed.`;
-  }
-  return undefined;
 }
 
 function parse(argv: string[]) {

@@ -17,3 +17,4 @@ export type { Message as InboxMessage } from "./mail/inbox.ts";
 export { applyMigrations, MigrationError, type MigrationOptions } from "./migrations.ts";
 export { type ProjectPaths, projectPaths, reset, seedFiles } from "./project.ts";
 export { createLocalBackend, type LocalBackend, type LocalBackendOptions } from "./server.ts";
+export { startRefusal } from "./start-errors.ts";

@@ -1,13 +1,20 @@
-// The two app + backend pairs the end-to-end run starts (tests/e2e/setup/servers.ts) and the tests
+// The app + backend pairs the end-to-end run starts (tests/e2e/setup/servers.ts) and the tests
 // drive. Each is the built Worker served by `vite preview` (what `npm run preview` runs) pointed at
 // its own in-memory local backend.
-//   main         supabase/config.toml as it is (one-hour access tokens): every flow but expiry
-//   shortTokens  10-second access tokens (shorter than the browser client's 30 s refresh tick, so
-//                they really expire between ticks): sign-out scopes and idle tabs meet token
-//                expiry and rotation within seconds
-//   unreachable  the app alone, pointed at a port where no backend listens: what a visitor sees
-//                when Supabase is down (the accessibility check audits those pages too)
-// E2E_APP_PORT and E2E_BACKEND_PORT move all three (the others use the ports after each).
+//   main          supabase/config.toml as it is (one-hour access tokens): every flow but expiry
+//   shortTokens   10-second access tokens (shorter than the browser client's 30 s refresh tick, so
+//                 they really expire between ticks): sign-out scopes meet token expiry within
+//                 seconds
+//   earlyRefresh  100-second access tokens: supabase-js refreshes a session once its token has
+//                 less than 90 s left (EXPIRY_MARGIN_MS), so these are due 10 s after they are
+//                 issued, while a token just issued is not, as with every lifetime Supabase
+//                 recommends (5 minutes to an hour). Idle tabs meet refresh and rotation within
+//                 seconds. (On the 10-second stack every token is inside that margin from the
+//                 start: each session read refreshes again, three rotations per request, and two
+//                 requests sent at once could sign a person out, as the hosted service would.)
+//   unreachable   the app alone, pointed at a port where no backend listens: what a visitor sees
+//                 when Supabase is down (the accessibility check audits those pages too)
+// E2E_APP_PORT and E2E_BACKEND_PORT move them all (the others use the ports after each).
 
 export interface Stack {
   name: string;
@@ -47,4 +54,8 @@ function stack(name: string, offset: number, jwtExpiry?: number, backend = true)
 export const main = stack("main", 0);
 export const shortTokens = stack("short-tokens", 1, 10);
 export const unreachable = stack("unreachable", 2, undefined, false);
-export const STACKS = [main, shortTokens, unreachable];
+export const earlyRefresh = stack("early-refresh", 3, 100);
+export const STACKS = [main, shortTokens, unreachable, earlyRefresh];
+
+/** supabase-js refreshes a session whose access token has less than this left (EXPIRY_MARGIN_MS). */
+export const REFRESH_MARGIN_MS = 90_000;

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { reactRouter } from "@react-router/dev/vite";
 import tailwindcss from "@tailwindcss/vite";
 import { defineConfig, type Plugin, type UserConfig } from "vite";
@@ -46,7 +47,9 @@ export default defineConfig(async ({ isPreview, mode }) => {
         persistState: !isPreview,
         ...(isPreview ? { inspectorPort: false as const } : {}),
       }),
-      ...(isPreview ? [] : [tailwindcss(), reactRouter(), streamingRendererOnly()]),
+      ...(isPreview
+        ? []
+        : [tailwindcss(), reactRouter(), streamingRendererOnly(), supabaseAuthAndRestOnly()]),
     ],
     server: { port: 5173, strictPort: true },
 
@@ -73,6 +76,35 @@ export function streamingRendererOnly(): Plugin {
     resolveId(source) {
       if (this.environment.name !== "ssr" || source !== "react-dom/server") return null;
       return streaming;
+    },
+  };
+}
+
+/**
+ * The Worker uses supabase-js for Auth and the REST API only, yet supabase-js builds a Realtime
+ * and a Storage client in its constructor (once per request here), so the Worker bundled them, with
+ * Phoenix, Iceberg and the Edge Functions client: 86 KiB of the upload (23 KiB gzipped). In the
+ * Worker build these packages resolve to stand-ins (workers/unused-supabase-clients.ts) that cost
+ * nothing to build and refuse any use in a sentence. The browser keeps the real clients.
+ * Builds only, as the dev server's pre-bundled supabase-js already holds its own copies; the built
+ * Worker is what `npm run preview`, the end-to-end tests and the bench run.
+ */
+export const SUPABASE_CLIENTS_LEFT_OUT = [
+  "@supabase/realtime-js",
+  "@supabase/storage-js",
+  "@supabase/functions-js",
+];
+
+export function supabaseAuthAndRestOnly(): Plugin {
+  const standIns = fileURLToPath(new URL("./workers/unused-supabase-clients.ts", import.meta.url));
+  const leftOut = new Set(SUPABASE_CLIENTS_LEFT_OUT);
+  return {
+    name: "edge-notes:supabase-auth-and-rest-only",
+    apply: "build",
+    enforce: "pre",
+    resolveId(source) {
+      if (this.environment.name !== "ssr" || !leftOut.has(source)) return null;
+      return standIns;
     },
   };
 }

@@ -141,3 +141,21 @@ function moduleImports(code: string, withDynamic: boolean): string[] {
 export function isSupabaseClient(path: string, code: string): boolean {
   return /supabase\.client/.test(path) || code.includes("supabase-js");
 }
+
+/**
+ * Strings only the Supabase clients the Worker leaves out carry (vite.config.ts:
+ * supabaseAuthAndRestOnly): Phoenix's join event (Realtime), Storage's upload header, and the Edge
+ * Functions relay's error header.
+ */
+const LEFT_OUT_CLIENT_MARKERS = {
+  Realtime: "phx_join",
+  Storage: "x-upsert",
+  "Edge Functions": "x-relay-error",
+} as const;
+
+/** Which of the Supabase clients the Worker leaves out this code holds. */
+export function leftOutSupabaseClients(code: string): string[] {
+  return Object.entries(LEFT_OUT_CLIENT_MARKERS)
+    .filter(([, marker]) => code.includes(marker))
+    .map(([client]) => client);
+}

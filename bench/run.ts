@@ -25,7 +25,12 @@ import {
 } from "../tests/support/preview.ts";
 import { START_SETTINGS, startBackendThread, WASM_TIERING_BUDGET } from "./backend.ts";
 import { type Budget, judge, parseAllowed, type Verdict } from "./budgets.ts";
-import { listFiles, measureFirstLoad, measureWorkerUpload } from "./bundle.ts";
+import {
+  leftOutSupabaseClients,
+  listFiles,
+  measureFirstLoad,
+  measureWorkerUpload,
+} from "./bundle.ts";
 import { clientChecks, median } from "./client-checks.ts";
 import type { CookieJar } from "./cookies.ts";
 import { BENCH_ONLY_MARKER } from "./get-user/marker.ts";
@@ -110,6 +115,10 @@ checks.push(
   {
     label: "no local backend (PGlite) in the Worker upload",
     ok: !upload.files.some((file) => /pglite/i.test(file.text)),
+  },
+  {
+    label: "no Realtime, Storage or Edge Functions client in the Worker upload (stand-ins instead)",
+    ok: upload.files.every((file) => leftOutSupabaseClients(file.text).length === 0),
   },
 );
 

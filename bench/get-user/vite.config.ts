@@ -8,7 +8,7 @@ import { cloudflare } from "@cloudflare/vite-plugin";
 import { reactRouter } from "@react-router/dev/vite";
 import tailwindcss from "@tailwindcss/vite";
 import { defineConfig, type Plugin } from "vite";
-import { environments, streamingRendererOnly } from "../../vite.config";
+import { environments, streamingRendererOnly, supabaseAuthAndRestOnly } from "../../vite.config";
 
 const APP_CLIENT = fileURLToPath(new URL("../../app/lib/supabase.server.ts", import.meta.url));
 const MIDDLEWARE = fileURLToPath(new URL("../../app/lib/auth.server.ts", import.meta.url));
@@ -26,7 +26,13 @@ export default defineConfig(({ isPreview }) => ({
     }),
     ...(isPreview
       ? []
-      : [tailwindcss(), reactRouter(), streamingRendererOnly(), getUserOnEveryRequest()]),
+      : [
+          tailwindcss(),
+          reactRouter(),
+          streamingRendererOnly(),
+          supabaseAuthAndRestOnly(),
+          getUserOnEveryRequest(),
+        ]),
   ],
   // The rest as the app builds (the Worker minified like the one that ships).
   environments,

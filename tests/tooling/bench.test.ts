@@ -1,11 +1,15 @@
 // The benchmark's own parsing and bookkeeping (bench/): what it counts as first-load JavaScript,
 // how it reads Wrangler's upload size, how a virtual visitor's cookies follow the responses, and
 // how budgets are judged. The timed figures themselves live only in `npm run bench`.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { judge, parseAllowed } from "../../bench/budgets.ts";
 import {
   initialScripts,
   isSupabaseClient,
+  leftOutSupabaseClients,
   parseTotalUpload,
   staticImports,
 } from "../../bench/bundle.ts";
@@ -189,5 +193,30 @@ describe("budgets", () => {
     expect(judge([budget(1001)], new Set())[0]?.status).toBe("over");
     expect(judge([budget(1001)], new Set(["backend-start"]))[0]?.status).toBe("allowed");
     expect(judge([budget(Number.NaN)], new Set())[0]?.status).toBe("over");
+  });
+});
+
+describe("leftOutSupabaseClients", () => {
+  const published = (pkg: string, file: string) =>
+    readFileSync(
+      join(dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), file),
+      "utf8",
+    );
+
+  it("finds each client the Worker leaves out in that client's own published code", () => {
+    const realtime = published("@supabase/realtime-js", "dist/module/lib/constants.js");
+    const storage = published("@supabase/storage-js", "dist/index.mjs");
+    const functions = published("@supabase/functions-js", "dist/module/FunctionsClient.js");
+    expect(leftOutSupabaseClients(realtime)).toEqual(["Realtime"]);
+    expect(leftOutSupabaseClients(storage)).toEqual(["Storage"]);
+    expect(leftOutSupabaseClients(functions)).toEqual(["Edge Functions"]);
+  });
+
+  it("finds none in the stand-ins the Worker bundles instead", () => {
+    const standIns = readFileSync(
+      new URL("../../workers/unused-supabase-clients.ts", import.meta.url),
+      "utf8",
+    );
+    expect(leftOutSupabaseClients(standIns)).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ if (!process.env.TMPDIR && existsSync("/dev/shm")) {
   mkdirSync(process.env.TMPDIR, { recursive: true });
 }
 
-// One test run = one local backend (tests/setup/local-backend.ts, in memory, port 54329) shared
+// One test run = one local backend (tests/setup/local-backend.ts, in memory, port 5178) shared
 // by every project. Each folder under tests/ is a project with its own environment, and so is the
 // local backend's package:
 //   tests/unit                      pure app code and Worker-level tests inside workerd

@@ -1,7 +1,7 @@
 import { defineProject } from "vitest/config";
 
 // The local backend (src/), driven by the real @supabase/supabase-js over HTTP against the one
-// in-memory backend the repository's root globalSetup starts on 127.0.0.1:54329 (TEST_BACKEND_PORT),
+// in-memory backend the repository's root globalSetup starts on 127.0.0.1:5178 (TEST_BACKEND_PORT),
 // or against a backend of its own in memory. test/rest/ is the data API's part of the project.
 // Run it with the repository's others (`npm test`) or alone: `npx vitest run --project local`.
 export default defineProject({

@@ -1,7 +1,7 @@
 import { defineProject } from "vitest/config";
 
 // The whole Worker (workerd, started by tests/setup/app.ts on :5179) against the test backend
-// (:54329, started once by the root globalSetup), driven over HTTP with real cookies.
+// (:5178, started once by the root globalSetup), driven over HTTP with real cookies.
 export default defineProject({
   test: {
     name: "integration",

@@ -1,6 +1,6 @@
 // Starts the app for the integration tests: `react-router build`, then the built Worker in workerd
 // (tests/support/workerd.ts) on port 5179, the way it is deployed, talking to the test backend on
-// 54329 that the root globalSetup (tests/setup/local-backend.ts) runs.
+// 5178 that the root globalSetup (tests/setup/local-backend.ts) runs.
 // TEST_APP_PORT and TEST_BACKEND_PORT move both, so two checkouts can run their suites at once.
 //
 // The build takes seconds of both cores, so it is not awaited here: the other projects' tests run
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { WorkerServer } from "../support/workerd.ts";
 
 export const APP_PORT = Number(process.env.TEST_APP_PORT ?? 5179);
-const BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
+const BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 5178);
 export const APP_URL = `http://localhost:${APP_PORT}`;
 
 /** The file that says "ready", or why the app did not start. */

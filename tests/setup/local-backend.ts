@@ -1,4 +1,4 @@
-// Starts the one local backend a test run uses: in memory, on 127.0.0.1:54329, with the app's
+// Starts the one local backend a test run uses: in memory, on 127.0.0.1:5178, with the app's
 // migrations and every tests/fixtures/*.sql and packages/*/test/fixtures/*.sql applied.
 // Stopped when the run ends.
 //
@@ -15,7 +15,9 @@ import { QUICK_PASSWORD_HASH_COST } from "../support/backend.ts";
 /** The project the test backend serves: this repository's supabase/ (config, migrations, seed). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-export const TEST_BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 54329);
+// Beside the app under test (5179), below Linux's ephemeral range (32768-60999: a port of it can be
+// held by any outbound connection) and off the Supabase CLI's ports (54329 is its pooler's).
+export const TEST_BACKEND_PORT = Number(process.env.TEST_BACKEND_PORT ?? 5178);
 
 export default async function setup() {
   const fixtures = [

@@ -1,9 +1,9 @@
 import { KEYS } from "@edge-notes/supabase-local";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 
-/** The in-memory backend the root globalSetup starts for the whole run (port 54329; another one
+/** The in-memory backend the root globalSetup starts for the whole run (port 5178; another one
  * with TEST_BACKEND_PORT, for running the local tests beside a second checkout's run). */
-export const BACKEND_URL = `http://127.0.0.1:${process.env.TEST_BACKEND_PORT ?? 54329}`;
+export const BACKEND_URL = `http://127.0.0.1:${process.env.TEST_BACKEND_PORT ?? 5178}`;
 /** The Supabase CLI's well-known local keys, as a local project would print them. */
 export const PUBLISHABLE_KEY = KEYS.publishable;
 export const SECRET_KEY = KEYS.secret;

@@ -1,5 +1,5 @@
 /**
- * The data API under test. `backend()` is the shared test backend (http://127.0.0.1:54329, started
+ * The data API under test. `backend()` is the shared test backend (http://127.0.0.1:5178, started
  * by the root globalSetup with tests/fixtures applied) when it answers; otherwise (running this
  * folder's config alone) an in-process one. `localBackend()` is always in-process, for tests that
  * need the database itself (fuzzing, DDL): PGlite with Supabase's roles and auth.uid(), the
@@ -18,7 +18,7 @@ import { baseSnapshot, snapshotCacheDir } from "../../../src/snapshot.ts";
 const SECRET = new TextEncoder().encode(KEYS.jwtSecret);
 const DEMO_ANON_KEY = KEYS.anon;
 const DEMO_SERVICE_KEY = KEYS.serviceRole;
-const SHARED_URL = `http://127.0.0.1:${process.env.TEST_BACKEND_PORT ?? 54329}`;
+const SHARED_URL = `http://127.0.0.1:${process.env.TEST_BACKEND_PORT ?? 5178}`;
 const LOCAL_URL = "http://rest.test";
 
 const BOOTSTRAP = `

@@ -1,0 +1,40 @@
+// The build's static files (build/client), which Cloudflare serves without running the Worker:
+// public/_headers lets a browser keep the content-hashed ones under /assets/ for a year, so a page
+// load does not revalidate every script and the stylesheet again; everything else keeps
+// Cloudflare's revalidating default.
+import { describe, expect, it } from "vitest";
+import { get } from "./support/app";
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+describe("static assets", () => {
+  it("every script and stylesheet a page loads is content-hashed and cached for a year", async () => {
+    const { body } = await get("/");
+    const assets = [...body.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((m) => m[1] ?? "");
+    expect(assets.some((path) => path.endsWith(".js"))).toBe(true);
+    expect(assets.some((path) => path.endsWith(".css"))).toBe(true);
+    for (const path of new Set(assets)) {
+      expect(path).toMatch(/-[\w-]{8}\.(?:js|css)$/);
+      const { response } = await get(path);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get("Cache-Control"), path).toBe(IMMUTABLE);
+    }
+  });
+
+  it("a file whose name has no hash, and the page itself, are not cached for a year", async () => {
+    for (const path of ["/favicon.svg", "/"]) {
+      const { response } = await get(path);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get("Cache-Control") ?? "", path).not.toContain("immutable");
+    }
+    expect((await get("/favicon.svg")).response.headers.get("Cache-Control")).toContain(
+      "must-revalidate",
+    );
+  });
+
+  it("the headers file is applied, not served", async () => {
+    const { response, body } = await get("/_headers");
+    expect(response.status).toBe(404);
+    expect(body).not.toContain("max-age=31536000");
+  });
+});

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair, type JWK, jwtVerify } from "jose";
 import pg from "pg";
@@ -51,7 +52,7 @@ function cli(
   });
 }
 
-/** Runs the command to its end: exit code and what it printed. */
+/** Runs the command to its end: exit code and what it printed (killed after 30 s, and said so). */
 function run(
   args: string[],
   port: number,
@@ -63,20 +64,49 @@ function run(
   let out = "";
   child.stdout?.on("data", (chunk) => (out += chunk));
   child.stderr?.on("data", (chunk) => (out += chunk));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out })));
+  const deadline = setTimeout(() => {
+    out += `\n(${args.join(" ")} still running after 30 s: killed)`;
+    child.kill("SIGKILL");
+  }, 30_000);
+  return new Promise((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(deadline);
+      resolve({ code, out });
+    }),
+  );
 }
 
-/** Waits until the running command has printed `text`. */
-function printed(child: ChildProcess, text: string): Promise<string> {
+/** A command that keeps running (start): what it printed so far, waiting for a line, stopping it. */
+function running(child: ChildProcess) {
   let out = "";
-  return new Promise((resolve, reject) => {
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      if (out.includes(text)) resolve(out);
-    });
-    child.stderr?.on("data", (chunk) => (out += chunk));
-    child.on("close", (code) => reject(new Error(`exited (${code}) before printing:\n${out}`)));
-  });
+  child.stdout?.on("data", (chunk) => (out += chunk));
+  child.stderr?.on("data", (chunk) => (out += chunk));
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const closed = new Promise<number | null>((resolve) => child.once("close", resolve));
+  return {
+    output: () => out,
+    /** Resolves with the output once it holds `text`; rejects if the command ends first. */
+    printed: (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => out.includes(text) && resolve(out);
+        child.stdout?.on("data", check);
+        check();
+        closed.then((code) => reject(new Error(`exited (${code}) before printing:\n${out}`)));
+      }),
+    /**
+     * SIGTERM, then the exit code. A command that had already ended answers at once, with what it
+     * printed, and one still running 20 s later is killed and reported: a test fails saying where
+     * instead of waiting for its timeout.
+     */
+    stop: async (): Promise<number | null> => {
+      if (exited()) throw new Error(`it had already exited (${child.exitCode}):\n${out}`);
+      child.kill("SIGTERM");
+      const code = await Promise.race([closed, sleep(20_000).then(() => "still running" as const)]);
+      if (code !== "still running") return code;
+      child.kill("SIGKILL");
+      throw new Error(`still running 20 s after SIGTERM; it printed:\n${out}`);
+    },
+  };
 }
 
 /** The value of a row of the status table ("   Label: value"). */
@@ -88,9 +118,9 @@ describe("supabase-local", () => {
   test("start prints the status table, serves the project, and stays up; status agrees", async () => {
     const [port, dbPort, mailPort] = [await freePort(), await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}`;
-    const start = cli(["start"], port, dbPort, mailPort);
+    const start = running(cli(["start"], port, dbPort, mailPort));
     try {
-      const out = await printed(start, "Press Ctrl-C to stop.");
+      const out = await start.printed("Press Ctrl-C to stop.");
       expect(row(out, "API URL")).toBe(url);
       expect(row(out, "Inbox URL")).toBe(`${url}/inbox`);
       const mailpitUrl = `http://127.0.0.1:${mailPort}`;
@@ -125,10 +155,12 @@ describe("supabase-local", () => {
       expect(row(status.out, "DB URL")).toBe(dbUrl);
       expect(row(status.out, "Mailpit URL")).toBe(mailpitUrl);
       expect(row(status.out, "anon key")).toBe(KEYS.anon);
-    } finally {
-      start.kill("SIGTERM");
+    } catch (error) {
+      console.error(`supabase-local start printed:\n${start.output()}`);
+      await start.stop().catch(() => {});
+      throw error;
     }
-    expect(await new Promise((resolve) => start.on("close", resolve))).toBe(0);
+    expect(await start.stop()).toBe(0);
   }, 90_000);
 
   test("status says so and exits 1 when nothing runs on the port", async () => {
@@ -274,9 +306,9 @@ describe("supabase-local", () => {
       const dir = await keyProject([key]);
       await withBaseSnapshot(dir);
       const [port, dbPort, mailPort] = [await freePort(), await freePort(), await freePort()];
-      const start = cli(["start"], port, dbPort, mailPort, dir);
+      const start = running(cli(["start"], port, dbPort, mailPort, dir));
       try {
-        const started = await printed(start, "Press Ctrl-C to stop.");
+        const started = await start.printed("Press Ctrl-C to stop.");
         const status = await run(["status"], port, dbPort, mailPort, dir);
         expect(status.code).toBe(0);
         const { importJWK } = await import("jose");
@@ -299,9 +331,12 @@ describe("supabase-local", () => {
           headers: { apikey: row(status.out, "service_role key") ?? "" },
         });
         expect(health.status).toBe(200);
+        expect(await start.stop()).toBe(0);
+      } catch (error) {
+        console.error(`supabase-local start printed:\n${start.output()}`);
+        await start.stop().catch(() => {});
+        throw error;
       } finally {
-        start.kill("SIGTERM");
-        await new Promise((resolve) => start.on("close", resolve));
         await rm(dir, { recursive: true, force: true });
       }
     }, 90_000);

@@ -85,13 +85,20 @@ function running(child: ChildProcess) {
   const closed = new Promise<number | null>((resolve) => child.once("close", resolve));
   return {
     output: () => out,
-    /** Resolves with the output once it holds `text`; rejects if the command ends first. */
+    /**
+     * Resolves with the output once it holds `text`; rejects, with the output, if the command ends
+     * first or has not printed it within 45 s (well inside the test's own timeout).
+     */
     printed: (text: string) =>
       new Promise<string>((resolve, reject) => {
         const check = () => out.includes(text) && resolve(out);
         child.stdout?.on("data", check);
         check();
         closed.then((code) => reject(new Error(`exited (${code}) before printing:\n${out}`)));
+        setTimeout(
+          () => reject(new Error(`had not printed "${text}" after 45 s; it printed:\n${out}`)),
+          45_000,
+        ).unref();
       }),
     /**
      * SIGTERM, then the exit code. A command that had already ended answers at once, with what it
@@ -329,6 +336,7 @@ describe("supabase-local", () => {
         // the running backend takes the key status printed
         const health = await fetch(`http://127.0.0.1:${port}/auth/v1/admin/users?per_page=1`, {
           headers: { apikey: row(status.out, "service_role key") ?? "" },
+          signal: AbortSignal.timeout(15_000),
         });
         expect(health.status).toBe(200);
         expect(await start.stop()).toBe(0);

@@ -16,7 +16,8 @@
 // an edited migration costs a copy and the project's SQL, not another initdb). Two processes that
 // make the same one at once each build in a directory of their own and rename it into place: one
 // rename wins, the other process uses the winner's and removes its own. A reader never sees a
-// half-written snapshot. The few of each kind used last are kept.
+// half-written snapshot. The few of each kind used last are kept, and any used in the last minute
+// (a start may be copying it).
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, utimes } from "node:fs/promises";
@@ -33,6 +34,14 @@ const FORMAT = 1;
 
 /** How many snapshots a cache keeps (the newest): a few branches' worth of migrations. */
 const KEEP = 3;
+
+/**
+ * A snapshot used more recently than this is kept even beyond KEEP: a start may be copying it.
+ * (Projects without node_modules share the OS temp directory's cache: several starting at once,
+ * each with its own migrations, pushed the one another was copying out of the newest three, and
+ * that start failed with ENOENT halfway through its copy.) A copy takes a second or two.
+ */
+const IN_USE_MS = 60_000;
 
 export interface SnapshotInputs {
   /** supabase/migrations */
@@ -154,6 +163,7 @@ export async function putInCache(
   } finally {
     await rm(building, { recursive: true, force: true });
   }
+  await used(dir);
   await prune(cacheDir);
   return dir;
 }
@@ -169,9 +179,9 @@ async function used(dir: string): Promise<string> {
 }
 
 /**
- * Keeps the KEEP snapshots of each kind (base, project) used last and removes the others (with
- * their spares, see database.ts), and the build directories of processes that are gone (spares
- * being made or moved included).
+ * Keeps the KEEP snapshots of each kind (base, project) used last, and any used in the last
+ * IN_USE_MS, and removes the others (with their spares, see database.ts), and the build
+ * directories of processes that are gone (spares being made or moved included).
  */
 async function prune(cacheDir: string): Promise<void> {
   const snapshots = new Map<string, { path: string; mtime: number }[]>();
@@ -190,7 +200,8 @@ async function prune(cacheDir: string): Promise<void> {
   }
   for (const list of snapshots.values()) {
     list.sort((a, b) => b.mtime - a.mtime);
-    for (const { path } of list.slice(KEEP)) {
+    for (const { path, mtime } of list.slice(KEEP)) {
+      if (Date.now() - mtime < IN_USE_MS) continue;
       await rm(path, { recursive: true, force: true });
       await discardSpare(spareOf(path));
     }

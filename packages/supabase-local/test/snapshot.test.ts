@@ -2,8 +2,8 @@
 // seed, and safe when two processes make the same one at once. A project of its own in a temporary
 // directory, with a cache of its own.
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
@@ -127,6 +127,7 @@ describe("a fresh backend", () => {
     const before = projectSnapshots();
     expect(before).toHaveLength(3);
     expect(before).toContain(first);
+    await usedMinutesAgo(before);
 
     // a fourth: the cache keeps three, and the one dropped is the one used longest ago
     await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('fourth');" });
@@ -137,6 +138,30 @@ describe("a fresh backend", () => {
     expect(after).toContain(fourth);
 
     await writeProject({ [DEFAULTS]: "INSERT INTO public.things VALUES ('from a migration');" });
+  }, 120_000);
+
+  test("a snapshot used in the last minute stays beyond the three kept: a start may be copying it", async () => {
+    const projectSnapshots = () =>
+      readdirSync(cacheDir).filter((name) => /^[0-9a-f]{32}$/.test(name));
+    const before = projectSnapshots();
+    expect(before).toHaveLength(3);
+    const now = new Date();
+    for (const name of before) await utimes(join(cacheDir, name), now, now);
+
+    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('fifth');" });
+    const fifth = basename(await snapshotFor(inputs, cacheDir));
+    expect(projectSnapshots().sort()).toEqual([...before, fifth].sort());
+
+    // once they are over a minute old, the next one made leaves the newest three again
+    await usedMinutesAgo(projectSnapshots());
+    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('sixth');" });
+    const sixth = basename(await snapshotFor(inputs, cacheDir));
+    const after = projectSnapshots();
+    expect(after).toHaveLength(3);
+    expect(after).toContain(sixth);
+    expect(after).toContain(fifth);
+
+    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('second');" });
   }, 120_000);
 
   test("two processes making the same snapshot at once both get it whole", async () => {
@@ -164,6 +189,20 @@ test("a snapshot that cannot be made fails the start with the migration's error"
   writeFileSync(join(inputs.migrationsDir, "20240303000000_broken.sql"), "SELECT 1;");
   expect(readdirSync(cacheDir).filter((name) => name.startsWith("."))).toEqual([]);
 }, 120_000);
+
+/**
+ * Makes these snapshots (names in `cacheDir`) look used two minutes ago and more, in the order
+ * they were last used: past the minute for which the cache keeps a snapshot a start may be copying.
+ */
+async function usedMinutesAgo(names: string[]) {
+  const byUse = names
+    .map((name) => ({ name, mtime: statSync(join(cacheDir, name)).mtimeMs }))
+    .sort((a, b) => a.mtime - b.mtime);
+  for (const [i, { name }] of byUse.entries()) {
+    const at = new Date(Date.now() - 180_000 + i * 1000);
+    await utimes(join(cacheDir, name), at, at);
+  }
+}
 
 describe("the spare (a persisted database started fresh again, as after a reset)", () => {
   /** A persisted backend of the project in `dataDir`, its things, and the marker files it holds. */

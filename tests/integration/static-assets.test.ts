@@ -1,7 +1,7 @@
 // The build's static files (build/client), which Cloudflare serves without running the Worker:
 // public/_headers lets a browser keep the content-hashed ones under /assets/ for a year, so a page
 // load does not revalidate every script and the stylesheet again; everything else keeps
-// Cloudflare's revalidating default.
+// Cloudflare's revalidating default. None is sniffed as another type than its own.
 import { describe, expect, it } from "vitest";
 import { get } from "./support/app";
 
@@ -18,6 +18,7 @@ describe("static assets", () => {
       const { response } = await get(path);
       expect(response.status, path).toBe(200);
       expect(response.headers.get("Cache-Control"), path).toBe(IMMUTABLE);
+      expect(response.headers.get("X-Content-Type-Options"), path).toBe("nosniff");
     }
   });
 
@@ -27,9 +28,9 @@ describe("static assets", () => {
       expect(response.status, path).toBe(200);
       expect(response.headers.get("Cache-Control") ?? "", path).not.toContain("immutable");
     }
-    expect((await get("/favicon.svg")).response.headers.get("Cache-Control")).toContain(
-      "must-revalidate",
-    );
+    const favicon = (await get("/favicon.svg")).response;
+    expect(favicon.headers.get("Cache-Control")).toContain("must-revalidate");
+    expect(favicon.headers.get("X-Content-Type-Options")).toBe("nosniff");
   });
 
   it("the headers file is applied, not served", async () => {

@@ -30,16 +30,11 @@ async function alreadyRunning(): Promise<boolean> {
 }
 
 /**
- * What a developer can fix, said in a sentence instead of a stack trace, as `npm run local` says
- * it (startRefusal), and a port another program holds. Anything else is thrown as it is.
+ * What a developer can fix (a port another program holds included), said in a sentence instead of
+ * a stack trace, as `npm run local` says it. Anything else is thrown as it is.
  */
 function exitOnStartError(error: unknown): never {
-  const sentence =
-    (error as NodeJS.ErrnoException).code === "EADDRINUSE"
-      ? `The local backend could not start: ${(error as Error).message}. Is another local backend` +
-        " (npm run local, supabase start) or Postgres running? Stop it, or change the port in" +
-        " supabase/config.toml."
-      : startRefusal(error, "npm run local:reset");
+  const sentence = startRefusal(error, "npm run local:reset");
   if (sentence === undefined) throw error;
   console.error(sentence);
   process.exit(1);

@@ -97,14 +97,6 @@ async function start(projectDir: string): Promise<void> {
     port: ports.api,
     postgresPort: ports.db,
     mailpitPort: ports.mail,
-  }).catch((error) => {
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      console.error(
-        `Port ${ports.api}, ${ports.db} or ${ports.mail} is in use: is another \`supabase-local start\` (npm run local, or supabase start) running?`,
-      );
-      process.exit(1);
-    }
-    throw error;
   });
   const ms = Math.round(performance.now() - started);
   const shown = relative(process.cwd(), dataDir) || dataDir;

@@ -2,8 +2,10 @@
 // stays up, status asks a running backend, reset deletes the data. Run as a real process in a
 // scratch project directory (--workdir), on a port of its own (LOCAL_BACKEND_PORT).
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -169,6 +171,27 @@ describe("supabase-local", () => {
     }
     expect(await start.stop()).toBe(0);
   }, 90_000);
+
+  test("start refuses a port another program holds in a sentence naming it, and exits 1", async () => {
+    const [port, dbPort, mailPort] = [await freePort(), await freePort(), await freePort()];
+    const holder = createServer().listen(dbPort, "127.0.0.1");
+    await once(holder, "listening");
+    try {
+      const result = await run(["start"], port, dbPort, mailPort);
+      expect(result.code).toBe(1);
+      expect(result.out).toBe(
+        `The local backend could not start: listen EADDRINUSE: address already in use 127.0.0.1:${dbPort}. Is another local backend (supabase-local start, npm run local, supabase start) or a Postgres running? Stop it, or change the port in supabase/config.toml.\n`,
+      );
+      // nothing was left listening on the other ports
+      for (const free of [port, mailPort]) {
+        const probe = createServer().listen(free, "127.0.0.1");
+        await once(probe, "listening");
+        probe.close();
+      }
+    } finally {
+      holder.close();
+    }
+  }, 60_000);
 
   test("status says so and exits 1 when nothing runs on the port", async () => {
     const result = await run(["status"], await freePort());

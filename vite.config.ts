@@ -42,7 +42,7 @@ const TYPEGEN_MODE = "typegen";
 // started side by side (the end-to-end stacks, the bench) would race on that folder. For the same
 // reason a preview keeps workerd's local state (cache, traces) in memory, not in .wrangler/state,
 // and opens no inspector (each would try port 9229 at once).
-export default defineConfig(async ({ isPreview, mode }) => {
+export default defineConfig(async ({ command, isPreview, mode }) => {
   if (mode === TYPEGEN_MODE) return {};
   const { cloudflare } = await import("@cloudflare/vite-plugin");
   return {
@@ -60,7 +60,12 @@ export default defineConfig(async ({ isPreview, mode }) => {
 
     environments: {
       ...environments,
-      ssr: { ...environments?.ssr, dev: { warmup: SERVER_WARMUP, preTransformRequests: true } },
+      ssr: {
+        ...environments?.ssr,
+        // Not in a build: React Router's child compiler there takes this config too, and warmed
+        // imports it cannot resolve (110 "Pre-transform error" lines in every build).
+        dev: { warmup: SERVER_WARMUP, preTransformRequests: command === "serve" },
+      },
     },
   };
 });

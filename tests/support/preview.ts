@@ -63,7 +63,20 @@ export async function buildApp(projectDir?: string): Promise<string> {
     },
   );
   if (code !== 0) throw new Error(`react-router build failed (exit ${code}):\n${output}`);
+  const errors = buildErrors(output);
+  if (errors.length > 0) {
+    throw new Error(`react-router build succeeded but printed ${errors.length} errors:\n${output}`);
+  }
   return output;
+}
+
+/**
+ * The errors Vite printed in a build that still exited 0 (a build that warmed imports it could
+ * not resolve printed 110 "[vite] (ssr) Pre-transform error" lines and succeeded): a build must
+ * print none, or the one that matters drowns among them.
+ */
+export function buildErrors(output: string): string[] {
+  return output.split("\n").filter((line) => /\[vite\].*\berror\b/i.test(line));
 }
 
 /**

@@ -205,6 +205,10 @@ try {
       unit: "KiB",
     });
   }
+  checks.push({
+    label: "each page's first load has the framework chunk (vite.config.ts: FRAMEWORK_CHUNK)",
+    ok: firstLoads.every((load) => load.frameworkGzipKib > 0),
+  });
   budgets.push({
     name: "lazy-supabase",
     label: "Supabase client chunks loaded before idle (/ and /sign-in)",
@@ -349,7 +353,7 @@ function printReport() {
   for (const load of firstLoads) {
     const supabase = load.scripts.some((script) => script.supabase);
     out.push(
-      `  first load of ${load.page}: ${load.scripts.length} scripts, ${load.gzipKib.toFixed(1)} KiB gzip (${load.brotliKib.toFixed(1)} KiB brotli), Supabase client ${supabase ? "AMONG THEM" : "not among them (lazy)"}`,
+      `  first load of ${load.page}: ${load.scripts.length} scripts, ${load.gzipKib.toFixed(1)} KiB gzip (${load.brotliKib.toFixed(1)} KiB brotli): the framework chunk (React, React DOM, React Router) ${load.frameworkGzipKib.toFixed(1)}, the app and Vite's and Rolldown's helpers ${(load.gzipKib - load.frameworkGzipKib).toFixed(1)}; Supabase client ${supabase ? "AMONG THEM" : "not among them (lazy)"}`,
     );
   }
   out.push("");

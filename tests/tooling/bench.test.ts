@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { judge, parseAllowed } from "../../bench/budgets.ts";
 import {
   initialScripts,
+  isFrameworkChunk,
   isSupabaseClient,
   leftOutSupabaseClients,
   parseTotalUpload,
@@ -68,6 +69,16 @@ describe("isSupabaseClient", () => {
       isSupabaseClient("/assets/chunk-1.js", 'headers:{"X-Client-Info":"supabase-js-web/2"}'),
     ).toBe(true);
     expect(isSupabaseClient("/assets/root-C.js", "export default function App(){}")).toBe(false);
+  });
+});
+
+describe("isFrameworkChunk", () => {
+  it("recognises the framework chunk (vite.config.ts) by its name and hash alone", () => {
+    expect(isFrameworkChunk("/assets/framework-xf4b_eTL.js")).toBe(true);
+    expect(isFrameworkChunk("/assets/framework-xf4b_eTL.js.map")).toBe(false);
+    expect(isFrameworkChunk("/assets/framework-xf4b_eTL.css")).toBe(false);
+    expect(isFrameworkChunk("/assets/root-CTI6Doaz.js")).toBe(false);
+    expect(isFrameworkChunk("/assets/my-framework-CTI6Doaz.js")).toBe(false);
   });
 });
 

@@ -5,6 +5,7 @@
 // making its start snapshot; 0.4 s warm).
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import {
   createLocalBackend,
@@ -125,3 +126,24 @@ ${logins.join("\n")}
   Mail:      ${URL_54321}/inbox (Mailpit API: http://127.0.0.1:${config.inbucket.port})
   Database:  ${DB_URL}
 `);
+
+// The Worker's first request loads every route module and library into workerd: 1.5 s however
+// late it comes. Asked for here, once the backend answers and as soon as the app listens, it is
+// done before a developer opens the page. Opened 3 s after the app printed its address, the first
+// page took 0.07 s instead of 1.48 s; opened after 1.5 s, 1.0-1.1 s instead of 1.5 s (two pairs
+// each, alternating).
+void firstRequest();
+
+async function firstRequest() {
+  while (!stopping) {
+    try {
+      const response = await fetch("http://localhost:5173/", {
+        signal: AbortSignal.timeout(60_000),
+      });
+      await response.body?.cancel();
+      return;
+    } catch {
+      await sleep(200); // not listening yet
+    }
+  }
+}

@@ -27,6 +27,7 @@
 /** @import { PGLiteSocketHandlerOptions } from "@electric-sql/pglite-socket" */
 import { createServer } from "node:net";
 import { PGLiteSocketHandler } from "@electric-sql/pglite-socket";
+import { listenOnceFree } from "./port-in-use.js";
 
 /**
  * @typedef {object} PostgresPortOptions
@@ -112,14 +113,25 @@ export class PostgresPort {
     this.#options = options;
   }
 
-  /** Listens; resolves with the port (0 picks a free one). @returns {Promise<number>} */
+  /**
+   * Listens, once connections that still hold the port let go (port-in-use.js); resolves with the
+   * port (0 picks a free one). @returns {Promise<number>}
+   */
   async start() {
     const server = createServer((socket) => this.#connect(socket));
     this.#server = server;
-    await new Promise((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.#options.port, this.#options.host, () => resolve(undefined));
-    });
+    const { port, host } = this.#options;
+    await listenOnceFree(
+      () =>
+        new Promise((resolve, reject) => {
+          server.once("error", reject);
+          server.listen(port, host, () => {
+            server.off("error", reject);
+            resolve(undefined);
+          });
+        }),
+      port,
+    );
     const address = server.address();
     return typeof address === "object" && address ? address.port : this.#options.port;
   }

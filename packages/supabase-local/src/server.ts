@@ -7,6 +7,7 @@ import { hasDatabase, openDatabase, pgliteEngine, prestartDatabaseThread } from 
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
 import type { Inbox } from "./mail/inbox.ts";
 import { applyMigrations } from "./migrations.ts";
+import { listenOnceFree } from "./port-in-use.js";
 import { projectPaths, seedFiles } from "./project.ts";
 import { snapshotCacheDir, snapshotFor } from "./snapshot.ts";
 
@@ -235,15 +236,20 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   };
 }
 
+/** Serves `fetch` on the port, once connections that still hold it let go (port-in-use.js). */
 function listen(
   fetch: (r: Request, env?: { incoming?: { socket: Socket } }) => Promise<Response>,
   hostname: string,
   port: number,
 ) {
-  return new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const server = serve({ fetch, hostname, port }, () => resolve(server));
-    server.once("error", reject);
-  });
+  return listenOnceFree(
+    () =>
+      new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+        const server = serve({ fetch, hostname, port }, () => resolve(server));
+        server.once("error", reject);
+      }),
+    port,
+  );
 }
 
 function closeServer(server: ReturnType<typeof serve>): Promise<void> {

@@ -12,7 +12,7 @@ import { defineConfig, type Plugin, type PluginOption, type UserConfig } from "v
  * app's code alone leaves the framework's file, and its hash, as browsers have cached it.
  * `npm run bench` reports the framework's share of each page's first load by this name.
  */
-export const FRAMEWORK_CHUNK = "framework";
+const FRAMEWORK_CHUNK = "framework";
 const FRAMEWORK_MODULES = /[\\/]node_modules[\\/](?:react|react-dom|react-router|scheduler)[\\/]/;
 
 /**

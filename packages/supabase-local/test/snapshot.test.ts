@@ -128,8 +128,7 @@ describe("a fresh backend", () => {
     await usedMinutesAgo(before);
 
     // a fourth: the cache keeps three, and the one dropped is the one used longest ago
-    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('fourth');" });
-    const fourth = basename(await snapshotFor(inputs, cacheDir));
+    const fourth = await snapshotWithSeed("fourth");
     const after = projectSnapshots();
     expect(after).toHaveLength(3);
     expect(after).toContain(first);
@@ -144,14 +143,12 @@ describe("a fresh backend", () => {
     const now = new Date();
     for (const name of before) await utimes(join(cacheDir, name), now, now);
 
-    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('fifth');" });
-    const fifth = basename(await snapshotFor(inputs, cacheDir));
+    const fifth = await snapshotWithSeed("fifth");
     expect(projectSnapshots().sort()).toEqual([...before, fifth].sort());
 
     // once they are over a minute old, the next one made leaves the newest three again
     await usedMinutesAgo(projectSnapshots());
-    await writeProject({ "seed.sql": "INSERT INTO public.things VALUES ('sixth');" });
-    const sixth = basename(await snapshotFor(inputs, cacheDir));
+    const sixth = await snapshotWithSeed("sixth");
     const after = projectSnapshots();
     expect(after).toHaveLength(3);
     expect(after).toContain(sixth);
@@ -185,6 +182,12 @@ test("a snapshot that cannot be made fails the start with the migration's error"
 }, 120_000);
 
 /** The project snapshots in the cache (not the base, spares or build directories). */
+/** The project's seed changed to insert `value`, and the snapshot made for it: its name. */
+async function snapshotWithSeed(value: string): Promise<string> {
+  await writeProject({ "seed.sql": `INSERT INTO public.things VALUES ('${value}');` });
+  return basename(await snapshotFor(inputs, cacheDir));
+}
+
 function projectSnapshots(): string[] {
   return readdirSync(cacheDir).filter((name) => /^[0-9a-f]{32}$/.test(name));
 }

@@ -209,10 +209,6 @@ export type Database = {
         Args: { note_id: string };
         Returns: { email: string; display_name: string; username: string; created_at: string }[];
       };
-      record_security_event: {
-        Args: { event_kind: string; event_detail?: Json };
-        Returns: undefined;
-      };
       set_note_tags: {
         Args: { note_id: string; tag_names: string[] };
         Returns: { created_at: string; id: string; name: string; owner_id: string }[];

@@ -24,7 +24,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
 
 const LABELS: Record<SecurityEventKind, string> = {
   signed_in: "Signed in",
-  mfa_verified: "Confirmed with authenticator app",
+  mfa_verified: "Second factor confirmed",
   signed_out: "Signed out",
   signed_out_others: "Signed out other devices",
   signed_out_everywhere: "Signed out everywhere",
@@ -49,7 +49,8 @@ const dateFormat = new Intl.DateTimeFormat("en", {
   timeZone: "UTC",
 });
 
-/** The detail worth a glance: how, which factor or provider, which address; and the browser. */
+/** The detail worth a glance: how, which factor or provider, which address, how many sessions.
+ * (`via` and `device` are in entries the app wrote before the database wrote them all.) */
 function describe(detail: Record<string, unknown>): string {
   const parts = ["method", "via", "provider", "name", "device", "new_email", "email"]
     .map((key) => {
@@ -59,7 +60,15 @@ function describe(detail: Record<string, unknown>): string {
       return key === "provider" ? providerLabel(value) : value;
     })
     .filter((value): value is string => value !== null);
+  if (typeof detail.sessions === "number") parts.push(`${detail.sessions} sessions`);
   return parts.join(" · ");
+}
+
+/** The browser and address of the session, as Auth recorded them. */
+function whereFrom(detail: Record<string, unknown>): string {
+  const agent = typeof detail.user_agent === "string" ? deviceName(detail.user_agent) : null;
+  const ip = typeof detail.ip === "string" && detail.ip !== "" ? detail.ip : null;
+  return [agent, ip].filter((part): part is string => part !== null).join(" · ");
 }
 
 export default function AccountActivity({ loaderData }: Route.ComponentProps) {
@@ -105,10 +114,8 @@ export default function AccountActivity({ loaderData }: Route.ComponentProps) {
                       · <span className="[overflow-wrap:anywhere]">{describe(event.detail)}</span>
                     </span>
                   ) : null}
-                  {typeof event.detail.user_agent === "string" ? (
-                    <span className="block text-xs text-muted">
-                      {deviceName(event.detail.user_agent)}
-                    </span>
+                  {whereFrom(event.detail) ? (
+                    <span className="block text-xs text-muted">{whereFrom(event.detail)}</span>
                   ) : null}
                 </span>
               </li>

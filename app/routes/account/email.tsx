@@ -9,7 +9,6 @@ import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import { callbackUrl } from "../auth/redirects.server";
 import type { Route } from "./+types/email";
 import { emailChangeSchema } from "./schemas.server";
@@ -82,7 +81,6 @@ export async function action({ request, context }: Route.ActionArgs) {
     { emailRedirectTo: confirmUrl(request) },
   );
   if (error) return authFailure(error, parsed.values, { wording: EMAIL_TAKEN });
-  await recordSecurityEvent(supabase, request, "email_change_requested", { new_email: email });
   return formNotice(
     `We sent a confirmation link to ${email}. If a message also arrives at ${current}, open the link in it too: your address changes once the change is confirmed.`,
   );

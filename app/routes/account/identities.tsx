@@ -8,7 +8,6 @@ import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import {
   isOAuthProvider,
   OAUTH_PROVIDERS,
@@ -100,9 +99,6 @@ export async function action({ request, context }: Route.ActionArgs) {
     }
     const unlinked = await supabase.auth.unlinkIdentity(identity);
     if (unlinked.error) return authFailure(unlinked.error, {});
-    await recordSecurityEvent(supabase, request, "identity_unlinked", {
-      provider: identity.provider,
-    });
     // The session's stored user still lists the identity until its next refresh: refresh now.
     await supabase.auth.refreshSession();
     return formNotice(`${providerLabel(identity.provider)} was unlinked.`);

@@ -1,7 +1,6 @@
 import type { AuthError, SupabaseClient } from "@supabase/supabase-js";
 import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
 import { validateForm } from "../../lib/forms.server";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import { removePasskeySchema, renamePasskeySchema } from "./schemas.server";
 
 /**
@@ -35,27 +34,18 @@ function notFound(error: AuthError | null): boolean {
 const NOT_FOUND = "That passkey doesn't exist (it may have been removed already).";
 
 /** The "rename-passkey" form of /account/security. */
-export async function renamePasskey(
-  supabase: SupabaseClient,
-  request: Request,
-  form: Record<string, string>,
-) {
+export async function renamePasskey(supabase: SupabaseClient, form: Record<string, string>) {
   const parsed = validateForm(form, renamePasskeySchema);
   if (!parsed.ok) return formFailure(parsed, 400);
   const { passkeyId, name } = parsed.data;
   const { error } = await supabase.auth.passkey.update({ passkeyId, friendlyName: name });
   if (notFound(error)) return formRefusal(NOT_FOUND, 404, "passkey_not_found");
   if (error) return authFailure(error, {});
-  await recordSecurityEvent(supabase, request, "passkey_renamed", { name });
   return formNotice(`The passkey is now called “${name}”.`);
 }
 
 /** The "remove-passkey" form of /account/security. */
-export async function removePasskey(
-  supabase: SupabaseClient,
-  request: Request,
-  form: Record<string, string>,
-) {
+export async function removePasskey(supabase: SupabaseClient, form: Record<string, string>) {
   const parsed = validateForm(form, removePasskeySchema);
   if (!parsed.ok) return formFailure(parsed, 400);
   const { passkeyId } = parsed.data;
@@ -65,6 +55,5 @@ export async function removePasskey(
   const { error } = await supabase.auth.passkey.delete({ passkeyId });
   if (notFound(error)) return formRefusal(NOT_FOUND, 404, "passkey_not_found");
   if (error) return authFailure(error, {});
-  await recordSecurityEvent(supabase, request, "passkey_removed", { name: passkey.name });
   return formNotice(`“${passkey.name}” was removed. It can no longer sign you in.`);
 }

@@ -2,7 +2,6 @@ import { authFailureJson } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { jsonNoStore } from "../../lib/http.server";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/passkeys";
 import { deviceName } from "./device-name";
 import { passkeyRegistrationSchema } from "./schemas.server";
@@ -39,6 +38,5 @@ export async function action({ request, context }: Route.ActionArgs) {
   if (error || !data) return authFailureJson(error ?? {});
   const name = deviceName(request.headers.get("User-Agent"));
   await supabase.auth.passkey.update({ passkeyId: data.id, friendlyName: name });
-  await recordSecurityEvent(supabase, request, "passkey_added", { name });
   return jsonNoStore({ id: data.id, name });
 }

@@ -10,7 +10,6 @@ import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/for
 import { type FormFailure, readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/security";
 import { listPasskeys, removePasskey, renamePasskey } from "./passkeys.server";
 import { PasskeysPanel } from "./passkeys-panel";
@@ -113,7 +112,6 @@ export async function action({ request, context }: Route.ActionArgs) {
         const failed = authFailure(error, { name: enrollment.name });
         return withEnrollment(failed, enrollment);
       }
-      await recordSecurityEvent(supabase, request, "mfa_factor_added", { name: enrollment.name });
       return formNotice(
         `“${enrollment.name || "Authenticator app"}” is on. From now on, signing in asks for a code from it.`,
       );
@@ -143,9 +141,6 @@ export async function action({ request, context }: Route.ActionArgs) {
       }
       const { error } = await supabase.auth.mfa.unenroll({ factorId: factor.id });
       if (error) return authFailure(error, {});
-      await recordSecurityEvent(supabase, request, "mfa_factor_removed", {
-        name: factor.friendly_name ?? null,
-      });
       // The session's stored user still lists the factor until its next refresh: refresh now.
       await supabase.auth.refreshSession();
       return formNotice(`“${factor.friendly_name ?? "Authenticator app"}” was removed.`);
@@ -155,19 +150,15 @@ export async function action({ request, context }: Route.ActionArgs) {
       const replace = form.intent === "regenerate-recovery-codes";
       const { data: made, error } = await generateRecoveryCodes(supabase, replace);
       if (error || !made) return authFailure(error ?? new AuthError("No codes"), {});
-      await recordSecurityEvent(supabase, request, "recovery_codes_generated", {
-        total: made.total,
-        replaced: replace,
-      });
       return formNotice(
         replace ? "A new set of recovery codes replaces the old one." : "Recovery codes made.",
         { recoveryCodes: made.codes },
       );
     }
     case "rename-passkey":
-      return renamePasskey(supabase, request, form);
+      return renamePasskey(supabase, form);
     case "remove-passkey":
-      return removePasskey(supabase, request, form);
+      return removePasskey(supabase, form);
     default:
       return formRefusal("Choose one of the buttons on this page.", 400, "unknown_intent");
   }

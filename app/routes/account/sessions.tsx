@@ -6,7 +6,6 @@ import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/for
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { dataNoStore, noStoreHeaders, redirectNoStore } from "../../lib/http.server";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/sessions";
 import { authMethodLabel } from "./auth-methods";
 import { endSessionSchema } from "./schemas.server";
@@ -51,7 +50,6 @@ export async function action({ request, context }: Route.ActionArgs) {
       if (!parsed.ok) return formFailure(parsed, 400);
       const { sessionId } = parsed.data;
       if (sessionId === claims.session_id) {
-        await recordSecurityEvent(supabase, request, "signed_out");
         const { error } = await supabase.auth.signOut({ scope: "local" });
         if (error) return authFailure(error, {});
         return redirectNoStore("/");
@@ -70,14 +68,10 @@ export async function action({ request, context }: Route.ActionArgs) {
         }
         return formRefusal("Sessions can't be changed right now. Try again soon.", 503, ended.code);
       }
-      await recordSecurityEvent(supabase, request, "session_ended", { device: ended.device });
       return formNotice(`${ended.device} is signed out. It will be asked to sign in again.`);
     }
     case "others":
     case "global": {
-      const kind = form.intent === "others" ? "signed_out_others" : "signed_out_everywhere";
-      // Written first: a global sign-out ends this session too.
-      await recordSecurityEvent(supabase, request, kind);
       const { error } = await supabase.auth.signOut({ scope: form.intent });
       if (error) return authFailure(error, {});
       if (form.intent === "global") return redirectNoStore("/sign-in?ended=1");

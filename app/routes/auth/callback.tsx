@@ -1,7 +1,6 @@
 import { LinkNotice, LinkProblemView } from "../../components/link-problem";
 import { getAuth } from "../../lib/auth.server";
 import { safeNext } from "../../lib/safe-redirect";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/callback";
 import { afterSignIn } from "./after-sign-in.server";
 import {
@@ -11,9 +10,6 @@ import {
 } from "./link-landing.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Signing in · Edge Notes" }];
-
-/** `?flow=` values the app's own redirect URLs carry (what the round trip was for). */
-const FLOWS = new Set(["link", "email_change"]);
 
 /**
  * Where PKCE flows come back: email links sent through the auth server's /verify (sign-up
@@ -30,7 +26,6 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const { supabase, claims } = getAuth(context);
   const params = new URL(request.url).searchParams;
   const next = safeNext(params.get("next"));
-  const flow = FLOWS.has(params.get("flow") ?? "") ? params.get("flow") : null;
   const errorCode = params.get("error_code") ?? params.get("error") ?? undefined;
   const kind = next === "/reset-password" ? "recovery" : "sign-in";
   if (errorCode) return linkProblemResponse(errorCode, { signedIn: !!claims, kind });
@@ -44,24 +39,12 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   if (code.length > 512) return linkProblemResponse(undefined, { signedIn: !!claims, kind });
 
   const flowId = params.get("sb_flow_id");
-  const { data, error } = await supabase.auth.exchangeCodeForSession(
+  const { error } = await supabase.auth.exchangeCodeForSession(
     code,
     flowId ? { flowId } : undefined,
   );
   if (error) return linkProblemResponse(error.code, { signedIn: !!claims, kind });
-  if (flow === "link") {
-    const provider = params.get("provider")?.slice(0, 40) ?? "";
-    const linked = data.user?.identities?.some((identity) => identity.provider === provider);
-    if (linked) await recordSecurityEvent(supabase, request, "identity_linked", { provider });
-    return afterSignIn(supabase, request, { next, record: false });
-  }
-  if (flow === "email_change") {
-    await recordSecurityEvent(supabase, request, "email_changed", {
-      email: data.user?.email ?? null,
-    });
-    return afterSignIn(supabase, request, { next, record: false });
-  }
-  return afterSignIn(supabase, request, { next });
+  return afterSignIn(supabase, { next });
 }
 
 export default function AuthCallback({ loaderData }: Route.ComponentProps) {

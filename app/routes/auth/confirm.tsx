@@ -6,7 +6,6 @@ import { getAuth } from "../../lib/auth.server";
 import { readFormValues } from "../../lib/forms.server";
 import { dataNoStore, noStoreHeaders } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/confirm";
 import { afterSignIn } from "./after-sign-in.server";
 import {
@@ -90,22 +89,12 @@ export async function action({ request, context }: Route.ActionArgs) {
   if (error) return linkProblemResponse(error.code, { signedIn: !!claims, kind });
   if (!verified.session) return linkNoticeResponse(EMAIL_CHANGE_HALF_DONE);
   if (type === "email_change") {
-    await recordSecurityEvent(supabase, request, "email_changed", {
-      email: verified.user?.email ?? null,
-    });
-    return afterSignIn(supabase, request, {
-      next,
-      fallback: appPath("/account/email"),
-      record: false,
-    });
+    return afterSignIn(supabase, { next, fallback: appPath("/account/email") });
   }
   if (type === "recovery") {
-    return afterSignIn(supabase, request, {
-      next: appPath("/reset-password"),
-      method: "recovery",
-    });
+    return afterSignIn(supabase, { next: appPath("/reset-password") });
   }
-  return afterSignIn(supabase, request, { next });
+  return afterSignIn(supabase, { next });
 }
 
 export default function AuthConfirm({ loaderData, actionData }: Route.ComponentProps) {

@@ -13,7 +13,6 @@ import { needsSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/mfa";
 import { nextFromUrl, redirectToNext } from "./redirects.server";
 import { challengeSchema, recoveryCodeSchema } from "./schemas.server";
@@ -42,7 +41,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const form = await readFormValues(request);
   if (!auth.claims) return redirectNoStore(SIGN_IN_PATH);
   if (!needsSecondFactor(auth)) return redirectToNext(safeNext(form.next));
-  if (form.intent === "recovery") return verifyRecoveryCode(auth.supabase, request, form);
+  if (form.intent === "recovery") return verifyRecoveryCode(auth.supabase, form);
   const parsed = validateForm(form, challengeSchema);
   if (!parsed.ok) return formFailure(parsed);
   const { code, next } = parsed.data;
@@ -60,9 +59,6 @@ export async function action({ request, context }: Route.ActionArgs) {
   }
   const { error } = await auth.supabase.auth.mfa.challengeAndVerify({ factorId: factor.id, code });
   if (error) return authFailure(error, parsed.values);
-  await recordSecurityEvent(auth.supabase, request, "mfa_verified", {
-    name: factor.friendly_name ?? null,
-  });
   return redirectToNext(next);
 }
 
@@ -70,11 +66,7 @@ export async function action({ request, context }: Route.ActionArgs) {
  * "Use a recovery code" instead of the app: one of the single-use codes (case, spaces and dashes
  * ignored by the server) lifts the session to aal2, as a code from the app would.
  */
-async function verifyRecoveryCode(
-  supabase: SupabaseClient,
-  request: Request,
-  form: Record<string, string>,
-) {
+async function verifyRecoveryCode(supabase: SupabaseClient, form: Record<string, string>) {
   const parsed = validateForm(form, recoveryCodeSchema);
   if (!parsed.ok) return formFailure(parsed);
   const { recoveryCode, next } = parsed.data;
@@ -93,7 +85,6 @@ async function verifyRecoveryCode(
       },
     });
   }
-  await recordSecurityEvent(supabase, request, "recovery_code_used");
   return redirectToNext(next);
 }
 

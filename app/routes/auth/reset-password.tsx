@@ -11,7 +11,6 @@ import { MFA_PATH, needsSecondFactor } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { appPath } from "../../lib/safe-redirect";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/reset-password";
 import { isRecoverySession } from "./recovery-session";
 import { SIGNED_IN_HOME } from "./redirects.server";
@@ -44,7 +43,6 @@ export async function action({ request, context }: Route.ActionArgs) {
   if (!parsed.ok) return formFailure(parsed);
   const { error } = await supabase.auth.updateUser({ password: parsed.data.password });
   if (error) return authFailure(error, parsed.values);
-  await recordSecurityEvent(supabase, request, "password_changed", { via: "reset link" });
   return redirectNoStore(SIGNED_IN_HOME);
 }
 

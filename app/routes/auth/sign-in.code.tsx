@@ -44,7 +44,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { email, code, next } = parsed.data;
   const { error } = await supabase.auth.verifyOtp({ email, token: code, type: "email" });
   if (error) return authFailure(error, parsed.values);
-  return afterSignIn(supabase, request, { next, method: "email code" });
+  return afterSignIn(supabase, { next });
 }
 
 export default function SignInCode({ loaderData, actionData }: Route.ComponentProps) {

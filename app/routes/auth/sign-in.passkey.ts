@@ -37,6 +37,6 @@ export async function action({ request, context }: Route.ActionArgs) {
     credential: credential as never,
   });
   if (error) return authFailureJson(error);
-  const answer = await afterSignIn(supabase, request, { next, method: "passkey" });
+  const answer = await afterSignIn(supabase, { next });
   return jsonNoStore({ redirectTo: answer.headers.get("Location") ?? "/" });
 }

@@ -6,7 +6,6 @@ import { getAuth } from "../../lib/auth.server";
 import { authFailure } from "../../lib/form-results.server";
 import { readFormValues } from "../../lib/forms.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/sign-out";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
@@ -29,8 +28,6 @@ export async function action({ request, context }: Route.ActionArgs) {
   const { scope } = await readFormValues(request);
   if (!claims) return redirectNoStore("/");
   const global = scope === "global";
-  // Written while the session still exists (a sign-out ends it).
-  await recordSecurityEvent(supabase, request, global ? "signed_out_everywhere" : "signed_out");
   const { error } = await supabase.auth.signOut({ scope: global ? "global" : "local" });
   if (error) return authFailure(error, {});
   return redirectNoStore("/");

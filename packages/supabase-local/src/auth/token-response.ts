@@ -22,6 +22,7 @@ import {
   touchRefreshed,
 } from "./models/sessions.ts";
 import { findUserById, isBanned, touchLastSignIn, type UserRow, userJson } from "./models/users.ts";
+import { clientIp } from "./request.ts";
 
 /**
  * The token response every sign-in ends with (AccessTokenResponse): a fresh access token for the
@@ -42,6 +43,7 @@ export async function issueSession(
     id: sessionId,
     userId: user.id,
     userAgent: request.headers.get("user-agent") ?? "",
+    ip: clientIp(request),
   });
   await addAmrClaim(db, sessionId, method);
   await touchLastSignIn(db, user.id);

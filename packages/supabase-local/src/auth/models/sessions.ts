@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isIP } from "node:net";
 import { type Db, many, one, run } from "./db.ts";
 
 /** A row of auth.sessions. */
@@ -34,16 +35,17 @@ export interface AmrEntry {
   timestamp: number;
 }
 
-/** A new aal1 session of the user. */
+/** A new aal1 session of the user, with the device and address it signed in from (as the real
+ * service records them: the User-Agent header and the client address). */
 export async function createSession(
   db: Db,
-  session: { id: string; userId: string; userAgent: string },
+  session: { id: string; userId: string; userAgent: string; ip: string },
 ): Promise<void> {
   await run(
     db,
     `insert into auth.sessions (id, user_id, created_at, updated_at, aal, user_agent, ip)
-     values ($1, $2, now(), now(), 'aal1', $3, '127.0.0.1')`,
-    [session.id, session.userId, session.userAgent],
+     values ($1, $2, now(), now(), 'aal1', $3, $4::inet)`,
+    [session.id, session.userId, session.userAgent, isIP(session.ip) ? session.ip : null],
   );
 }
 

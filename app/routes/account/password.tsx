@@ -10,7 +10,6 @@ import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/for
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
-import { recordSecurityEvent } from "../../lib/security-events.server";
 import type { Route } from "./+types/password";
 import { checkCurrentPassword } from "./password-check.server";
 import { passwordChangeSchema } from "./schemas.server";
@@ -88,7 +87,6 @@ export async function action({ request, context }: Route.ActionArgs) {
       },
     });
   }
-  await recordSecurityEvent(supabase, request, "password_changed", { via: "account" });
   return formNotice("Your password was changed.");
 }
 

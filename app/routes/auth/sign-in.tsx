@@ -89,7 +89,7 @@ export async function action({ request, context }: Route.ActionArgs) {
           unconfirmed: error.code === "email_not_confirmed",
         });
       }
-      return afterSignIn(supabase, request, { next, method: "password" });
+      return afterSignIn(supabase, { next });
     }
   }
 }

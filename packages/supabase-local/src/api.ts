@@ -11,9 +11,15 @@ import { authRoutes } from "./auth/index.ts";
 import { RateLimits } from "./auth/rate-limits.ts";
 import { preloadWebAuthn } from "./auth/webauthn.ts";
 import type { Config } from "./config.ts";
-import { createAuthenticate, gateway, openGatewayRoute } from "./gateway.ts";
+import {
+  authenticateRest,
+  gateway,
+  openGatewayRoute,
+  requestContext,
+  withContext,
+} from "./gateway.ts";
 import type { Keys, SigningKeys } from "./keys.ts";
-import { isLocalOnly, noFraming, refuseForeign } from "./local-only.ts";
+import { apiCaller, isLocalOnly, noFraming, ProjectOrigins, refuseForeign } from "./local-only.ts";
 import { Inbox, inboxRoutes } from "./mail/inbox.ts";
 import { mailpitRoutes } from "./mail/mailpit.ts";
 import { providerPageRoutes } from "./provider/page.ts";
@@ -29,9 +35,15 @@ export interface ApiOptions {
   projectDir: string;
 }
 
+/** What the server knows of a request before the app: who sent it (client-address.ts). */
+export interface Peer {
+  /** The socket's address, or a trusted proxy header's; 127.0.0.1 in process. */
+  peer: string;
+}
+
 export interface Api {
-  /** Everything, on the API's port. */
-  app: Hono;
+  /** Everything, on the API's port; `fetch(request, { peer })`. */
+  app: Hono<{ Bindings: Peer }>;
   /** The inbox as Mailpit's API at its root, for Mailpit's own port. */
   mail: Hono;
   inbox: Inbox;
@@ -52,7 +64,8 @@ export function createApi(options: ApiOptions): Api {
     projectDir,
   };
 
-  const app = new Hono();
+  const app = new Hono<{ Bindings: Peer }>();
+  const origins = new ProjectOrigins(config);
   const apiCors = cors({
     origin: (origin) => origin,
     credentials: true,
@@ -64,42 +77,58 @@ export function createApi(options: ApiOptions): Api {
       "Preference-Applied",
     ],
   });
+  const gatewayOptions = {
+    keys,
+    signingKeys,
+    sbForwardedFor: config.local.sbForwardedFor,
+  };
   // Who may call what (local-only.ts): the local pages and the admin API answer only the
-  // developer's own tab and tools; the APIs browsers call keep their CORS.
+  // developer's own tab and tools; every API answers only on a loopback Host, grants CORS to the
+  // project's own origins alone, and then the gateway decides the caller once.
   app.use("*", async (c, next) => {
     const path = c.req.path;
-    if (isLocalOnly(path)) {
+    const localOnly = isLocalOnly(path);
+    if (localOnly) {
       const refused = refuseForeign(c.req.raw, path);
       if (refused) return refused;
-      await next();
-      for (const [name, value] of noFraming()) c.header(name, value);
-      return;
     }
-    if (/^\/(?:auth|rest)\/v1(?:\/|$)/.test(path)) return apiCors(c, next);
-    await next();
+    if (LOCAL_API.test(path)) {
+      const caller = apiCaller(c.req.raw, path, origins);
+      if ("refused" in caller) return caller.refused;
+      const peer = c.env?.peer;
+      // the server always says who sent the request: without it every caller would be one
+      if (!peer) throw new Error("createApi's app.fetch needs the peer: fetch(request, { peer })");
+      const answer = async () => {
+        const result = await gateway(
+          c.req.raw,
+          { open: openGatewayRoute(path), peer, foreign: caller.foreign },
+          gatewayOptions,
+        );
+        if ("reject" in result) {
+          c.res = result.reject;
+          return;
+        }
+        withContext(c.req.raw, result.context);
+        await next();
+      };
+      // (a preflight from one of the project's origins is answered by the CORS middleware alone)
+      const preflight = caller.cors && !localOnly ? await apiCors(c, answer) : await answer();
+      if (preflight) return preflight;
+      c.header("Vary", "Origin", { append: true });
+    } else {
+      await next();
+    }
+    if (localOnly) for (const [name, value] of noFraming()) c.header(name, value);
   });
-  // The gateway's own answers (no API key, an unknown one, the secret key from a browser) come
-  // before Auth and the data API see the request.
-  const apiGateway = async (
-    c: { req: { raw: Request; path: string } },
-    next: () => Promise<void>,
-  ) => {
-    if (openGatewayRoute(c.req.path)) return next();
-    const result = await gateway(c.req.raw, keys);
-    if ("reject" in result) return result.reject;
-    await next();
-  };
-  app.use("/auth/v1/*", apiGateway);
-  app.use("/rest/v1/*", apiGateway);
   app.route("/auth/v1", authRoutes(ctx));
   const rest = createRestHandler({
     db,
     schemas: config.api.schemas,
     maxRows: config.api.maxRows,
     extraSearchPath: config.api.extraSearchPath,
-    authenticate: createAuthenticate(keys, signingKeys),
+    authenticate: authenticateRest,
   });
-  app.all("/rest/v1/*", (c) => rest(c.req.raw));
+  app.all("/rest/v1/*", (c) => rest(withoutApiKeyParam(c.req.raw)));
   app.route("/inbox", inboxRoutes(inbox));
   app.route("/inbox", mailpitRoutes(inbox));
   app.route("/provider", providerPageRoutes(ctx));
@@ -116,6 +145,30 @@ export function createApi(options: ApiOptions): Api {
   mail.route("/", mailpitRoutes(inbox));
   mail.get("/", (c) => c.redirect(`${url}/inbox`));
   return { app, mail, inbox };
+}
+
+/**
+ * The local APIs: each request passes apiCaller and the gateway before its service sees it.
+ * /storage/v1 and the Realtime socket (/realtime/v1) join this list when they come.
+ */
+const LOCAL_API = /^\/(?:auth|rest)\/v1(?:\/|$)/;
+
+/**
+ * The request the data API sees: Kong's key-auth strips `?apikey=` before PostgREST (kong.yml's
+ * hide_credentials), which would otherwise read it as a filter. The gateway's context goes along.
+ */
+function withoutApiKeyParam(request: Request): Request {
+  const url = new URL(request.url);
+  if (!url.searchParams.has("apikey")) return request;
+  url.searchParams.delete("apikey");
+  const copy = new Request(url, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal: request.signal,
+    duplex: "half",
+  } as RequestInit);
+  return withContext(copy, requestContext(request));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { projectPaths } from "./project.ts";
 
@@ -108,6 +108,27 @@ export interface Config {
       testOtp: Record<string, string>;
     };
   };
+  /**
+   * supabase/local-backend.toml: the local backend's own settings, beside the CLI's file. The
+   * Supabase CLI refuses or warns on keys it does not know, so nothing local-only goes in
+   * config.toml; hosted Supabase keeps these in the dashboard or has no such setting.
+   */
+  local: LocalSettings;
+}
+
+/** supabase/local-backend.toml, read (and validated) by loadConfig. */
+export interface LocalSettings {
+  /**
+   * [auth] sb_forwarded_for: Auth takes the caller's address from `Sb-Forwarded-For` when a
+   * server sends it with the secret key (the dashboard's "IP Address Forwarding",
+   * GOTRUE_SECURITY_SB_FORWARDED_FOR_ENABLED). Off by default, as on a new hosted project.
+   */
+  sbForwardedFor: boolean;
+  /**
+   * [api] cors_origins: origins granted CORS besides those of auth.site_url and
+   * auth.additional_redirect_urls (local-only.ts), e.g. another dev server of the project's.
+   */
+  corsOrigins: string[];
 }
 
 type Table = Record<string, unknown>;
@@ -122,31 +143,44 @@ export interface LoadConfigOptions {
   projectDir?: string;
   /** Another config file instead of the project's. */
   configFile?: string;
+  /** The local settings (default: local-backend.toml beside the config file). */
+  localFile?: string;
   /** Deep-merged over the file (tests that need another setting). */
   overrides?: DeepPartial<Config>;
 }
 
-/** Reads supabase/config.toml (a missing file = all defaults), with the Supabase CLI's defaults
- * for absent keys; `overrides` is deep-merged on top. */
+/** Reads supabase/config.toml and supabase/local-backend.toml (a missing file = all defaults),
+ * with the Supabase CLI's defaults for absent keys; `overrides` is deep-merged on top. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const path = options.configFile ?? projectPaths(options.projectDir).configFile;
-  let toml: Table = {};
+  const localPath = options.localFile ?? join(dirname(path), LOCAL_FILE);
+  const base = {
+    ...fromToml(readToml(path)),
+    local: fromLocalToml(readToml(localPath), localPath),
+  };
+  const config = merge(base, options.overrides ?? {}) as Config;
+  const keys = config.auth.signingKeysPath;
+  if (keys) config.auth.signingKeysPath = resolve(dirname(path), keys);
+  return config;
+}
+
+/** The file the local settings live in, beside config.toml. */
+export const LOCAL_FILE = "local-backend.toml";
+
+function readToml(path: string): Table {
   try {
-    toml = substituteEnv(parse(readFileSync(path, "utf8"))) as Table;
+    return substituteEnv(parse(readFileSync(path, "utf8"))) as Table;
   } catch (error) {
     // a file that is not TOML stops the start with the file, the line and the column, as the
     // Supabase CLI refuses it, rather than with a stack trace
     if (error instanceof TomlError)
       throw new ConfigError(`failed to parse config: ${path}: ${error.message}`);
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    return {};
   }
-  const config = merge(fromToml(toml), options.overrides ?? {}) as Config;
-  const keys = config.auth.signingKeysPath;
-  if (keys) config.auth.signingKeysPath = resolve(dirname(path), keys);
-  return config;
 }
 
-function fromToml(toml: Table): Config {
+function fromToml(toml: Table): Omit<Config, "local"> {
   const api = table(toml.api);
   const db = table(toml.db);
   const seed = table(db.seed);
@@ -272,6 +306,75 @@ function fromToml(toml: Table): Config {
       },
     },
   };
+}
+
+/**
+ * Every key local-backend.toml may hold, each with its reader (a value of the wrong kind is a
+ * ConfigError naming the key). Unlike config.toml, whose keys the CLI owns, an unknown key here is
+ * refused too: a misspelt or misplaced setting would otherwise be silently off. A new setting is a
+ * line here, a field of LocalSettings and its line in fromLocalToml (and the README's list).
+ */
+const LOCAL_SCHEMA: Schema = {
+  auth: { sb_forwarded_for: boolean },
+  api: { cors_origins: origins },
+};
+
+type Reader = (value: unknown, key: string, file: string) => unknown;
+type Schema = { [key: string]: Schema | Reader };
+
+function fromLocalToml(toml: Table, file: string): LocalSettings {
+  const local = checked(toml, LOCAL_SCHEMA, "", file);
+  const auth = table(local.auth);
+  const api = table(local.api);
+  return {
+    sbForwardedFor: (auth.sb_forwarded_for as boolean | undefined) ?? false,
+    corsOrigins: (api.cors_origins as string[] | undefined) ?? [],
+  };
+}
+
+/** The table with each value read by its schema entry; unknown keys and wrong kinds throw. */
+function checked(toml: Table, schema: Schema, prefix: string, file: string): Table {
+  const out: Table = {};
+  for (const [key, value] of Object.entries(toml)) {
+    const name = `${prefix}${key}`;
+    const entry = schema[key];
+    if (entry === undefined) {
+      const known = Object.keys(schema).map((k) => `${prefix}${k}`);
+      throw new ConfigError(
+        `'${name}' in ${file} is not a setting of the local backend (known here: ${known.join(", ")})`,
+      );
+    }
+    if (typeof entry === "function") out[key] = entry(value, name, file);
+    else if (value && typeof value === "object" && !Array.isArray(value))
+      out[key] = checked(value as Table, entry, `${name}.`, file);
+    else throw new ConfigError(`'${name}' in ${file} must be a table ([${name}])`);
+  }
+  return out;
+}
+
+function boolean(value: unknown, key: string, file: string): boolean {
+  if (typeof value === "boolean") return value;
+  throw new ConfigError(`'${key}' in ${file} must be true or false, not ${JSON.stringify(value)}`);
+}
+
+/**
+ * Origins as a browser sends them (scheme://host[:port], no path, no trailing slash); `*` and
+ * `**` in the host or port match as in additional_redirect_urls (local-only.ts).
+ */
+function origins(value: unknown, key: string, file: string): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((origin) => {
+    const ok =
+      typeof origin === "string" &&
+      /^https?:\/\/[^/?#\s]+$/.test(origin) &&
+      (/[*?]/.test(origin) || (URL.canParse(origin) && new URL(origin).origin === origin));
+    if (!Array.isArray(value) || !ok) {
+      throw new ConfigError(
+        `'${key}' in ${file} must be a list of origins such as "http://localhost:3000" (scheme, host and port, no path), not ${JSON.stringify(Array.isArray(value) ? origin : value)}`,
+      );
+    }
+    return origin as string;
+  });
 }
 
 /**

@@ -1,72 +1,198 @@
 import { decodeProtectedHeader, jwtVerify, type ProtectedHeaderParameters } from "jose";
+import { sbForwardedFor } from "./client-address.ts";
 import type { Keys, SigningKeys } from "./keys.ts";
 import type { Authenticate } from "./rest/index.ts";
 
 export const API_ROLES = ["anon", "authenticated", "service_role"] as const;
 
-/** What the API gateway decides from the `apikey` header and `Authorization` before a request
- * reaches Auth or the data API: the bearer JWT to pass on, or an answer of its own (401). */
-export type GatewayResult = { bearer?: string } | { reject: Response };
+/** Which of the project's API keys a request carried: the new keys, or the legacy JWT keys. */
+export type KeyKind = "publishable" | "secret" | "legacy_anon" | "legacy_service_role";
+
+/**
+ * What the gateway decided about a request, once, for the service behind it (Auth, the data API):
+ * the service reads it with requestContext(request) and never looks at the key headers again.
+ */
+export interface GatewayContext {
+  /** The project's key the request carried (none on an open route asked without one). */
+  key?: KeyKind;
+  /** The JWT passed on as the caller: the request's own `Authorization: Bearer`, or the key's. */
+  bearer?: string;
+  /** The bearer's claims, verified on first use and then remembered (a JwtRejected otherwise). */
+  claims(): Promise<Claims>;
+  /** The caller's address: Sb-Forwarded-For's when honoured, else the peer's (client-address.ts). */
+  clientAddress: string;
+  /** Whether clientAddress came from Sb-Forwarded-For. */
+  forwarded: boolean;
+}
+
+export interface GatewayOptions {
+  keys: Keys;
+  signingKeys: SigningKeys;
+  /** local-backend.toml [auth] sb_forwarded_for. */
+  sbForwardedFor: boolean;
+}
+
+/** What the HTTP app knows of the request before the gateway: see api.ts and local-only.ts. */
+export interface GatewayCall {
+  /** An openGatewayRoute: no key needed. */
+  open: boolean;
+  /** The socket's (or a trusted proxy header's) address. */
+  peer: string;
+  /** From another website's page (local-only.ts apiCaller). */
+  foreign: boolean;
+}
+
+export type GatewayResult = { context: GatewayContext } | { reject: Response };
 
 /**
  * The hosted gateway's rule (Kong `key-auth`, then its request transformer; self-hosted Supabase's
  * kong.yml has the same): every request under /auth/v1 and /rest/v1 carries one of the project's
  * API keys in the `apikey` header or query parameter (or, an `sb_` key, as the bearer), or gets a
- * 401 before Auth or the data API sees it (api.ts exempts openGatewayRoute's routes). The bearer
+ * 401 before Auth or the data API sees it (except openGatewayRoute's routes). The bearer
  * passed on is the caller's own `Authorization: Bearer` JWT, or else the key's: the secret key
  * becomes the service_role JWT, the publishable key the anon JWT, a legacy JWT key itself. The
  * Supabase CLI's gateway checks nothing and forwards every request, so what it lets through here
  * the hosted service refuses; this follows the hosted one.
+ *
+ * Two rules of the hosted gateway's secret keys: one from a browser is refused, and only one
+ * (from a server) may carry `Sb-Forwarded-For`; with any other key the header is ignored. One rule
+ * of this backend's own, as its service_role JWT and JWT secret are public: a service_role or
+ * HS256 JWT from another website is refused (privilegedFromElsewhere).
  */
-export function gateway(request: Request, keys: Keys): Promise<GatewayResult> {
-  let result = decided.get(request);
-  if (!result) {
-    result = decide(request, keys);
-    decided.set(request, result);
-  }
-  return result;
-}
-
-/** Each request's decision, made once: api.ts's check asks first, then Auth or the data API for
- * the bearer (a signed key's verification is not repeated). */
-const decided = new WeakMap<Request, Promise<GatewayResult>>();
-
-async function decide(request: Request, keys: Keys): Promise<GatewayResult> {
+export async function gateway(
+  request: Request,
+  call: GatewayCall,
+  options: GatewayOptions,
+): Promise<GatewayResult> {
+  const { keys, signingKeys } = options;
   const authorization = request.headers.get("authorization");
   const keyAsBearer = authorization?.startsWith("Bearer sb_")
     ? authorization.slice("Bearer ".length)
     : undefined;
-  const apikey =
-    request.headers.get("apikey") ?? new URL(request.url).searchParams.get("apikey") ?? keyAsBearer;
-  if (!apikey) return { reject: noApiKey() };
-  const bearer = await apiKeyBearer(apikey, keys);
-  if (!bearer) return { reject: invalidApiKey() };
-  if (apikey === keys.secret && fromBrowser(request)) return { reject: secretKeyInBrowser() };
-  if (authorization && keyAsBearer === undefined) {
-    const match = /^Bearer\s+(.+)$/i.exec(authorization);
-    return { bearer: match?.[1]?.trim() };
+  const inQuery = new URL(request.url).searchParams.get("apikey");
+  const apikey = request.headers.get("apikey") ?? inQuery ?? keyAsBearer;
+  const key = apikey ? await keyKind(apikey, keys) : undefined;
+  if (!call.open) {
+    if (!apikey) return { reject: noApiKey() };
+    if (!key) return { reject: invalidApiKey() };
+    if (key === "secret" && fromBrowser(request)) return { reject: secretKeyInBrowser() };
   }
-  return { bearer };
+  const ownBearer =
+    authorization && keyAsBearer === undefined
+      ? /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim()
+      : undefined;
+  const bearer =
+    authorization && keyAsBearer === undefined ? ownBearer : key && keyBearer(key, apikey, keys);
+  let verified: Promise<Claims> | undefined;
+  const claims = () => {
+    if (!bearer) return Promise.reject(new Error("no bearer to verify"));
+    verified ??= verifyJwt(bearer, keys, signingKeys);
+    return verified;
+  };
+
+  // A page of another site, or a browser's request with the key in its URL that says nothing of
+  // where it comes from (a link or a form another site made, in a browser without Sec-Fetch-*).
+  const elsewhere =
+    call.foreign ||
+    (inQuery !== null &&
+      apikey === inQuery &&
+      isBrowserAgent(request) &&
+      !request.headers.has("origin") &&
+      !request.headers.has("sec-fetch-site"));
+  if (elsewhere) {
+    const carried = [apikey, ownBearer];
+    const serviceRole =
+      key === "legacy_service_role" ||
+      carried.some(isHs256) ||
+      (ownBearer !== undefined &&
+        (await claims().then(
+          (c) => c.role,
+          () => undefined,
+        )) === "service_role");
+    if (serviceRole) return { reject: privilegedFromElsewhere() };
+  }
+
+  const forwardedFor =
+    options.sbForwardedFor && key === "secret" && !fromBrowser(request)
+      ? sbForwardedFor(request.headers.get("sb-forwarded-for"))
+      : undefined;
+  return {
+    context: {
+      key,
+      bearer,
+      claims,
+      clientAddress: forwardedFor ?? call.peer,
+      forwarded: forwardedFor !== undefined,
+    },
+  };
 }
 
-/** The JWT an API key stands for, or undefined when it is not one of the project's keys. */
-async function apiKeyBearer(apikey: string, keys: Keys): Promise<string | undefined> {
-  if (apikey === keys.secret) return keys.serviceRole;
-  if (apikey === keys.publishable) return keys.anon;
-  if (apikey === keys.anon || apikey === keys.serviceRole) return apikey;
-  return (await signedBySigner(apikey, keys)) ? apikey : undefined;
+/** Where the gateway's decision travels with the request, to the service that answers it. */
+const CONTEXT = Symbol("supabase-local gateway context");
+type Carrier = Request & { [CONTEXT]?: GatewayContext };
+
+/** Hands the gateway's decision to the services, on this very Request object. */
+export function withContext(request: Request, context: GatewayContext): Request {
+  Object.defineProperty(request, CONTEXT, { value: context, enumerable: false });
+  return request;
 }
 
-/** An anon or service_role key the file's key signed, as `supabase-local status` prints them. */
-async function signedBySigner(jwt: string, keys: Keys): Promise<boolean> {
+/**
+ * The gateway's decision about this request. A Request the gateway never saw (a copy made after
+ * it) has none, and that is a bug to see at once: it must never quietly count as another caller.
+ */
+export function requestContext(request: Request): GatewayContext {
+  const context = (request as Carrier)[CONTEXT];
+  if (!context) {
+    throw new Error("this Request did not pass the gateway (api.ts): it has no caller context");
+  }
+  return context;
+}
+
+/** Which key `apikey` is, or undefined when it is not one of the project's keys. */
+async function keyKind(apikey: string, keys: Keys): Promise<KeyKind | undefined> {
+  if (apikey === keys.secret) return "secret";
+  if (apikey === keys.publishable) return "publishable";
+  if (apikey === keys.anon) return "legacy_anon";
+  if (apikey === keys.serviceRole) return "legacy_service_role";
+  const role = await signedBySigner(apikey, keys);
+  return role === "anon"
+    ? "legacy_anon"
+    : role === "service_role"
+      ? "legacy_service_role"
+      : undefined;
+}
+
+/** The JWT a key stands for: the secret key the service_role JWT, the publishable key the anon
+ * JWT, a legacy JWT key itself. */
+function keyBearer(key: KeyKind, apikey: string | undefined, keys: Keys): string | undefined {
+  if (key === "secret") return keys.serviceRole;
+  if (key === "publishable") return keys.anon;
+  return apikey;
+}
+
+/** The role of an anon or service_role key the file's key signed, as `supabase-local status`
+ * prints them; undefined for anything else. */
+async function signedBySigner(jwt: string, keys: Keys): Promise<string | undefined> {
   const signer = keys.signer;
-  if (!signer || jwt.split(".").length !== 3) return false;
+  if (!signer || jwt.split(".").length !== 3) return undefined;
   try {
-    if (decodeProtectedHeader(jwt).kid !== signer.kid) return false;
+    if (decodeProtectedHeader(jwt).kid !== signer.kid) return undefined;
     const { payload } = await jwtVerify(jwt, signer.publicKey, { algorithms: [signer.alg] });
-    return (
-      (payload.role === "anon" || payload.role === "service_role") && payload.sub === undefined
-    );
+    const role = payload.role;
+    return (role === "anon" || role === "service_role") && payload.sub === undefined
+      ? role
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An HS256 JWT: the only HS256 key the stack verifies with is the CLI's public JWT secret. */
+function isHs256(token: string | undefined): boolean {
+  if (!token || token.split(".").length !== 3) return false;
+  try {
+    return decodeProtectedHeader(token).alg === "HS256";
   } catch {
     return false;
   }
@@ -85,15 +211,33 @@ export function openGatewayRoute(path: string): boolean {
   return OPEN_ROUTE.test(path);
 }
 
+/** A browser's User-Agent, as the hosted gateway tells them (they start with Mozilla/). */
+function isBrowserAgent(request: Request): boolean {
+  return /\bMozilla\//.test(request.headers.get("user-agent") ?? "");
+}
+
 /**
- * The hosted gateway refuses secret keys from browsers, telling them by the User-Agent (a browser's
- * starts with Mozilla/). Here an Origin header counts too: only browsers send one, and some let a
- * page set its own User-Agent, while the local secret key is public. The legacy service_role JWT
- * is not refused, as on the hosted service.
+ * The hosted gateway refuses secret keys from browsers, telling them by the User-Agent. Here an
+ * Origin header counts too: only browsers send one, and some let a page set its own User-Agent,
+ * while the local secret key is public.
  */
 function fromBrowser(request: Request): boolean {
-  return (
-    /\bMozilla\//.test(request.headers.get("user-agent") ?? "") || request.headers.has("origin")
+  return isBrowserAgent(request) || request.headers.has("origin");
+}
+
+/**
+ * The local stack's own refusal, worded as the hosted gateway words its secret-key one (401,
+ * message and hint): the legacy service_role JWT and any HS256 JWT (the CLI's JWT secret is
+ * public, so anyone can sign one, as any user) from another website's page. Leaving out the CORS
+ * headers alone would not do: a form post or an image needs none, and the request would be served.
+ */
+function privilegedFromElsewhere(): Response {
+  return Response.json(
+    {
+      message: "Forbidden use of a service_role or HS256 JWT from another origin",
+      hint: "The local backend accepts the service_role key and tokens signed with its public JWT secret only from servers and from the project's own pages (the origins of auth.site_url and auth.additional_redirect_urls, and [api] cors_origins in supabase/local-backend.toml).",
+    },
+    { status: 401 },
   );
 }
 
@@ -218,21 +362,19 @@ export async function verifyJwt(
   }
 }
 
-/** The data API's view of the caller (PostgREST: no token = anon; a bad token = 401). */
-export function createAuthenticate(keys: Keys, signingKeys: SigningKeys): Authenticate {
-  return async (request) => {
-    const result = await gateway(request, keys);
-    if ("reject" in result) return { error: "Invalid API key" };
-    if (!result.bearer) return { claims: { role: "anon" } };
-    try {
-      const claims = await verifyJwt(result.bearer, keys, signingKeys);
-      if (!API_ROLES.includes(claims.role as (typeof API_ROLES)[number])) {
-        return { error: `role "${String(claims.role)}" does not exist` };
-      }
-      return { claims };
-    } catch (error) {
-      if (!(error instanceof JwtRejected)) throw error;
-      return { error: error.rest.message, details: error.rest.details };
+/** The data API's view of the caller, from the gateway's context (PostgREST: no token = anon; a
+ * bad token = 401). */
+export const authenticateRest: Authenticate = async (request) => {
+  const context = requestContext(request);
+  if (!context.bearer) return { claims: { role: "anon" } };
+  try {
+    const claims = await context.claims();
+    if (!API_ROLES.includes(claims.role as (typeof API_ROLES)[number])) {
+      return { error: `role "${String(claims.role)}" does not exist` };
     }
-  };
-}
+    return { claims };
+  } catch (error) {
+    if (!(error instanceof JwtRejected)) throw error;
+    return { error: error.rest.message, details: error.rest.details };
+  }
+};

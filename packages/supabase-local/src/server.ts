@@ -1,7 +1,7 @@
 import type { AddressInfo, Socket } from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
-import { rememberClientAddress } from "./client-address.ts";
+import { peerAddress } from "./client-address.ts";
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
 import { hasDatabase, openDatabase, pgliteEngine, prestartDatabaseThread } from "./database.ts";
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./keys.ts";
@@ -107,15 +107,15 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   const port = options.port ?? config.api.port;
   const trustProxyHeader =
     options.trustProxyHeader ?? (process.env.LOCAL_BACKEND_TRUST_PROXY_HEADER || undefined);
-  let handler: ((request: Request) => Promise<Response>) | undefined;
+  let handler: ((request: Request, peer: string) => Promise<Response>) | undefined;
   let markReady = () => {};
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
   });
   const early = async (request: Request, env?: { incoming?: { socket: Socket } }) => {
-    rememberClientAddress(request, env?.incoming?.socket?.remoteAddress, trustProxyHeader);
+    const peer = peerAddress(request, env?.incoming?.socket?.remoteAddress, trustProxyHeader);
     await ready;
-    return (handler as (request: Request) => Promise<Response>)(request);
+    return (handler as NonNullable<typeof handler>)(request, peer);
   };
   const servers: ReturnType<typeof serve>[] = [];
   const hosts = options.host === false ? [] : [options.host ?? ["127.0.0.1", "::1"]].flat();
@@ -209,12 +209,11 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     }
   }
 
-  handler = async (request: Request) => app.fetch(request);
+  // The peer goes to the app with the request (api.ts), whose gateway decides the caller once.
+  handler = async (request: Request, peer: string) => app.fetch(request, { peer });
   // In-process callers (tests) have no socket: their address is this machine's, or the trusted header.
-  const fetch = async (request: Request) => {
-    rememberClientAddress(request, undefined, trustProxyHeader);
-    return app.fetch(request);
-  };
+  const fetch = async (request: Request) =>
+    app.fetch(request, { peer: peerAddress(request, undefined, trustProxyHeader) });
   markReady();
   apiModule.loadAfterStart();
 

@@ -1,9 +1,10 @@
 // Settings the shared test backend does not use (config.toml turns confirmations on, etc.): a
 // second backend in this worker, in memory and without a socket, driven through its fetch handler
 // by the same supabase-js.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,6 +14,7 @@ import {
   randomEmail,
 } from "../../../tests/support/backend.ts";
 import { workerDatabase } from "../../../tests/support/memory-backend.ts";
+import { ConfigError, loadConfig } from "../src/config.ts";
 import { createLocalBackend, type LocalBackend } from "../src/server.ts";
 
 let backend: LocalBackend;
@@ -255,6 +257,163 @@ describe("enable_manual_linking = false", () => {
       expect(unlinked.error).toMatchObject({ status: 404, code: "manual_linking_disabled" });
     } finally {
       backend.config.auth.enableManualLinking = true;
+    }
+  });
+});
+
+describe("supabase/local-backend.toml (the local backend's own settings)", () => {
+  const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+  function project(localToml?: string, configToml = "") {
+    const dir = mkdtempSync(join(tmpdir(), "local-settings-"));
+    mkdirSync(join(dir, "supabase"));
+    writeFileSync(join(dir, "supabase", "config.toml"), configToml);
+    if (localToml !== undefined)
+      writeFileSync(join(dir, "supabase", "local-backend.toml"), localToml);
+    return dir;
+  }
+
+  it("defaults to a new hosted project's: no forwarding, no extra origins", () => {
+    const dir = project();
+    try {
+      expect(loadConfig({ projectDir: dir }).local).toEqual({
+        sbForwardedFor: false,
+        corsOrigins: [],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the repository's file turns forwarding on; config.toml holds nothing of the local backend's", () => {
+    expect(loadConfig({ projectDir: ROOT }).local).toEqual({
+      sbForwardedFor: true,
+      corsOrigins: [],
+    });
+    const configToml = readFileSync(join(ROOT, "supabase", "config.toml"), "utf8");
+    expect(configToml).not.toMatch(/sb_forwarded_for|cors_origins/);
+  });
+
+  it("reads its keys (env() too), and createLocalBackend's config deep-merges over them", () => {
+    process.env.LOCAL_SETTINGS_TEST_ORIGIN = "http://localhost:4300";
+    const dir = project(
+      `[auth]\nsb_forwarded_for = true\n\n[api]\ncors_origins = ["http://localhost:4200", "https://*.preview.example", "env(LOCAL_SETTINGS_TEST_ORIGIN)"]\n`,
+    );
+    try {
+      expect(loadConfig({ projectDir: dir }).local).toEqual({
+        sbForwardedFor: true,
+        corsOrigins: [
+          "http://localhost:4200",
+          "https://*.preview.example",
+          "http://localhost:4300",
+        ],
+      });
+      const merged = loadConfig({
+        projectDir: dir,
+        overrides: { local: { sbForwardedFor: false } },
+      }).local;
+      expect(merged.sbForwardedFor).toBe(false);
+      expect(merged.corsOrigins).toHaveLength(3);
+    } finally {
+      delete process.env.LOCAL_SETTINGS_TEST_ORIGIN;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses what it does not know or cannot use, naming the key and the file", () => {
+    const cases: Array<[string, RegExp]> = [
+      [
+        '[auth]\nsb_forwarded_for = "yes"\n',
+        /'auth\.sb_forwarded_for' in .*local-backend\.toml must be true or false, not "yes"/,
+      ],
+      // a misspelt or misplaced key would otherwise be silently off
+      [
+        "[auth]\nsb_forwarded = true\n",
+        /'auth\.sb_forwarded' in .*local-backend\.toml is not a setting of the local backend \(known here: auth\.sb_forwarded_for\)/,
+      ],
+      [
+        "sb_forwarded_for = true\n",
+        /'sb_forwarded_for' in .*local-backend\.toml is not a setting of the local backend \(known here: auth, api\)/,
+      ],
+      ["[api.cors_origins]\nx = 1\n", /'api\.cors_origins' in .*must be a list of origins/],
+      [
+        '[api]\ncors_origins = "http://localhost:4200"\n',
+        /must be a list of origins such as "http:\/\/localhost:3000" \(scheme, host and port, no path\), not "http:\/\/localhost:4200"/,
+      ],
+      [
+        '[api]\ncors_origins = ["http://localhost:4200/"]\n',
+        /must be a list of origins .*not "http:\/\/localhost:4200\/"/,
+      ],
+      ['[api]\ncors_origins = ["localhost:4200"]\n', /must be a list of origins/],
+      ["[api]\ncors_origins = [\n", /failed to parse config: .*local-backend\.toml/],
+    ];
+    for (const [toml, message] of cases) {
+      const dir = project(toml);
+      try {
+        expect(() => loadConfig({ projectDir: dir }), toml).toThrow(ConfigError);
+        expect(() => loadConfig({ projectDir: dir }), toml).toThrow(message);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it("CORS: the origins of site_url and the redirect URLs (globs matched as Auth matches them), plus cors_origins", async () => {
+    const local = await createLocalBackend({
+      host: false,
+      db: await workerDatabase(),
+      config: {
+        auth: {
+          siteUrl: "https://notes.example.com/app",
+          additionalRedirectUrls: [
+            "https://*.preview.example.com/**",
+            "http://localhost:4000/auth/callback",
+            "http://LOCALHOST:4100/**",
+            "myapp://callback",
+            "http*://tricky.example/**",
+          ],
+        },
+        local: { corsOrigins: ["http://127.0.0.1:4200", "http://localhost:43*"] },
+      },
+    });
+    try {
+      const allowed = async (origin: string) => {
+        const response = await local.fetch(
+          new Request(`${local.url}/auth/v1/settings`, {
+            headers: { apikey: PUBLISHABLE_KEY, Origin: origin },
+          }),
+        );
+        expect(response.status, origin).toBe(200);
+        return response.headers.get("access-control-allow-origin") === origin;
+      };
+      for (const origin of [
+        "https://notes.example.com",
+        "https://pr-12.preview.example.com",
+        "http://localhost:4000",
+        "http://localhost:4100",
+        "http://127.0.0.1:4200",
+        "http://localhost:4300",
+      ]) {
+        expect(await allowed(origin), origin).toBe(true);
+      }
+      for (const origin of [
+        // site_url's own origin only, not any loopback port as Auth's redirects allow
+        "http://notes.example.com",
+        // `*` stops at a dot, and needs a label
+        "https://a.b.preview.example.com",
+        "https://preview.example.com",
+        "https://preview.example.com.evil.example",
+        "http://localhost:4001",
+        "http://127.0.0.1:4000",
+        "http://localhost:4200",
+        "null",
+        "https://tricky.example",
+        "myapp://callback",
+      ]) {
+        expect(await allowed(origin), origin).toBe(false);
+      }
+    } finally {
+      await local.close();
     }
   });
 });

@@ -3,8 +3,12 @@
 // 403 for a foreign Origin, a cross-site embed or a DNS-rebinding host name); the APIs the browser
 // clients call keep their CORS. Raw requests with the headers a browser would send.
 import { request as httpRequest } from "node:http";
+import { createClient } from "@supabase/supabase-js";
+import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import {
+  ANON_KEY,
+  adminClient,
   anonClient,
   BACKEND_URL,
   freshUser,
@@ -12,9 +16,11 @@ import {
   randomEmail,
   SECRET_KEY,
   SERVICE_ROLE_KEY,
+  signedInClient,
 } from "../../../tests/support/backend.ts";
 import { latestMessage, messagesFor } from "../../../tests/support/inbox.ts";
 import { expectRedirect, followOAuth } from "../../../tests/support/oauth.ts";
+import { KEYS } from "../src/keys.ts";
 
 const EVIL = "https://evil.example";
 const APP = "http://localhost:5173";
@@ -42,9 +48,11 @@ function fromSite(origin: string, init: RequestInit = {}): RequestInit {
 function raw(
   url: string,
   headers: Record<string, string>,
+  body?: string,
 ): Promise<{ status: number; headers: Headers; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers }, (res) => {
+    const method = body === undefined ? "GET" : "POST";
+    const req = httpRequest(url, { method, headers }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => {
@@ -58,7 +66,7 @@ function raw(
       });
     });
     req.on("error", reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -287,29 +295,29 @@ describe("the Auth admin API", () => {
   });
 });
 
-describe("the APIs keep the CORS the browser clients need", () => {
-  it("Auth and the data API answer preflights and requests from any origin", async () => {
-    for (const path of ["/auth/v1/token?grant_type=password", "/rest/v1/notes"]) {
-      const preflight = await fetch(`${BACKEND_URL}${path}`, {
-        method: "OPTIONS",
-        headers: {
-          Origin: APP,
-          "Access-Control-Request-Method": "POST",
-          "Access-Control-Request-Headers": "apikey, authorization, content-type, x-client-info",
-        },
-      });
-      expect(preflight.status).toBe(204);
-      expect(preflight.headers.get("access-control-allow-origin")).toBe(APP);
-      expect(preflight.headers.get("access-control-allow-headers")).toContain("apikey");
+describe("the APIs keep the CORS the browser clients need, for the project's own pages", () => {
+  it("Auth and the data API answer preflights and requests from the app's origins", async () => {
+    for (const origin of [APP, "http://127.0.0.1:5173"]) {
+      for (const path of ["/auth/v1/token?grant_type=password", "/rest/v1/notes"]) {
+        const preflight = await fetch(`${BACKEND_URL}${path}`, {
+          method: "OPTIONS",
+          headers: {
+            Origin: origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "apikey, authorization, content-type, x-client-info",
+          },
+        });
+        expect(preflight.status).toBe(204);
+        expect(preflight.headers.get("access-control-allow-origin")).toBe(origin);
+        expect(preflight.headers.get("access-control-allow-headers")).toContain("apikey");
+      }
     }
     const settings = await fetch(
       `${BACKEND_URL}/auth/v1/settings`,
-      fromSite(EVIL, {
-        headers: { apikey: PUBLISHABLE_KEY },
-      }),
+      fromSite(APP, { headers: { apikey: PUBLISHABLE_KEY } }),
     );
     expect(settings.status).toBe(200);
-    expect(settings.headers.get("access-control-allow-origin")).toBe(EVIL);
+    expect(settings.headers.get("access-control-allow-origin")).toBe(APP);
     const rows = await fetch(
       `${BACKEND_URL}/rest/v1/notes?select=id`,
       fromSite(APP, {
@@ -320,5 +328,228 @@ describe("the APIs keep the CORS the browser clients need", () => {
     expect(rows.status).toBe(401);
     expect(rows.headers.get("access-control-allow-origin")).toBe(APP);
     expect(rows.headers.get("access-control-expose-headers")).toContain("Content-Range");
+  });
+
+  it("another website gets no CORS headers at all, on a preflight or a request", async () => {
+    for (const origin of [EVIL, "null", "http://localhost:5999"]) {
+      const settings = await fetch(
+        `${BACKEND_URL}/auth/v1/settings`,
+        fromSite(origin, { headers: { apikey: PUBLISHABLE_KEY } }),
+      );
+      expect(settings.status).toBe(200);
+      expectNoCors(settings);
+      const preflight = await fetch(
+        `${BACKEND_URL}/rest/v1/notes`,
+        fromSite(origin, {
+          method: "OPTIONS",
+          headers: {
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "apikey, authorization",
+          },
+        }),
+      );
+      expectNoCors(preflight);
+    }
+  });
+});
+
+function expectNoCors(response: Response) {
+  for (const name of [
+    "access-control-allow-origin",
+    "access-control-allow-credentials",
+    "access-control-allow-headers",
+    "access-control-allow-methods",
+    "access-control-expose-headers",
+  ]) {
+    expect(response.headers.get(name), name).toBeNull();
+  }
+}
+
+const privilegedRefusal = {
+  message: "Forbidden use of a service_role or HS256 JWT from another origin",
+  hint: "The local backend accepts the service_role key and tokens signed with its public JWT secret only from servers and from the project's own pages (the origins of auth.site_url and auth.additional_redirect_urls, and [api] cors_origins in supabase/local-backend.toml).",
+};
+
+/** A note of a fresh user's, made as that user: what an attacker would read or change. */
+async function victimNote() {
+  const { client, session } = await signedInClient();
+  const title = `secret ${crypto.randomUUID()}`;
+  const { data, error } = await client.from("notes").insert({ title }).select("id").single();
+  if (error) throw error;
+  return { id: data.id as string, title, user: session.user };
+}
+
+/** An HS256 token over the CLI's public JWT secret, as anyone can mint one. */
+function minted(claims: Record<string, unknown>) {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(new TextEncoder().encode(KEYS.jwtSecret));
+}
+
+describe("the service role from another website (issue 37: any page could read every note)", () => {
+  it("an attacker's page cannot read all notes with the service_role JWT", async () => {
+    const note = await victimNote();
+    const inits: RequestInit[] = [
+      { headers: { apikey: SERVICE_ROLE_KEY } },
+      { headers: { apikey: SERVICE_ROLE_KEY, Authorization: `Bearer ${SERVICE_ROLE_KEY}` } },
+      { headers: { apikey: PUBLISHABLE_KEY, Authorization: `Bearer ${SERVICE_ROLE_KEY}` } },
+    ];
+    for (const origin of [EVIL, "null", "http://localhost:5999"]) {
+      for (const init of inits) {
+        const response = await fetch(
+          `${BACKEND_URL}/rest/v1/notes?select=*`,
+          fromSite(origin, init),
+        );
+        expect(response.status).toBe(401);
+        expectNoCors(response);
+        const text = await response.text();
+        expect(JSON.parse(text)).toEqual(privilegedRefusal);
+        expect(text).not.toContain(note.title);
+      }
+    }
+    // nor through Auth (a user's data as the admin API would give it is local-only anyway)
+    const user = await fetch(
+      `${BACKEND_URL}/auth/v1/user`,
+      fromSite(EVIL, { headers: { apikey: SERVICE_ROLE_KEY } }),
+    );
+    expect(user.status).toBe(401);
+    expect(await user.json()).toEqual(privilegedRefusal);
+  });
+
+  it("nor with any HS256 token signed with the public JWT secret (the victim's, or the service role's)", async () => {
+    const note = await victimNote();
+    const asVictim = await minted({
+      sub: note.user.id,
+      role: "authenticated",
+      aud: "authenticated",
+      aal: "aal2",
+      session_id: crypto.randomUUID(),
+    });
+    const asService = await minted({ role: "service_role" });
+    for (const token of [asVictim, asService, ANON_KEY]) {
+      for (const init of [
+        { headers: { apikey: PUBLISHABLE_KEY, Authorization: `Bearer ${token}` } },
+        { headers: { apikey: ANON_KEY, Authorization: `Bearer ${token}` } },
+      ]) {
+        const response = await fetch(`${BACKEND_URL}/rest/v1/notes?select=*`, fromSite(EVIL, init));
+        expect(response.status).toBe(401);
+        expectNoCors(response);
+        const text = await response.text();
+        expect(JSON.parse(text)).toEqual(privilegedRefusal);
+        expect(text).not.toContain(note.title);
+      }
+    }
+  });
+
+  it("a simple cross-site form POST with ?apikey= changes nothing (no preflight, no CORS needed)", async () => {
+    const note = await victimNote();
+    const form = {
+      method: "POST",
+      body: new URLSearchParams({ title: "written by evil.example" }),
+    };
+    const attempts: Array<[string, Record<string, string>]> = [
+      // a form on the attacker's page
+      [
+        "cross-site form",
+        { Origin: EVIL, "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate" },
+      ],
+      // from a sandboxed frame, or under Referrer-Policy: no-referrer
+      [
+        "Origin: null",
+        { Origin: "null", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate" },
+      ],
+      // an image or a link: a GET with no Origin at all, marked cross-site by the browser
+      ["cross-site, no Origin", { "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors" }],
+      // another page on localhost (same-site, not one of the project's)
+      ["same-site, no Origin", { "Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors" }],
+      // a browser that sends neither header
+      ["no Origin, no Sec-Fetch-*", {}],
+    ];
+    for (const [what, headers] of attempts) {
+      const answer = await raw(
+        `${BACKEND_URL}/rest/v1/notes?apikey=${SERVICE_ROLE_KEY}`,
+        {
+          ...headers,
+          "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0",
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+        form.body.toString(),
+      );
+      expect(answer.status, what).toBe(401);
+      expect(JSON.parse(answer.text), what).toEqual(privilegedRefusal);
+    }
+    // and a GET the same way reads nothing
+    const read = await raw(`${BACKEND_URL}/rest/v1/notes?select=title&apikey=${SERVICE_ROLE_KEY}`, {
+      "Sec-Fetch-Site": "cross-site",
+      "Sec-Fetch-Mode": "no-cors",
+      "Sec-Fetch-Dest": "image",
+      "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0",
+    });
+    expect(read.status).toBe(401);
+    expect(read.text).not.toContain(note.title);
+    const { data } = await adminClient()
+      .from("notes")
+      .select("id")
+      .eq("title", "written by evil.example");
+    expect(data).toEqual([]);
+  });
+
+  it("a DNS-rebinding page (same-origin to itself, no Origin on its GETs) reaches no API", async () => {
+    const note = await victimNote();
+    const host = `rebound.example:${PORT}`;
+    for (const path of [
+      `/rest/v1/notes?select=*&apikey=${SERVICE_ROLE_KEY}`,
+      `/rest/v1/notes?select=*&apikey=${PUBLISHABLE_KEY}`,
+      `/auth/v1/settings?apikey=${PUBLISHABLE_KEY}`,
+      "/auth/v1/.well-known/jwks.json",
+      "/auth/v1/verify?token=x&type=signup",
+    ]) {
+      const answer = await raw(`${BACKEND_URL}${path}`, {
+        Host: host,
+        "Sec-Fetch-Site": "same-origin",
+        apikey: SERVICE_ROLE_KEY,
+      });
+      expect(answer.status, path).toBe(403);
+      expect(JSON.parse(answer.text), path).toEqual({
+        message: 'Forbidden: the local backend does not answer to the host name "rebound.example"',
+        hint: "Open it as http://127.0.0.1 or http://localhost (another name resolving here could be a DNS-rebinding page).",
+      });
+      expect(answer.text).not.toContain(note.title);
+    }
+    // the loopback names and addresses are served
+    for (const name of ["localhost", "127.0.0.1", "[::1]", "app.localhost"]) {
+      const answer = await raw(`${BACKEND_URL}/auth/v1/health?apikey=${PUBLISHABLE_KEY}`, {
+        Host: `${name}:${PORT}`,
+      });
+      expect(answer.status, name).toBe(200);
+    }
+  });
+});
+
+describe("what keeps working with the service role", () => {
+  it("the official client from the app's origin, and a server with no Origin", async () => {
+    const note = await victimNote();
+    for (const origin of [APP, "http://127.0.0.1:5173", undefined]) {
+      const client = createClient(BACKEND_URL, SERVICE_ROLE_KEY, {
+        auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+        global: { headers: origin ? { Origin: origin, "Sec-Fetch-Site": "cross-site" } : {} },
+      });
+      const { data, error } = await client.from("notes").select("title").eq("id", note.id);
+      expect(error, origin).toBeNull();
+      expect(data, origin).toEqual([{ title: note.title }]);
+    }
+    // the developer typing the URL in the address bar (Sec-Fetch-Site: none)
+    const typed = await raw(
+      `${BACKEND_URL}/rest/v1/notes?select=title&id=eq.${note.id}&apikey=${SERVICE_ROLE_KEY}`,
+      {
+        "Sec-Fetch-Site": "none",
+        "Sec-Fetch-Mode": "navigate",
+        "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0",
+      },
+    );
+    expect(typed.status).toBe(200);
+    expect(typed.text).toContain(note.title);
   });
 });

@@ -1,4 +1,4 @@
-import { gateway, JwtRejected, verifyJwt } from "../gateway.ts";
+import { JwtRejected, requestContext } from "../gateway.ts";
 import type { AuthContext } from "./context.ts";
 import { authError } from "./errors.ts";
 import { findSession, type SessionRow } from "./models/sessions.ts";
@@ -8,12 +8,12 @@ import { UUID } from "./validate.ts";
 export type Claims = Record<string, unknown> & { role: string };
 
 /** The bearer JWT's claims (requireAuthentication's first half): 401 without one, 403 bad_jwt. */
-export async function requireClaims(ctx: AuthContext, request: Request): Promise<Claims> {
-  const result = await gateway(request, ctx.keys);
-  const bearer = "bearer" in result ? result.bearer : undefined;
-  if (!bearer) throw authError("noAuthorization");
+export async function requireClaims(_ctx: AuthContext, request: Request): Promise<Claims> {
+  // the gateway picked the bearer and verifies it once (api.ts)
+  const context = requestContext(request);
+  if (!context.bearer) throw authError("noAuthorization");
   try {
-    return await verifyJwt(bearer, ctx.keys, ctx.signingKeys);
+    return await context.claims();
   } catch (error) {
     if (!(error instanceof JwtRejected)) throw error;
     throw authError("badJwt", `invalid JWT: unable to parse or verify signature, ${error.auth}`);

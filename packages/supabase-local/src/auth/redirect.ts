@@ -67,7 +67,7 @@ function isLocalhost(hostname: string): boolean {
 }
 
 /** gobwas/glob with '.' and '/' as separators: '*' and '?' stop at them, '**' does not. */
-function globToRegExp(pattern: string): RegExp {
+export function globToRegExp(pattern: string): RegExp {
   let source = "";
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i] as string;

@@ -1,4 +1,4 @@
-import { clientAddress } from "../client-address.ts";
+import { requestContext } from "../gateway.ts";
 import { BodyTooLarge, readLimitedBody } from "../request-body.ts";
 import { AuthError, authError } from "./errors.ts";
 
@@ -88,8 +88,9 @@ function goKind(kind: Kind): string {
   ];
 }
 
-/** The caller's address: the socket's, or a proxy header only when the backend trusts it
- * (client-address.ts). A client-written X-Forwarded-For alone never counts. */
+/** The caller's address, as the gateway decided it (gateway.ts, client-address.ts): the socket's,
+ * a proxy header only when the backend trusts it, or Sb-Forwarded-For from a server holding the
+ * secret key when local-backend.toml turns it on. A client-written X-Forwarded-For never counts. */
 export function clientIp(request: Request): string {
-  return clientAddress(request);
+  return requestContext(request).clientAddress;
 }

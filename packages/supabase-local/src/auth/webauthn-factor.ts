@@ -7,7 +7,7 @@ import {
   webAuthnCredentialsOf,
 } from "./models/factors.ts";
 import type { UserRow } from "./models/users.ts";
-import type { CeremonySession } from "./models/webauthn-challenges.ts";
+import { type CeremonySession, ceremonyOf } from "./models/webauthn-challenges.ts";
 import {
   creationOptions,
   descriptor,
@@ -66,12 +66,19 @@ export type WebAuthnFactorResult =
     }
   | { type: "request"; factorId: string; signCount: number; response: unknown };
 
-/** The `webauthn` member of a verify request: {type, credential_response}, checked in the real
- * order, then verified against the challenge's ceremony. */
+/**
+ * The `webauthn` member of a verify request: {type, credential_response}, checked in the real
+ * order, then verified against the challenge's ceremony. The answer must be the ceremony the
+ * challenge began: "create" only while the factor is unverified, on a registration challenge;
+ * "request" only on a sign-in challenge. Else a key the attacker just made could "register" in
+ * answer to a sign-in challenge and pass as the second factor (go-webauthn refuses it too: a
+ * sign-in session has no credential parameters; the real service answers that with a 500).
+ */
 export async function verifyWebAuthnFactor(
   ctx: AuthContext,
   db: Db,
   user: UserRow,
+  factor: FactorWithSecret,
   params: Record<string, unknown> | undefined,
   session: CeremonySession,
 ): Promise<WebAuthnFactorResult> {
@@ -84,6 +91,9 @@ export async function verifyWebAuthnFactor(
   if (type === "create") {
     const response = await parseRegistration(raw);
     if (!response) throw authError("credentialResponseInvalid");
+    if (factor.status === "verified" || ceremonyOf(session) !== "registration") {
+      throw authError("webauthnVerificationFailed");
+    }
     const created = await verifyRegistration(rp, session, response);
     if (!created) throw authError("webauthnVerificationFailed");
     return {
@@ -112,6 +122,9 @@ export async function verifyWebAuthnFactor(
   }
   const response = await parseAssertion(raw);
   if (!response) throw authError("credentialResponseInvalid");
+  if (factor.status !== "verified" || ceremonyOf(session) !== "authentication") {
+    throw authError("webauthnVerificationFailed");
+  }
   // ValidateLogin: the credential must be one of the user's WebAuthn factors'.
   const owned = (await webAuthnCredentialsOf(db, user.id)).find(
     (c) => b64urlOf(c.credential.id) === response.id,

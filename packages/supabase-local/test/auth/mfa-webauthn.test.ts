@@ -216,6 +216,92 @@ describe("WebAuthn factors", () => {
     });
   });
 
+  it("refuses a registration made by another key as the answer to a sign-in challenge", async () => {
+    // The attack: with the password only (aal1), ask the verified factor for a challenge (a sign-in
+    // ceremony) and answer it as if enrolling, with a registration by the attacker's own software
+    // key over the given challenge and the site's origin. go-webauthn refuses it (a sign-in
+    // ceremony has no credential parameters to check the new key against).
+    const { email, user, factorId } = await enrolled(new SoftAuthenticator());
+    const low = await aal1Client(email);
+    const ch = await challenge(low, factorId);
+    expect(ch.webauthn.type).toBe("request");
+    const attacker = new SoftAuthenticator();
+    const registration = attacker.create({
+      challenge: ch.webauthn.credential_options.publicKey.challenge,
+      rp: { id: "localhost", name: "Edge Notes" },
+      user: { id: Buffer.from(user.id).toString("base64url"), name: email, displayName: email },
+      pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+    });
+    const response = await call(low, `/factors/${factorId}/verify`, {
+      challenge_id: ch.id,
+      webauthn: { type: "create", credential_response: registration },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      code: "webauthn_verification_failed",
+      message: "Credential verification failed",
+    });
+    expect(await aalOf(low)).toBe("aal1");
+    // The attacker's key was not added to the factor: the factor still signs in with its own key
+    // only, and the challenge went with the attempt.
+    const again = await verify(low, factorId, ch, registration);
+    expect(again.status).toBe(422);
+  });
+
+  it("refuses a registration challenge answered after the factor was verified", async () => {
+    // Two registration challenges of one unverified factor: the first verifies it; a registration
+    // by another key on the second would otherwise raise a session without the factor's key.
+    const { client } = await signedInClient();
+    const { data, error } = await client.auth.mfa.enroll({
+      factorType: "webauthn",
+      friendlyName: "Security key",
+    });
+    if (error) throw error;
+    const first = await challenge(client, data.id);
+    const second = await challenge(client, data.id);
+    expect(second.webauthn.type).toBe("create");
+    const options = first.webauthn.credential_options.publicKey;
+    const ok = await verify(client, data.id, first, new SoftAuthenticator().create(options));
+    expect(ok.status).toBe(200);
+    const late = await verify(
+      client,
+      data.id,
+      second,
+      new SoftAuthenticator().create(second.webauthn.credential_options.publicKey),
+    );
+    expect(late.status).toBe(400);
+    expect(await late.json()).toMatchObject({ code: "webauthn_verification_failed" });
+  });
+
+  it("refuses a sign-in assertion as the answer to an unverified factor's registration", async () => {
+    // The other way round: a second WebAuthn factor, still unverified, answered with an assertion
+    // by the first factor's key, over the registration challenge.
+    const authenticator = new SoftAuthenticator();
+    const { client, factorId: first } = await enrolled(authenticator);
+    const { data, error } = await client.auth.mfa.enroll({
+      factorType: "webauthn",
+      friendlyName: "Second key",
+    });
+    if (error) throw error;
+    const ch = await challenge(client, data.id);
+    expect(ch.webauthn.type).toBe("create");
+    const assertion = authenticator.get({
+      challenge: ch.webauthn.credential_options.publicKey.challenge,
+      rpId: "localhost",
+    });
+    const response = await call(client, `/factors/${data.id}/verify`, {
+      challenge_id: ch.id,
+      webauthn: { type: "request", credential_response: assertion },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "webauthn_verification_failed" });
+    const listed = await client.auth.mfa.listFactors();
+    expect(listed.data?.all.map((f) => [f.id, f.status])).toEqual([
+      [first, "verified"],
+      [data.id, "unverified"],
+    ]);
+  });
+
   it("needs aal2 to unenroll a verified WebAuthn factor", async () => {
     const authenticator = new SoftAuthenticator();
     const { client, email, factorId } = await enrolled(authenticator);

@@ -288,6 +288,40 @@ describe("sign-in", () => {
     expect((await signIn(authenticator)).result.error).toBeNull();
   });
 
+  it("answers a challenge only with its own ceremony", async () => {
+    // A sign-in challenge answered with a new key's registration registers nothing, and a
+    // registration challenge answered with an assertion signs no one in.
+    const { client, user, email } = await signedInClient();
+    const authenticator = new SoftAuthenticator();
+    await register(client, authenticator);
+    const signInStarted = await anonClient().auth.passkey.startAuthentication();
+    const signInOptions = signInStarted.data?.options as unknown as Options;
+    const registration = new SoftAuthenticator().create({
+      challenge: signInOptions.challenge,
+      rp: { id: "localhost", name: "Edge Notes" },
+      user: { id: Buffer.from(user.id).toString("base64url"), name: email, displayName: email },
+    });
+    const registered = await client.auth.passkey.verifyRegistration({
+      challengeId: signInStarted.data?.challenge_id ?? "",
+      credential: registration as never,
+    });
+    expect(registered.error).toMatchObject({ status: 400, code: "webauthn_challenge_not_found" });
+
+    const registrationStarted = await client.auth.passkey.startRegistration();
+    const registrationOptions = registrationStarted.data?.options as unknown as Options;
+    const fresh = anonClient();
+    const signedIn = await fresh.auth.passkey.verifyAuthentication({
+      challengeId: registrationStarted.data?.challenge_id ?? "",
+      credential: authenticator.get({
+        challenge: registrationOptions.challenge,
+        rpId: "localhost",
+      }) as never,
+    });
+    expect(signedIn.error).toMatchObject({ status: 400, code: "webauthn_challenge_not_found" });
+    expect(signedIn.data?.session ?? null).toBeNull();
+    expect(await listed(client)).toHaveLength(1);
+  });
+
   it("refuses a banned user's passkey (403 user_banned)", async () => {
     const { client, user } = await signedInClient();
     const authenticator = new SoftAuthenticator();

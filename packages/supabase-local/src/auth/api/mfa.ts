@@ -399,9 +399,8 @@ async function verifyWebAuthn(
   if (!ceremony) throw authError("challengeNotFound");
   // Used once, whatever the answer.
   await deleteChallenge(ctx.db, challenge.id);
-  const result = await verifyWebAuthnFactor(ctx, ctx.db, caller.user, params, ceremony);
+  const result = await verifyWebAuthnFactor(ctx, ctx.db, caller.user, factor, params, ceremony);
   const newlyVerified = factor.status !== "verified";
-  if (newlyVerified && result.type !== "create") throw authError("webauthnVerificationFailed");
   const body = await ctx.db.transaction(async (tx) => {
     await audit(tx, clientIp(request), caller.user, "verification_attempted", {
       factor_id: factor.id,
@@ -409,11 +408,13 @@ async function verifyWebAuthn(
       factor_type: factor.factor_type,
     });
     if (result.type === "create") {
-      // A verified factor keeps the credential it was registered with.
-      if (newlyVerified) {
-        await markFactorVerified(tx, factor.id);
-        await saveWebAuthnCredential(tx, factor.id, result.credential, result.aaguid);
+      // Only an unverified factor takes a registration (verifyWebAuthnFactor), once: of two
+      // registration challenges answered at the same time, the second finds it verified.
+      if ((await findFactor(tx, factor.id, caller.user.id))?.status !== "unverified") {
+        throw authError("webauthnVerificationFailed");
       }
+      await markFactorVerified(tx, factor.id);
+      await saveWebAuthnCredential(tx, factor.id, result.credential, result.aaguid);
     } else {
       await updateWebAuthnSignCount(tx, result.factorId, result.signCount);
     }

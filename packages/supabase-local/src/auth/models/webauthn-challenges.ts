@@ -1,13 +1,30 @@
 import { type Db, one, run } from "./db.ts";
 
-/** What a ceremony's challenge row remembers (go-webauthn's SessionData, as the real service
- * stores it in session_data). */
+/**
+ * What a ceremony's challenge remembers: go-webauthn's SessionData in its JSON, as the real service
+ * stores it (webauthn_challenges.session_data, mfa_challenges.web_authn_session_data). The ceremony
+ * shows in it as go-webauthn records it: a registration keeps the credential parameters it offered
+ * (`credParams`, which the new key's algorithm must be one of), a sign-in has none and may name
+ * the credentials allowed to answer.
+ */
 export interface CeremonySession {
   challenge: string;
-  relying_party_id: string;
-  /** base64url of the user handle; absent for a discoverable sign-in. */
-  user_id?: string;
+  rpId: string;
+  /** The user handle as Go writes bytes (standard base64); null for a discoverable sign-in. */
+  user_id: string | null;
+  /** A sign-in's allowed credential IDs (standard base64). */
+  allowed_credentials?: string[];
+  /** Zero time: the real service does not enforce go-webauthn's ceremony timeouts. */
+  expires: string;
   userVerification: string;
+  credParams?: { type: "public-key"; alg: number }[];
+}
+
+/** Which ceremony a session began: only a registration has credential parameters. */
+export function ceremonyOf(session: CeremonySession): ChallengeType {
+  return Array.isArray(session.credParams) && session.credParams.length > 0
+    ? "registration"
+    : "authentication";
 }
 
 export type ChallengeType = "registration" | "authentication";

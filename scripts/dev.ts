@@ -4,6 +4,7 @@
 // the browser's libraries) that it had spent waiting for the backend (3.3 s from a fresh clone,
 // making its start snapshot; 0.4 s warm).
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -54,6 +55,20 @@ const config = (() => {
 })();
 const DB_URL = `postgresql://postgres:postgres@127.0.0.1:${config.db.port}/postgres`;
 
+/**
+ * The app's environment: this one, plus the local backend's well-known secret key as the Worker's
+ * SUPABASE_SECRET_KEY (wrangler.toml [secrets]; the Vite plugin reads declared secrets from the
+ * environment), so its rate-limited Auth calls carry the visitor's address as deployed. Not when a
+ * .dev.vars or .env file may point the app at another project: that project's key is its own.
+ */
+function appEnv(): NodeJS.ProcessEnv {
+  const ownSettings = [".dev.vars", ".env", ".env.local"].some((name) =>
+    existsSync(fileURLToPath(new URL(`../${name}`, import.meta.url))),
+  );
+  if (ownSettings || process.env.SUPABASE_SECRET_KEY) return process.env;
+  return { ...process.env, SUPABASE_SECRET_KEY: KEYS.secret };
+}
+
 /** Whether the app's port is free (vite.config.ts: 5173, strictPort). */
 function appPortFree(): Promise<boolean> {
   return new Promise((resolve) => {
@@ -78,7 +93,7 @@ if (!(await appPortFree())) {
 // SIGTERM (a process manager, an editor's stop button, `timeout`) rather than by a Ctrl-C that the
 // terminal sends to every process itself.
 let backend: LocalBackend | undefined;
-const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit", detached: true });
+const app = spawn("npm", ["run", "dev:app"], { stdio: "inherit", detached: true, env: appEnv() });
 function stopApp() {
   try {
     if (app.pid !== undefined) process.kill(-app.pid, "SIGTERM");

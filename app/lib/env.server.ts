@@ -2,15 +2,21 @@ import { z } from "zod";
 import type { PublicEnv } from "./public-env";
 
 /**
- * The Supabase project the app talks to, read from the Worker's bindings (wrangler.toml [vars]) by
- * the Worker entry, once per request; everything else reads it from the request context
- * (getSupabaseEnv in worker-context.server.ts).
+ * The Supabase project the app talks to, read from the Worker's bindings (wrangler.toml [vars] and
+ * the secret SUPABASE_SECRET_KEY) by the Worker entry, once per request; everything else reads it
+ * from the request context (getSupabaseEnv in worker-context.server.ts).
  */
 export interface SupabaseEnv {
   /** Project URL, e.g. https://abc.supabase.co or http://127.0.0.1:54321 (no trailing slash). */
   url: string;
   /** Publishable key (sb_publishable_…) or, for older projects, the legacy anon JWT. */
   publishableKey: string;
+  /**
+   * The project's secret key (sb_secret_…, a Wrangler secret): only ever on the rate-limited Auth
+   * calls, which then carry the visitor's address (auth-fetch.server.ts). Never on data calls,
+   * never in loader data, pages or logs. Undefined: limits count the Worker, not people.
+   */
+  secretKey?: string;
 }
 
 const schema = z.object({
@@ -21,6 +27,15 @@ const schema = z.object({
   SUPABASE_PUBLISHABLE_KEY: z.string().trim().optional(),
   /** Accepted for projects that still use the legacy anon key. */
   SUPABASE_ANON_KEY: z.string().trim().optional(),
+  // Only a secret key may carry Sb-Forwarded-For through the hosted gateway: the legacy
+  // service_role JWT would be ignored there and is refused here. (The message never echoes it.)
+  SUPABASE_SECRET_KEY: z
+    .string()
+    .trim()
+    .refine((key) => key === "" || key.startsWith("sb_secret_"), {
+      error: "SUPABASE_SECRET_KEY must be the project's secret key (sb_secret_…)",
+    })
+    .optional(),
 });
 
 /**
@@ -56,14 +71,19 @@ function validate(bindings: Env): SupabaseEnv {
   if (!parsed.success) {
     throw new Error(`Invalid Worker configuration: ${parsed.error.issues[0]?.message}`);
   }
-  const { SUPABASE_URL, SUPABASE_PUBLISHABLE_KEY, SUPABASE_ANON_KEY } = parsed.data;
+  const { SUPABASE_URL, SUPABASE_PUBLISHABLE_KEY, SUPABASE_ANON_KEY, SUPABASE_SECRET_KEY } =
+    parsed.data;
   const publishableKey = SUPABASE_PUBLISHABLE_KEY || SUPABASE_ANON_KEY;
   if (!publishableKey) {
     throw new Error(
       "Invalid Worker configuration: set SUPABASE_PUBLISHABLE_KEY (or the legacy SUPABASE_ANON_KEY)",
     );
   }
-  return { url: SUPABASE_URL.replace(/\/+$/, ""), publishableKey };
+  return {
+    url: SUPABASE_URL.replace(/\/+$/, ""),
+    publishableKey,
+    ...(SUPABASE_SECRET_KEY ? { secretKey: SUPABASE_SECRET_KEY } : {}),
+  };
 }
 
 export function toPublicEnv(env: SupabaseEnv): PublicEnv {

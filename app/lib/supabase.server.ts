@@ -1,6 +1,7 @@
 import { createServerClient } from "@supabase/ssr";
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { AuthCookieJar, authCookieOptions, readRequestCookies } from "./auth-cookies.server";
+import { createAuthFetch } from "./auth-fetch.server";
 import { type BackendFetch, createBackendFetch } from "./backend-fetch.server";
 import type { Database } from "./database.types";
 import type { SupabaseEnv } from "./env.server";
@@ -15,7 +16,7 @@ export interface ServerSupabase {
 }
 
 export interface ServerSupabaseOptions {
-  /** The fetch under the timeout wrapper (tests pass a counting or failing one). */
+  /** The fetch under the timeout and Auth wrappers (tests pass a counting or failing one). */
   fetch?: typeof fetch;
   timeoutMs?: number;
 }
@@ -34,7 +35,13 @@ export function createSupabaseServerClient(
   options: ServerSupabaseOptions = {},
 ): ServerSupabase {
   const cookies = new AuthCookieJar();
-  const backend = createBackendFetch(options);
+  // Under the timeout, the rate-limited Auth calls swap in the secret key and the visitor's address
+  // (auth-fetch.server.ts); the client itself is built with the publishable key, so data, Storage
+  // and Realtime calls never carry the secret key.
+  const backend = createBackendFetch({
+    timeoutMs: options.timeoutMs,
+    fetch: createAuthFetch(options.fetch ?? globalThis.fetch, env, request),
+  });
   const secure = new URL(request.url).protocol === "https:";
   const supabase = createServerClient<Database>(env.url, env.publishableKey, {
     cookieOptions: authCookieOptions(secure),
@@ -42,8 +49,8 @@ export function createSupabaseServerClient(
       getAll: () => readRequestCookies(request),
       setAll: cookies.setAll,
     },
-    // The browser's User-Agent travels on, so the session the auth server records names the
-    // device (auth.sessions.user_agent, shown on /account/sessions), not the Worker.
+    // The browser's User-Agent travels on the calls that are not rate-limited (the rate-limited
+    // ones carry the secret key, which the gateway refuses from a browser's User-Agent).
     global: { fetch: backend.fetch, headers: browserAgent(request) },
     // Each PKCE flow (sign-up, magic link, recovery, OAuth) keeps its own verifier cookie and its
     // redirect carries `sb_flow_id`, so /auth/callback exchanges with that flow's verifier: a

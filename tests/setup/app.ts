@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SECRET_KEY } from "../support/backend.ts";
 import type { WorkerServer } from "../support/workerd.ts";
 
 export const APP_PORT = Number(process.env.TEST_APP_PORT ?? 5179);
@@ -31,7 +32,9 @@ export default async function setup() {
     await buildAppIfChanged();
     return serveBuild({
       port: APP_PORT,
-      vars: { SUPABASE_URL: `http://127.0.0.1:${BACKEND_PORT}` },
+      // The local backend's well-known secret key, as `npm run dev` hands it (wrangler.toml
+      // [secrets]): the Worker's rate-limited Auth calls carry it with the visitor's address.
+      vars: { SUPABASE_URL: `http://127.0.0.1:${BACKEND_PORT}`, SUPABASE_SECRET_KEY: SECRET_KEY },
     });
   })().then(
     (server) => {

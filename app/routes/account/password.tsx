@@ -53,7 +53,7 @@ export async function action({ request, context }: Route.ActionArgs) {
       "no_email",
     );
   }
-  const wrong = await checkCurrentPassword(context, email, currentPassword);
+  const wrong = await checkCurrentPassword(context, request, email, currentPassword);
   if (wrong) {
     if (wrong.code === "invalid_credentials") {
       return formRefusal(WRONG_CURRENT, 400, "invalid_credentials", values, "currentPassword");

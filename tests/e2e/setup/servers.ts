@@ -121,7 +121,11 @@ async function startApp(stack: Stack, apps: Preview[], restarts = 0) {
   });
   const app = startPreview({
     port: stack.appPort,
-    vars: { SUPABASE_URL: stack.backendUrl },
+    // (the local backend's well-known secret key, for the Worker's rate-limited Auth calls)
+    vars: {
+      SUPABASE_URL: stack.backendUrl,
+      ...(stack.backend ? { SUPABASE_SECRET_KEY: SECRET_KEY } : {}),
+    },
     onOutput: (chunk) => log.write(chunk),
   });
   apps.push(app);

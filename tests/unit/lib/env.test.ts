@@ -34,8 +34,31 @@ describe("readSupabaseEnv", () => {
     expect(() => readSupabaseEnv(env(values))).toThrow(message);
   });
 
+  it("reads the secret key (a Wrangler secret), and refuses anything but an sb_secret_ key without echoing it", () => {
+    const base = { SUPABASE_URL: "https://abc.supabase.co", SUPABASE_PUBLISHABLE_KEY: "k" };
+    expect(readSupabaseEnv(env({ ...base, SUPABASE_SECRET_KEY: " sb_secret_abc " }))).toEqual({
+      url: "https://abc.supabase.co",
+      publishableKey: "k",
+      secretKey: "sb_secret_abc",
+    });
+    expect(readSupabaseEnv(env({ ...base, SUPABASE_SECRET_KEY: "" }))).not.toHaveProperty(
+      "secretKey",
+    );
+    const legacy = "eyJhbGciOiJIUzI1NiJ9.service_role.sig";
+    const parsed = parseSupabaseEnv(env({ ...base, SUPABASE_SECRET_KEY: legacy }));
+    expect(parsed).toBeInstanceOf(Error);
+    expect(String(parsed)).toMatch(/SUPABASE_SECRET_KEY must be the project's secret key/);
+    expect(String(parsed)).not.toContain(legacy);
+  });
+
   it("exposes only the URL and publishable key to the browser", () => {
-    expect(toPublicEnv({ url: "https://abc.supabase.co", publishableKey: "k" })).toEqual({
+    expect(
+      toPublicEnv({
+        url: "https://abc.supabase.co",
+        publishableKey: "k",
+        secretKey: "sb_secret_x",
+      }),
+    ).toEqual({
       SUPABASE_URL: "https://abc.supabase.co",
       SUPABASE_PUBLISHABLE_KEY: "k",
     });

@@ -17,17 +17,23 @@
 //   aal guard's message (private.require_aal());
 // - an anonymous session must get 403 42501 with private.require_permanent_user()'s message;
 // - the publishable key alone (role anon) must get 401 42501;
+// - a signed-out aal2 session of the owner must get the data API's pre-request refusal (401 PT401,
+//   private.require_live_session()), and, called in SQL as that session without the pre-request
+//   (as any other client of the database would call it), the function's own guard must raise the
+//   same PT401;
 // - and no table in public or private (nor auth.sessions, auth.refresh_tokens) may differ afterwards.
 // Separately, no function in an exposed schema may be executable by PUBLIC, nor by anon unless it
-// is listed in ANON_EXECUTABLE (none is). The last test adds offending functions to the live
-// database and checks that this audit reports each one.
+// is listed in ANON_EXECUTABLE (none is); in `private`, anon may execute no security definer
+// function but the pre-request's. The last test adds offending functions to the live database and
+// checks that this audit reports each one.
 //
 // It runs on a backend of its own (in memory, no test fixtures: exactly the app's migrations),
 // with anonymous sign-ins on as a hosted project might have them.
+import type { SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PASSWORD, PUBLISHABLE_KEY } from "../support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
-import { aalOf, enrollVerifiedTotp } from "../support/mfa.ts";
+import { aalOf, enrollVerifiedTotp, totpCode } from "../support/mfa.ts";
 
 const AAL_REFUSAL = {
   code: "42501",
@@ -36,6 +42,11 @@ const AAL_REFUSAL = {
 const ANONYMOUS_REFUSAL = {
   code: "42501",
   message: "Anonymous users cannot do this: sign up with an email address first",
+};
+/** A session that was signed out (20261127000400_ended_sessions_signed_out_at_once.sql). */
+const SESSION_ENDED = {
+  code: "PT401",
+  message: "Session from session_id claim in JWT does not exist",
 };
 
 /** Functions that requests with only the publishable key (role anon) may call on purpose. */
@@ -93,13 +104,13 @@ let noteId: string;
 let recipientEmail: string;
 /** the owner's aal2 session (a function argument named *session* gets it) */
 let ownerSessionId: string;
-/** access tokens: the owner at aal2 and aal1, an anonymous user */
-let tokens: { aal2: string; aal1: string; anonymous: string };
+/** access tokens: the owner at aal2 and aal1, an anonymous user, the owner's signed-out aal2 session */
+let tokens: { aal2: string; aal1: string; anonymous: string; ended: string };
 
 beforeAll(async () => {
   local = await memoryBackend({ auth: { enableAnonymousSignIns: true } });
   const owner = await local.signedIn();
-  await enrollVerifiedTotp(owner.client);
+  const totp = await enrollVerifiedTotp(owner.client);
   expect(await aalOf(owner.client)).toBe("aal2");
   const note = await owner.client
     .from("notes")
@@ -109,6 +120,27 @@ beforeAll(async () => {
   if (note.error) throw note.error;
   noteId = note.data.id;
   recipientEmail = (await local.signedIn()).email;
+  const token = async (c: SupabaseClient) =>
+    (await c.auth.getSession()).data.session?.access_token ?? "";
+
+  // The owner on another device, at aal2, then signed out there: its token is still unexpired.
+  // (Before the aal1 sign-in below: verifying a factor ends the user's aal1 sessions.)
+  const laterSignedOut = local.client();
+  const again = await laterSignedOut.auth.signInWithPassword({
+    email: owner.email,
+    password: PASSWORD,
+  });
+  if (again.error) throw again.error;
+  const stepUp = await laterSignedOut.auth.mfa.challengeAndVerify({
+    factorId: totp.factorId,
+    // the next period's code: the one that verified the factor may not be used again
+    code: totpCode(totp.secret, 30),
+  });
+  if (stepUp.error) throw stepUp.error;
+  expect(await aalOf(laterSignedOut)).toBe("aal2");
+  const ended = await token(laterSignedOut);
+  const signOut = await laterSignedOut.auth.signOut({ scope: "local" });
+  if (signOut.error) throw signOut.error;
 
   // The attacker knows the password only: a password sign-in of the same user is aal1.
   const passwordOnly = local.client();
@@ -121,13 +153,12 @@ beforeAll(async () => {
   const anonymous = local.client();
   const anonSignIn = await anonymous.auth.signInAnonymously();
   if (anonSignIn.error) throw anonSignIn.error;
-  const token = async (c: typeof passwordOnly) =>
-    (await c.auth.getSession()).data.session?.access_token ?? "";
   ownerSessionId = claimsOf(await token(owner.client)).session_id as string;
   tokens = {
     aal2: await token(owner.client),
     aal1: await token(passwordOnly),
     anonymous: await token(anonymous),
+    ended,
   };
 }, 60_000);
 
@@ -191,6 +222,41 @@ async function rpc(r: Routine, args: Record<string, unknown>, token?: string, pr
 }
 
 /**
+ * Calls the function in SQL as the session of `token` (role authenticated, its claims), as any
+ * client of the database other than the data API would: no pre-request runs, so only the
+ * function's own guard stands between it and its body. The arguments travel as JSON and are cast
+ * to the signature's types. Returns the error it raised, or null when it ran.
+ */
+async function callInSql(r: Routine, args: Record<string, unknown>, token: string) {
+  const named = r.args.map((a, i) => {
+    const json = `$${i + 1}::jsonb`;
+    const value = a.type.endsWith("[]")
+      ? `array(select jsonb_array_elements_text(${json}))`
+      : a.type === "json" || a.type === "jsonb"
+        ? json
+        : `(${json} #>> '{}')`;
+    return `"${a.name}" => ${value}::${a.type}`;
+  });
+  try {
+    await local.backend.db.transaction(async (tx) => {
+      await tx.query(
+        `select set_config('role', 'authenticated', true),
+                set_config('request.jwt.claims', $1, true)`,
+        [JSON.stringify(claimsOf(token))],
+      );
+      await tx.query(
+        `select "${r.schema}"."${r.name}"(${named.join(", ")})`,
+        r.args.map((a) => JSON.stringify(args[a.name])),
+      );
+    });
+    return null;
+  } catch (error) {
+    const e = error as { code?: string; message?: string };
+    return { code: e.code, message: e.message };
+  }
+}
+
+/**
  * A digest of every row of every table in public and private, and of the auth tables the
  * functions may touch (sessions, refresh tokens), as the superuser.
  */
@@ -216,6 +282,22 @@ async function catalogue(): Promise<Routine[]> {
     local.backend.config.api.schemas,
   ]);
   return rows;
+}
+
+/**
+ * The security definer functions of `private` that anon may execute (not triggers, which cannot be
+ * called). anon has usage on the schema only for the data API's pre-request function; any other
+ * such function would run as its owner for a request with no session at all.
+ */
+async function anonInPrivate(): Promise<string[]> {
+  const { rows } = await local.backend.db.query<{ f: string }>(
+    `select p.oid::regprocedure::text as f from pg_proc p
+     where p.pronamespace = 'private'::regnamespace and p.prosecdef
+       and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype)
+       and has_function_privilege('anon', p.oid, 'EXECUTE')
+     order by 1`,
+  );
+  return rows.map((r) => r.f);
 }
 
 /** The audit: what is wrong with the exposed functions (empty when all is well). */
@@ -244,14 +326,21 @@ async function audit(): Promise<{ called: string[]; failures: string[] }> {
     for (const [who, token, status, expected] of [
       ["aal1", tokens.aal1, 403, AAL_REFUSAL],
       ["anonymous", tokens.anonymous, 403, ANONYMOUS_REFUSAL],
-      ["anon key", undefined, 401, undefined],
+      ["anon key", undefined, 401, { code: "42501", message: undefined }],
+      ["ended session", tokens.ended, 401, SESSION_ENDED],
     ] as const) {
       const call = await rpc(r, args, token);
       const refused =
         call.status === status &&
-        call.code === "42501" &&
-        (!expected || call.message === expected.message);
+        call.code === expected.code &&
+        (!expected.message || call.message === expected.message);
       if (!refused) failures.push(`${id}: ${who} call not refused (${call.status} ${call.text})`);
+    }
+    const inSql = await callInSql(r, args, tokens.ended);
+    if (inSql?.code !== SESSION_ENDED.code || inSql.message !== SESSION_ENDED.message) {
+      failures.push(
+        `${id}: ended session call in SQL (no pre-request) not refused (${JSON.stringify(inSql)})`,
+      );
     }
     const after = await fingerprint();
     const changed = Object.keys(after).filter((t) => after[t] !== before[t]);
@@ -261,7 +350,7 @@ async function audit(): Promise<{ called: string[]; failures: string[] }> {
 }
 
 describe("functions exposed through the data API (from the catalogue)", () => {
-  test("each refuses aal1 sessions of a user with a second factor, anonymous users and anon, changing nothing", async () => {
+  test("each refuses aal1 sessions of a user with a second factor, anonymous users, anon and ended sessions, changing nothing", async () => {
     const { called, failures } = await audit();
     // A floor, so a catalogue query that finds nothing cannot pass: the app's own RPCs.
     expect(called).toEqual(
@@ -269,12 +358,15 @@ describe("functions exposed through the data API (from the catalogue)", () => {
         "public.end_my_session(uuid)",
         "public.list_my_sessions()",
         "public.list_note_shares(uuid)",
-        "public.record_security_event(text,jsonb)",
         "public.set_note_tags(uuid,text[])",
         "public.share_note(uuid,text)",
       ]),
     );
     expect(failures).toEqual([]);
+  });
+
+  test("in private, anon may execute only the pre-request's security definer function", async () => {
+    expect(await anonInPrivate()).toEqual(["private.require_live_session()"]);
   });
 
   test("the audit reports a function without the guards, and ones executable by anon or PUBLIC", async () => {
@@ -289,6 +381,8 @@ describe("functions exposed through the data API (from the catalogue)", () => {
       create function public.catalogue_probe_open() returns int language sql as $$ select 1 $$;
       grant execute on function public.catalogue_probe_open() to anon;
       create function private.catalogue_probe_unexposed() returns int language sql as $$ select 1 $$;
+      create function private.catalogue_probe_definer() returns int
+        language sql security definer set search_path = '' as $$ select 1 $$;
       NOTIFY pgrst, 'reload schema';
     `);
     try {
@@ -303,9 +397,12 @@ describe("functions exposed through the data API (from the catalogue)", () => {
       const { called, failures } = await audit();
       expect(called).not.toContain("private.catalogue_probe_unexposed()");
       const about = (name: string) => failures.filter((f) => f.startsWith(`public.${name}`));
+      // Through the data API the pre-request refuses the ended session before any function runs;
+      // called in SQL, nothing does.
       expect(about("catalogue_probe_unguarded(uuid)")).toEqual([
         expect.stringMatching(/aal1 call not refused \(200 /),
         expect.stringMatching(/anonymous call not refused \(200 /),
+        expect.stringMatching(/ended session call in SQL \(no pre-request\) not refused \(null\)/),
         expect.stringContaining("refused calls changed public.notes"),
       ]);
       expect(about("catalogue_probe_open()")).toEqual(
@@ -318,11 +415,16 @@ describe("functions exposed through the data API (from the catalogue)", () => {
       );
       // Nothing else: the app's functions still pass.
       expect(failures.filter((f) => !f.includes("catalogue_probe_"))).toEqual([]);
+      expect(await anonInPrivate()).toEqual([
+        "private.catalogue_probe_definer()",
+        "private.require_live_session()",
+      ]);
     } finally {
       await db.exec(`
         drop function public.catalogue_probe_unguarded(uuid);
         drop function public.catalogue_probe_open();
         drop function private.catalogue_probe_unexposed();
+        drop function private.catalogue_probe_definer();
       `);
     }
   });

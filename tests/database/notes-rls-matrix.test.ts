@@ -6,15 +6,19 @@
 // counts as refused, and no refused cell may leak a row or answer 5xx.
 //
 // The owner has a verified TOTP factor: "owner" is their aal2 session, "aal1" the same user signed
-// in with the password only. It runs on a backend of its own with anonymous sign-ins on (as a
-// hosted project might have them; config.toml has them off), for the "anonymous" row.
-import type { SupabaseClient } from "@supabase/supabase-js";
+// in with the password only, "ended" another aal2 session of theirs that signed out (its access
+// token is still unexpired). The data API refuses "ended" before it runs anything (db_pre_request);
+// the last part of the file switches the pre-request off to show that the restrictive policies
+// alone refuse it too, and checks from the catalogue that every table carries both rules. It runs
+// on a backend of its own with anonymous sign-ins on (as a hosted project might have them;
+// config.toml has them off), for the "anonymous" row.
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { PASSWORD } from "../support/backend.ts";
+import { PASSWORD, PUBLISHABLE_KEY } from "../support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
-import { aalOf, enrollVerifiedTotp } from "../support/mfa.ts";
+import { aalOf, enrollVerifiedTotp, totpCode } from "../support/mfa.ts";
 
-type Actor = "anon" | "owner" | "aal1" | "other" | "recipient" | "anonymous" | "service";
+type Actor = "anon" | "owner" | "aal1" | "ended" | "other" | "recipient" | "anonymous" | "service";
 type Op = "select" | "insert" | "update" | "delete";
 type Table = "profiles" | "notes" | "tags" | "note_tags" | "note_shares";
 
@@ -24,13 +28,14 @@ const ALL: Op[] = ["select", "insert", "update", "delete"];
  * The whole policy in one table. Shares are only made by share_note() (so no one but the service
  * role inserts into note_shares directly) and are removed by the owner or by the recipient; tags
  * and note links are never updated, only replaced; profiles come from the sign-up trigger and go
- * with the user. The owner's aal1 session and anonymous users reach nothing.
+ * with the user. The owner's aal1 session, their ended session and anonymous users reach nothing.
  */
 const EXPECTED: Record<Table, Record<Actor, Op[]>> = {
   profiles: {
     anon: [],
     owner: ["select", "update"],
     aal1: [],
+    ended: [],
     other: [],
     recipient: ["select"],
     anonymous: [],
@@ -40,6 +45,7 @@ const EXPECTED: Record<Table, Record<Actor, Op[]>> = {
     anon: [],
     owner: ALL,
     aal1: [],
+    ended: [],
     other: [],
     recipient: ["select"],
     anonymous: [],
@@ -49,6 +55,7 @@ const EXPECTED: Record<Table, Record<Actor, Op[]>> = {
     anon: [],
     owner: ["select", "insert", "delete"],
     aal1: [],
+    ended: [],
     other: [],
     recipient: [],
     anonymous: [],
@@ -58,6 +65,7 @@ const EXPECTED: Record<Table, Record<Actor, Op[]>> = {
     anon: [],
     owner: ["select", "insert", "delete"],
     aal1: [],
+    ended: [],
     other: [],
     recipient: [],
     anonymous: [],
@@ -67,6 +75,7 @@ const EXPECTED: Record<Table, Record<Actor, Op[]>> = {
     anon: [],
     owner: ["select", "delete"],
     aal1: [],
+    ended: [],
     other: [],
     recipient: ["select", "delete"],
     anonymous: [],
@@ -100,7 +109,9 @@ beforeAll(async () => {
     email: p.email,
     client: p.client,
   })) as [Person, Person, Person];
-  await enrollVerifiedTotp(owner.client);
+  const totp = await enrollVerifiedTotp(owner.client);
+  // (Before the aal1 sign-in: verifying a factor ends the user's aal1 sessions.)
+  const ended = await signedOutSession(owner.email, totp);
   const aal1 = local.client();
   const signIn = await aal1.auth.signInWithPassword({ email: owner.email, password: PASSWORD });
   if (signIn.error) throw signIn.error;
@@ -113,6 +124,7 @@ beforeAll(async () => {
     anon: local.client(),
     owner: owner.client,
     aal1,
+    ended,
     other: other.client,
     recipient: recipient.client,
     anonymous,
@@ -121,6 +133,29 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => local?.close());
+
+/**
+ * The owner on another device, stepped up to aal2 and then signed out there: a client that keeps
+ * sending that session's access token, as a copy of it would.
+ */
+async function signedOutSession(email: string, totp: { factorId: string; secret: string }) {
+  const device = local.client();
+  const signIn = await device.auth.signInWithPassword({ email, password: PASSWORD });
+  if (signIn.error) throw signIn.error;
+  const stepUp = await device.auth.mfa.challengeAndVerify({
+    factorId: totp.factorId,
+    // the next period's code: the one that verified the factor may not be used again
+    code: totpCode(totp.secret, 30),
+  });
+  if (stepUp.error) throw stepUp.error;
+  const token = (await device.auth.getSession()).data.session?.access_token ?? "";
+  const signOut = await device.auth.signOut({ scope: "local" });
+  if (signOut.error) throw signOut.error;
+  return createClient(local.backend.url, PUBLISHABLE_KEY, {
+    auth: { persistSession: false, autoRefreshToken: false },
+    global: { fetch: local.fetch, headers: { Authorization: `Bearer ${token}` } },
+  });
+}
 
 /** The owner's rows one cell works on: a note with a tag, shared with the recipient, + a spare tag. */
 interface World {
@@ -315,7 +350,16 @@ async function attempt(table: Table, actor: Actor, op: Op): Promise<boolean> {
 }
 
 const TABLES = Object.keys(EXPECTED) as Table[];
-const ACTORS: Actor[] = ["anon", "owner", "aal1", "other", "recipient", "anonymous", "service"];
+const ACTORS: Actor[] = [
+  "anon",
+  "owner",
+  "aal1",
+  "ended",
+  "other",
+  "recipient",
+  "anonymous",
+  "service",
+];
 
 describe.each(TABLES)("%s", (table) => {
   test.each(ACTORS)("%s", async (actor) => {
@@ -364,5 +408,99 @@ describe("no leak through listing", () => {
       config: "english",
     });
     expect(found.data).toEqual([]);
+  });
+});
+
+describe("ended sessions without the pre-request: the restrictive policies alone", () => {
+  /** The authenticator role's db_pre_request, as the migrations set it. */
+  let preRequest: string;
+
+  /** Waits until the data API has read the configuration (NOTIFY pgrst, 'reload config'). */
+  async function untilEndedSessionGets(status: number) {
+    for (let i = 0; i < 50; i++) {
+      if ((await clients.ended.from("notes").select("id")).status === status) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`the ended session never got ${status}`);
+  }
+
+  beforeAll(async () => {
+    const { rows } = await local.backend.db.query<{ value: string }>(
+      `select substr(s, length('pgrst.db_pre_request=') + 1) as value
+       from pg_db_role_setting d, unnest(d.setconfig) s
+       where d.setrole = 'authenticator'::regrole and s like 'pgrst.db_pre_request=%'`,
+    );
+    preRequest = rows[0]?.value ?? "";
+    expect(preRequest).toBe("private.require_live_session");
+    await untilEndedSessionGets(401);
+    await local.backend.db.exec(`alter role authenticator reset pgrst.db_pre_request;
+      notify pgrst, 'reload config';`);
+    await untilEndedSessionGets(200);
+  });
+
+  afterAll(async () => {
+    // This worker's later test files share the database: put the setting back.
+    await local.backend.db.exec(`alter role authenticator set pgrst.db_pre_request = '${preRequest}';
+      notify pgrst, 'reload config';`);
+    await untilEndedSessionGets(401);
+  });
+
+  test.each(TABLES)("%s: the ended session reads nothing and writes nothing", async (table) => {
+    const succeeded: Op[] = [];
+    for (const op of ALL) if (await attempt(table, "ended", op)) succeeded.push(op);
+    expect(succeeded).toEqual([]);
+  });
+
+  test("listing every table shows the ended session none of the owner's rows", async () => {
+    await world();
+    for (const table of [...TABLES, "security_events"] as const) {
+      const columns = table === "note_shares" ? "note_id, owner_id, shared_with_email" : "*";
+      const listed = await clients.ended.from(table).select(columns);
+      expect(listed.status, table).toBe(200);
+      expect(listed.data, table).toEqual([]);
+    }
+  });
+});
+
+describe("every app table carries the rules (from the catalogue)", () => {
+  test("RLS on, with restrictive policies for the aal2 rule, anonymous users and ended sessions", async () => {
+    const { rows } = await local.backend.db.query<{ table: string; missing: string[] }>(
+      `select format('%I.%I', n.nspname, c.relname) as table,
+              array_remove(array[
+                case when not c.relrowsecurity then 'row level security' end,
+                case when not exists (
+                  select 1 from pg_policies p
+                  where p.schemaname = n.nspname and p.tablename = c.relname
+                    and p.permissive = 'RESTRICTIVE' and p.cmd = 'ALL'
+                    and p.roles @> array['authenticated']::name[]
+                    and p.qual like '%private.aal_satisfied()%'
+                    and p.with_check like '%private.aal_satisfied()%'
+                ) then 'aal2 rule' end,
+                case when not exists (
+                  select 1 from pg_policies p
+                  where p.schemaname = n.nspname and p.tablename = c.relname
+                    and p.permissive = 'RESTRICTIVE' and p.cmd = 'ALL'
+                    and p.roles @> array['authenticated']::name[]
+                    and p.qual like '%is_anonymous%' and p.with_check like '%is_anonymous%'
+                ) then 'anonymous users' end,
+                case when not exists (
+                  select 1 from pg_policies p
+                  where p.schemaname = n.nspname and p.tablename = c.relname
+                    and p.permissive = 'RESTRICTIVE' and p.cmd = 'ALL'
+                    and p.roles @> array['authenticated']::name[]
+                    and p.qual like '%( SELECT private.session_is_alive() AS session_is_alive)%'
+                    and p.with_check like '%( SELECT private.session_is_alive() AS session_is_alive)%'
+                ) then 'ended sessions' end
+              ], null) as missing
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       where c.relkind in ('r', 'p') and n.nspname = any($1)
+       order by 1`,
+      [local.backend.config.api.schemas],
+    );
+    // A floor, so a query that finds nothing cannot pass.
+    expect(rows.map((r) => r.table)).toEqual(
+      expect.arrayContaining([...TABLES.map((t) => `public.${t}`), "public.security_events"]),
+    );
+    expect(rows.filter((r) => r.missing.length > 0)).toEqual([]);
   });
 });

@@ -324,12 +324,15 @@ export function fromDatabaseError(error: unknown, authenticated: boolean): RestE
   if (pg.code === "PGRST") return raisedResponse(pg);
   if (typeof pg.code === "string" && /^[0-9A-Z]{5}$/.test(pg.code)) {
     const message = pg.message ?? "";
+    const status = statusForSqlState(pg.code, message, authenticated);
     return new RestError(
-      statusForSqlState(pg.code, message, authenticated),
+      status,
       pg.code,
       message,
       pg.detail ?? null,
       pg.hint ?? null,
+      // PostgREST adds this to every database error it answers with 401 (42501 as anon, PT401…)
+      status === 401 ? { "WWW-Authenticate": "Bearer" } : {},
     );
   }
   return new RestError(500, "PGRSTX00", error instanceof Error ? error.message : String(error));

@@ -16,6 +16,7 @@ import {
   memoryBackend,
   workerDatabase,
 } from "../../../tests/support/memory-backend.ts";
+import { clientIp } from "../src/auth/request.ts";
 import { createLocalBackend, type LocalBackend } from "../src/server.ts";
 
 const overRequestLimit = {
@@ -269,3 +270,11 @@ function recoverWith(local: MemoryBackend, headers: Record<string, string>) {
     body: JSON.stringify({ email: randomEmail("nobody") }),
   });
 }
+
+describe("the address travels with the request the gateway saw", () => {
+  it("a Request the gateway never saw has no address: reading it throws, never 127.0.0.1", () => {
+    // (a copy made after the gateway, say: it must not quietly share one bucket with every caller)
+    const copy = new Request("http://127.0.0.1:54321/auth/v1/token?grant_type=password");
+    expect(() => clientIp(copy)).toThrow(/did not pass the gateway/);
+  });
+});

@@ -108,6 +108,9 @@ describe("the API keys", () => {
         headers: { apikey: key },
       });
       expect(rest.status).toBe(200);
+      // Kong's hide_credentials: the data API never sees ?apikey= (PostgREST would read a filter)
+      const query = await fetch(`${BACKEND_URL}/rest/v1/notes?select=id&limit=1&apikey=${key}`);
+      expect(query.status).toBe(200);
     }
   });
 

@@ -500,6 +500,7 @@ describe("the service role from another website (issue 37: any page could read e
     const note = await victimNote();
     const host = `rebound.example:${PORT}`;
     for (const path of [
+      "/rest/v1/notes?select=*",
       `/rest/v1/notes?select=*&apikey=${SERVICE_ROLE_KEY}`,
       `/rest/v1/notes?select=*&apikey=${PUBLISHABLE_KEY}`,
       `/auth/v1/settings?apikey=${PUBLISHABLE_KEY}`,

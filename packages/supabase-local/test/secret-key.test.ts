@@ -1,6 +1,7 @@
 // Secret keys (sb_secret_…) from browsers get the hosted gateway's 401, told by a browser's
 // User-Agent (and here by an Origin header); servers keep using them. The legacy service_role JWT
-// is not refused, as on the hosted service.
+// is not refused from the project's own pages, as on the hosted service (from other websites it is:
+// local-only.test.ts).
 import { createClient } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
 import {
@@ -85,7 +86,7 @@ describe("what keeps working", () => {
     expect((await server.from("notes").select("id").limit(1)).error).toBeNull();
   });
 
-  it("the legacy service_role JWT from a browser (the hosted service does not refuse it)", async () => {
+  it("the legacy service_role JWT from a browser on the app's origin (the hosted service does not refuse it)", async () => {
     const response = await fetch(`${BACKEND_URL}/rest/v1/notes?select=id&limit=1`, {
       headers: { apikey: SERVICE_ROLE_KEY, "User-Agent": CHROME, Origin: APP },
     });

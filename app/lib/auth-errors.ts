@@ -219,7 +219,14 @@ function weakPasswordMessage(reasons: string[]): string {
 }
 
 /** Why an email link or OAuth return could not sign someone in, as its own page. */
-export type LinkProblem = "other-browser" | "expired" | "used" | "denied" | "taken" | "invalid";
+export type LinkProblem =
+  | "other-browser"
+  | "expired"
+  | "used"
+  | "denied"
+  | "taken"
+  | "rate-limited"
+  | "invalid";
 
 export interface LinkProblemPage {
   problem: LinkProblem;
@@ -251,6 +258,8 @@ export function linkProblem(
       return "denied";
     case "identity_already_exists":
       return "taken";
+    case "over_request_rate_limit":
+      return "rate-limited";
     default:
       return "invalid";
   }
@@ -307,6 +316,15 @@ export function linkProblemPage(
         what: "The sign-in account you chose is already linked to a different Edge Notes account, so it was not linked to yours. Nothing was changed.",
         todo: "Sign in to the other account and unlink it there first, or choose another account.",
         action: { href: "/account/identities", label: "Back to linked accounts" },
+      };
+    case "rate-limited":
+      // Refused before it was checked, so the link is as good as it was: a new one would not help.
+      return {
+        problem,
+        title: "Too many attempts",
+        what: "Too many attempts came from your network in the last few minutes, so this one was not checked. The link itself was not used.",
+        todo: "Wait a few minutes, then open the link from the email again.",
+        action: { href: "/", label: "Back to the start page" },
       };
     default:
       return {

@@ -7,6 +7,7 @@ import { createContext, type MiddlewareFunction, type RouterContextProvider } fr
 import { hasSessionCookie } from "./auth-cookies.server";
 import type { Database } from "./database.types";
 import { NO_STORE } from "./http.server";
+import { recordSessionDevice } from "./session-devices.server";
 import {
   createSupabaseServerClient,
   type ServerSupabase,
@@ -69,6 +70,10 @@ export const authMiddleware: MiddlewareFunction<Response> = async ({ request, co
   });
 
   const response = await next();
+  // A response that signed a session in (or raised it to aal2) states the session's device.
+  if (server?.cookies.hasCookies) {
+    await recordSessionDevice(server.supabase, request, verified.claims);
+  }
   const headers = mutableHeaders(response);
   server?.cookies.applyTo(headers.headers);
   if (verified.claims && !headers.headers.has("Cache-Control")) {

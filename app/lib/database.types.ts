@@ -172,6 +172,12 @@ export type Database = {
         };
         Relationships: [];
       };
+      session_devices: {
+        Row: { created_at: string; session_id: string; user_agent: string; user_id: string };
+        Insert: { created_at?: string; session_id: string; user_agent: string; user_id?: string };
+        Update: { created_at?: string; session_id?: string; user_agent?: string; user_id?: string };
+        Relationships: [];
+      };
       tags: {
         Row: { created_at: string; id: string; name: string; owner_id: string };
         Insert: { created_at?: string; id?: string; name: string; owner_id?: string };

@@ -8,6 +8,7 @@ const STATUS: Record<LinkProblem, number> = {
   taken: 409,
   expired: 410,
   used: 410,
+  "rate-limited": 429,
 };
 
 /** The loader answer for a link that did not work: its page, its code and a fitting 4xx. */

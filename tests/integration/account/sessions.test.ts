@@ -63,6 +63,24 @@ describe("/account/sessions", () => {
     }
   });
 
+  it("a session owing its second factor names its device once it has it, and keeps it through a refresh", async () => {
+    // The Worker's sign-in and refresh calls carry no browser User-Agent (they carry the secret
+    // key, decision 022): the device is the one each session stated (public.session_devices).
+    const { browser, email, password } = await signedInBrowser();
+    const { app } = await enrollTotp(browser);
+    const phone = await signIn(email, password, WINDOWS_FIREFOX);
+    const verified = await phone.post(
+      "/mfa",
+      { code: app.code(1) },
+      { headers: { "User-Agent": WINDOWS_FIREFOX } },
+    );
+    expect(verified.status).toBe(200);
+    expireAccessToken(phone);
+    const rows = sessionRows(await phone.get("/account/sessions"));
+    expect(rows.find((row) => row.current)?.text).toContain("Firefox on Windows");
+    expect(rows.find((row) => !row.current)?.text).not.toContain("Firefox on Windows");
+  });
+
   it("'Sign out this device' ends that one session: refused there at once, logged here", async () => {
     const { email, password } = await freshUser();
     const laptop = await signIn(email, password, MAC_CHROME);

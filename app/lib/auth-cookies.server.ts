@@ -28,10 +28,15 @@ export function readRequestCookies(request: Request): { name: string; value: str
  */
 export function hasSessionCookie(request: Request, supabaseUrl: string): boolean {
   if (!request.headers.has("Cookie")) return false;
+  return sessionCookieNames(request, supabaseUrl).length > 0;
+}
+
+/** The names of the request's session cookies (whole or chunks), as hasSessionCookie finds them. */
+export function sessionCookieNames(request: Request, supabaseUrl: string): string[] {
   const name = `sb-${new URL(supabaseUrl).hostname.split(".")[0]}-auth-token`;
-  return readRequestCookies(request).some(
-    (cookie) => cookie.name === name || cookie.name.startsWith(`${name}.`),
-  );
+  return readRequestCookies(request)
+    .map((cookie) => cookie.name)
+    .filter((cookie) => cookie === name || cookie.startsWith(`${name}.`));
 }
 
 /**

@@ -4,10 +4,12 @@ import {
   type SupabaseClient,
 } from "@supabase/supabase-js";
 import { createContext, type MiddlewareFunction, type RouterContextProvider } from "react-router";
-import { hasSessionCookie } from "./auth-cookies.server";
+import { authCookieOptions, hasSessionCookie, sessionCookieNames } from "./auth-cookies.server";
 import type { Database } from "./database.types";
-import { NO_STORE } from "./http.server";
+import { NO_STORE, redirectNoStore } from "./http.server";
+import { pagePath } from "./next-path";
 import { recordSessionDevice } from "./session-devices.server";
+import { signInAgainLocation, watchForEndedSession } from "./session-ended.server";
 import {
   createSupabaseServerClient,
   type ServerSupabase,
@@ -47,13 +49,22 @@ export const authOptionsContext = createContext<ServerSupabaseOptions>({});
  * nothing to verify, and making the client was a tenth of such a page's CPU in the Worker. Cookies
  * (and the no-store headers @supabase/ssr requires) written during the request, by the refresh
  * here or by an action signing in or out, go onto the final response.
+ *
+ * A session that ended elsewhere still verifies here until its token expires; the database refuses
+ * it at the first data request (session-ended.server.ts). Whatever the loader or action made of
+ * that, the answer is then a redirect to sign in, with the session's cookies cleared.
  */
 export const authMiddleware: MiddlewareFunction<Response> = async ({ request, context }, next) => {
   const started = performance.now();
   const env = getSupabaseEnv(context);
   let server: ServerSupabase | undefined;
+  let watch: ReturnType<typeof watchForEndedSession> | undefined;
   const client = () => {
-    server ??= createSupabaseServerClient(request, env, context.get(authOptionsContext));
+    if (!server) {
+      const options = context.get(authOptionsContext);
+      watch = watchForEndedSession(options.fetch ?? globalThis.fetch);
+      server = createSupabaseServerClient(request, env, { ...options, fetch: watch.fetch });
+    }
     return server.supabase;
   };
   const verified = hasSessionCookie(request, env.url)
@@ -69,10 +80,27 @@ export const authMiddleware: MiddlewareFunction<Response> = async ({ request, co
     nextLevel,
   });
 
-  const response = await next();
+  let response = await next();
   // A response that signed a session in (or raised it to aal2) states the session's device.
   if (server?.cookies.hasCookies) {
     await recordSessionDevice(server.supabase, request, verified.claims);
+  }
+  if (server && watch?.ended) {
+    // The session's cookies go here, with no round trip: signOut() would ask Auth first, and a
+    // failure there would leave them, sending the visitor between /sign-in and the page for good.
+    const secure = new URL(request.url).protocol === "https:";
+    server.cookies.setAll(
+      sessionCookieNames(request, env.url).map((name) => ({
+        name,
+        value: "",
+        options: { ...authCookieOptions(secure), maxAge: 0 },
+      })),
+    );
+    const method = request.method;
+    response = redirectNoStore(
+      signInAgainLocation(pagePath(request)),
+      method === "GET" || method === "HEAD" ? 302 : 303,
+    );
   }
   const headers = mutableHeaders(response);
   server?.cookies.applyTo(headers.headers);

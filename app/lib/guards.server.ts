@@ -2,8 +2,8 @@ import { isAuthRetryableFetchError } from "@supabase/supabase-js";
 import { data, type RouterContextProvider } from "react-router";
 import { type Auth, type Claims, getAuth } from "./auth.server";
 import { noStore, redirectNoStore } from "./http.server";
-import { withNext } from "./next-path";
-import { type SafePath, safeNext } from "./safe-redirect";
+import { pagePath, withNext } from "./next-path";
+import { signInAgainLocation } from "./session-ended.server";
 
 /** Where signed-out visitors are sent; the page they wanted travels along as `?next=`. */
 export const SIGN_IN_PATH = "/sign-in";
@@ -59,21 +59,6 @@ export function requireUser(
 }
 
 /**
- * The page a request belongs to (a single-fetch `.data` request names its page without it), to
- * come back to afterwards. The request's own path is still input (`GET //evil.example/` reaches
- * the Worker with that path), so it goes through the sanitiser like any `next`.
- */
-function pagePath(request: Request): SafePath | undefined {
-  const url = new URL(request.url);
-  const path = url.pathname.replace(/\.data$/, "").replace(/^\/_root$/, "/") || "/";
-  const params = new URLSearchParams(url.search);
-  params.delete("_routes");
-  params.delete("index");
-  const query = params.toString();
-  return safeNext(query ? `${path}?${query}` : path);
-}
-
-/**
  * requireUser plus a check with the auth server (`getUser`, one round trip): the fresh user
  * (pending email, factors, identities) for account pages, and a session revoked elsewhere ("sign
  * out other devices") is refused here at once, its cookies cleared, instead of at its next refresh.
@@ -83,11 +68,7 @@ export async function requireFreshUser(request: Request, context: Readonly<Route
   const { data, error } = await auth.supabase.auth.getUser();
   if (data.user) return { ...auth, user: data.user };
   const unreachable = !error || isAuthRetryableFetchError(error) || (error.status ?? 0) >= 500;
-  if (!unreachable) {
-    const next = pagePath(request);
-    const params = new URLSearchParams(next ? { next, ended: "1" } : { ended: "1" });
-    throw redirectNoStore(`${SIGN_IN_PATH}?${params}`, 302);
-  }
+  if (!unreachable) throw redirectNoStore(signInAgainLocation(pagePath(request)), 302);
   throw data503();
 }
 

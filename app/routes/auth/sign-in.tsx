@@ -113,7 +113,7 @@ export default function SignIn({ loaderData, actionData }: Route.ComponentProps)
         <input type="hidden" name="next" value={next ?? ""} />
         {loaderData.ended && !errors ? (
           <FormAlert tone="success">
-            <span data-testid="session-ended">You are signed out. Sign in again to continue.</span>
+            <span data-testid="session-ended">Your session was ended. Sign in again.</span>
           </FormAlert>
         ) : null}
         {errors?.form ? (

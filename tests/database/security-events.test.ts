@@ -185,6 +185,37 @@ describe("changes made straight through the Auth API are recorded", () => {
     });
   });
 
+  test("a session signed in without a User-Agent takes the device it states (session_devices)", async () => {
+    // As the Worker signs in: Auth records no browser, the session then states it itself.
+    const me = await local.signedIn();
+    const laptop = local.client();
+    expect(
+      (await laptop.auth.signInWithPassword({ email: me.email, password: PASSWORD })).error,
+    ).toBeNull();
+    const laptopSession = await sessionIdOf(laptop);
+    const stated = await laptop
+      .from("session_devices")
+      .insert({ session_id: laptopSession, user_agent: FIREFOX });
+    expect(stated.error).toBeNull();
+    const ended = await me.client.rpc("end_my_session", { session_id: laptopSession });
+    expect(ended.error).toBeNull();
+
+    const log = (await entries(me.client)).filter((entry) => entry.session_id === laptopSession);
+    expect(log).toEqual([
+      expect.objectContaining({
+        kind: "signed_in",
+        detail: expect.objectContaining({ user_agent: FIREFOX }),
+      }),
+      expect.objectContaining({
+        kind: "session_ended",
+        detail: expect.objectContaining({ user_agent: FIREFOX }),
+      }),
+    ]);
+    // Only the label came from the session; no entry of another session took it.
+    const mine = (await entries(me.client)).find((entry) => entry.session_id !== laptopSession);
+    expect(mine?.detail.user_agent).toBeUndefined();
+  });
+
   test("identities: one linked (as Auth links it) and unlinked through the Auth API", async () => {
     const me = await local.signedIn();
     // Linking ends at a provider's page; the identity row is what Auth then writes.

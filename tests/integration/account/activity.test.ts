@@ -5,7 +5,7 @@ import { signedInBrowser } from "../support/auth-flows";
 import { BrowserLess } from "../support/browser-less";
 
 describe("security activity", () => {
-  it("sign-in and sign-out through the app are recorded by the database, newest first", async () => {
+  it("sign-in and sign-out through the app are recorded by the database, newest first, with the browser", async () => {
     const { browser, email, password } = await signedInBrowser();
     await browser.post("/sign-out", { scope: "local" });
     const again = new BrowserLess();
@@ -17,8 +17,10 @@ describe("security activity", () => {
     const page = await again.get("/account/activity");
     expect(page.status).toBe(200);
     expect(activityKinds(page.body)).toEqual(["signed_in", "signed_out", "signed_in"]);
-    // The method is the session's amr claim, as Auth wrote it.
+    // The method is the session's amr claim, as Auth wrote it; the browser is the one the session
+    // stated (session_devices: the Worker's sign-in call carries no browser User-Agent).
     expect(page.body).toMatch(/data-kind="signed_in"[\s\S]*?Password/);
+    expect(page.body).toContain("Firefox on Linux");
   });
 
   it("a change made straight through the Auth API is recorded too", async () => {

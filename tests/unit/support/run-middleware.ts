@@ -12,6 +12,8 @@ import { TEST_SUPABASE_URL } from "./fake-auth-server";
 export const testEnv = {
   SUPABASE_URL: TEST_SUPABASE_URL,
   SUPABASE_PUBLISHABLE_KEY: "sb_publishable_unit_test",
+  // as deployed: the refreshes the middleware makes go through the Auth fetch (auth-fetch.server.ts)
+  SUPABASE_SECRET_KEY: "sb_secret_unit_test",
 } as unknown as Env;
 
 /**

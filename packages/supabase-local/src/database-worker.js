@@ -240,8 +240,8 @@ port.on("message", (/** @type {WorkerRequest | PortSignal} */ request) => {
 
 try {
   const { engine, options } = await openArrived;
-  // The Postgres port is optional: its module (and pglite-socket) loads only for a database that
-  // serves one, while PGlite starts.
+  // The Postgres port is optional: its modules load only for a database that serves one, while
+  // PGlite starts.
   const portModule = options.postgres ? import("./postgres-port.js") : undefined;
   db = new PGlite(options.dataDir, {
     extensions: linkedOnFirstUse(engine.extensionFiles),

@@ -1,16 +1,22 @@
 // The Postgres port (config.toml [db] port, 54322): psql, `pg`, ORMs and `supabase gen types
 // --db-url` talk to the same PGlite the APIs use. Runs inside the database worker, beside PGlite.
 //
-// @electric-sql/pglite-socket's PGLiteSocketHandler reads each connection's wire messages (startup,
-// SSL refusal, cancel requests, framing); this module decides when they run. PGlite is one
-// Postgres backend, so the connections and the APIs take turns on it:
+// A connection logs in as the CLI's Postgres asks: user `postgres`, password `postgres`, over
+// SCRAM-SHA-256 (postgres-scram.js); a wrong password or another user is FATAL 28P01. Its messages
+// are read with Postgres's own size limits (postgres-wire.js): a startup packet over 10 000 bytes,
+// or a message over its type's limit, is logged and the connection closed without reading the
+// rest. Only then does PGlite see the startup packet, and it answers it (AuthenticationOk, the
+// ParameterStatus messages, ReadyForQuery) as the end of the login.
+//
+// PGlite is one Postgres backend, so the connections and the APIs take turns on it:
 //
 // - A connection's turn is the database's lock on the main thread (database.ts): it asks for it,
 //   and no API query or transaction runs until it hands it back. Inside its turn its messages run
 //   in order, so an extended-protocol sequence (Parse/Bind/Execute/Sync) or a transaction is never
 //   split by anyone else's statements (pglite-socket's own queue takes turns per message and keeps
 //   only explicit transactions together; its unnamed statement could be replaced between Parse and
-//   Bind by another connection's).
+//   Bind by another connection's). A connection's messages are read one at a time: while one
+//   waits or runs, reading pauses once 1 MiB more is waiting.
 // - While nobody else wants the database, a connection keeps its turn between statements. When the
 //   API or another connection wants it, a connection idle outside a transaction gives it up at
 //   once; one idle inside a transaction (or in the middle of a sequence) has
@@ -24,10 +30,21 @@
 // JavaScript for the reason database-worker.js gives (the database thread loads it).
 /** @import { Server, Socket } from "node:net" */
 /** @import { PGlite, Results } from "@electric-sql/pglite" */
-/** @import { PGLiteSocketHandlerOptions } from "@electric-sql/pglite-socket" */
+/** @import { Verifier } from "./postgres-scram.js" */
+import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
-import { PGLiteSocketHandler } from "@electric-sql/pglite-socket";
 import { listenOnceFree } from "./port-in-use.js";
+import { mockVerifier, SCRAM_SHA_256, ScramExchange, scramVerifier } from "./postgres-scram.js";
+import {
+  authenticationMessage,
+  CANCEL_REQUEST_CODE,
+  errorResponse,
+  FrontendReader,
+  GSSENC_REQUEST_CODE,
+  parseStartupPacket,
+  SSL_REQUEST_CODE,
+  WireError,
+} from "./postgres-wire.js";
 
 /**
  * @typedef {object} PostgresPortOptions
@@ -65,6 +82,14 @@ import { listenOnceFree } from "./port-in-use.js";
  * @property {boolean} closed
  */
 
+/** The CLI's login (the URL `supabase status` prints): the only one the port accepts. */
+const USER = "postgres";
+const PASSWORD = "postgres";
+/** authentication_timeout's default: a client not logged in by then is closed. */
+const AUTHENTICATION_TIMEOUT_MS = 60_000;
+/** How much more a connection may send while its message waits or runs before reading pauses. */
+const READ_AHEAD_BYTES = 1 << 20;
+
 const TERMINATE = 0x58; // 'X'
 const QUERY = 0x51; // 'Q'
 const PARSE = 0x50; // 'P'
@@ -84,6 +109,13 @@ export class PostgresPort {
   #server;
   /** @type {Map<number, Session>} */
   #sessions = new Map();
+  #nextId = 1;
+  /** Every open connection, logged in or not. @type {Set<Socket>} */
+  #sockets = new Set();
+  /** The password's SCRAM verifier, made at the first login. @type {Verifier | undefined} */
+  #verifier;
+  /** Salts the made-up verifiers of other users. */
+  #mockSecret = randomBytes(32);
   /** Sessions with messages waiting and no turn, first come first served. @type {Session[]} */
   #waiting = [];
   /** The session whose turn it is (the main thread's lock is held for it). @type {Session | undefined} */
@@ -169,33 +201,153 @@ export class PostgresPort {
       ? new Promise((resolve) => server.close(() => resolve(undefined)))
       : Promise.resolve();
     for (const session of [...this.#sessions.values()]) this.#end(session);
+    for (const socket of this.#sockets) socket.destroy();
     while (this.#holder) await new Promise((r) => setTimeout(r, 5));
     await closed;
   }
 
-  /** @param {Socket} socket */
+  /**
+   * One connection: the startup packet, the SCRAM exchange, then its messages in turn. Whatever
+   * Postgres would refuse is logged in one line and the connection closed (with a FATAL error
+   * where Postgres sends one).
+   * @param {Socket} socket
+   */
   #connect(socket) {
-    const queue = {
-      /** @type {(id: number, message: Uint8Array, onData: (data: Uint8Array) => void) => Promise<number>} */
-      enqueue: (id, message, onData) => this.#enqueue(id, message, onData),
-      /** @param {number} id */
-      clearQueueForHandler: (id) => this.#drop(id),
-      /** @param {number} id */
-      clearTransactionIfNeeded: async (id) => {
-        const session = this.#sessions.get(id);
-        if (session) this.#end(session);
-      },
+    socket.setNoDelay(true);
+    this.#sockets.add(socket);
+    const reader = new FrontendReader();
+    /** @type {Session | undefined} */
+    let session;
+    /** @type {ScramExchange | undefined} */
+    let scram;
+    /** @type {Buffer | undefined} */
+    let startup;
+    let user = "";
+    let busy = false;
+    let closing = false;
+    const timer = setTimeout(() => {
+      console.error("[local backend] Postgres port: canceling authentication due to timeout");
+      socket.destroy();
+    }, AUTHENTICATION_TIMEOUT_MS);
+    /** @param {Uint8Array} data PGlite's output (a view it reuses: copied) */
+    const write = (data) => {
+      if (data.length > 0 && socket.writable) socket.write(Buffer.from(data));
     };
-    const handler = new PGLiteSocketHandler({
-      // pglite-socket's handler takes any queue with its queue's three methods (this one decides
-      // turns with the main thread, see above).
-      queryQueue: /** @type {PGLiteSocketHandlerOptions["queryQueue"]} */ (
-        /** @type {unknown} */ (queue)
-      ),
-      closeOnDetach: true,
+
+    /** @param {import("./postgres-wire.js").Frame} frame */
+    const handle = async (frame) => {
+      if (frame.kind === "startup") {
+        const code = frame.packet.readInt32BE(4);
+        // no TLS and no GSSAPI encryption: the client goes on in the clear
+        if (code === SSL_REQUEST_CODE || code === GSSENC_REQUEST_CODE) {
+          socket.write("N");
+          return;
+        }
+        // PGlite has no backend process to signal: the request is read and dropped
+        if (code === CANCEL_REQUEST_CODE) {
+          closing = true;
+          socket.end();
+          return;
+        }
+        const { major, minor, params } = parseStartupPacket(frame.packet);
+        if (major !== 3) {
+          throw new WireError(
+            `unsupported frontend protocol ${major}.${minor}: server supports 3.0 to 3.0`,
+            { code: "0A000" },
+          );
+        }
+        user = params.get("user") ?? "";
+        if (user === "") {
+          throw new WireError("no PostgreSQL user name specified in startup packet", {
+            code: "28000",
+          });
+        }
+        startup = frame.packet;
+        this.#verifier ??= scramVerifier(PASSWORD);
+        const known = user === USER;
+        scram = new ScramExchange(
+          known ? this.#verifier : mockVerifier(this.#mockSecret, user),
+          known,
+        );
+        reader.startupDone();
+        socket.write(authenticationMessage(10, Buffer.from(`${SCRAM_SHA_256}\0\0`)));
+        return;
+      }
+      if (!session) {
+        const exchange = /** @type {ScramExchange} */ (scram);
+        if (!startup) throw new WireError("unexpected message before the startup packet");
+        if (exchange.started) {
+          const final = exchange.final(frame.message);
+          if (!final) {
+            throw new WireError(`password authentication failed for user "${user}"`, {
+              code: "28P01",
+            });
+          }
+          socket.write(authenticationMessage(12, final));
+          clearTimeout(timer);
+          reader.authenticated();
+          session = this.#open(socket);
+          // PGlite's answer ends the login: AuthenticationOk, ParameterStatus…, ReadyForQuery
+          await this.#enqueue(session, startup, write);
+        } else {
+          socket.write(authenticationMessage(11, exchange.first(frame.message)));
+        }
+        return;
+      }
+      await this.#enqueue(session, frame.message, write);
+    };
+
+    const pump = async () => {
+      if (busy || closing) return;
+      busy = true;
+      try {
+        for (let frame = reader.next(); frame && !closing; frame = reader.next()) {
+          await handle(frame);
+        }
+      } catch (error) {
+        closing = true;
+        if (error instanceof WireError) {
+          console.error(`[local backend] Postgres port: ${error.message}; connection closed`);
+          if (error.fatal && socket.writable) {
+            const { code, detail } = error.fatal;
+            socket.end(errorResponse("FATAL", code, error.message, detail));
+          } else {
+            socket.destroy();
+          }
+        } else {
+          // the session was dropped (the connection ended) while its message waited
+          socket.destroy();
+        }
+      } finally {
+        busy = false;
+        if (socket.isPaused() && !closing) socket.resume();
+      }
+    };
+
+    socket.on("data", (data) => {
+      if (closing) return;
+      reader.push(data);
+      if (busy && reader.buffered > READ_AHEAD_BYTES) socket.pause();
+      void pump();
     });
-    this.#sessions.set(handler.handlerId, {
-      id: handler.handlerId,
+    socket.on("error", () => socket.destroy());
+    socket.on("close", () => {
+      closing = true;
+      clearTimeout(timer);
+      this.#sockets.delete(socket);
+      if (session) this.#end(session);
+    });
+  }
+
+  /**
+   * A logged-in connection's session, to take turns with.
+   * @param {Socket} socket
+   * @returns {Session}
+   */
+  #open(socket) {
+    /** @type {Session} */
+    const session = {
+      id: this.#nextId++,
       socket,
       queue: [],
       status: "I",
@@ -203,19 +355,19 @@ export class PostgresPort {
       customNames: new Set(),
       saved: [],
       closed: false,
-    });
-    void handler.attach(socket);
+    };
+    this.#sessions.set(session.id, session);
+    return session;
   }
 
   /**
-   * @param {number} id
+   * @param {Session} session
    * @param {Uint8Array} message
    * @param {(data: Uint8Array) => void} onData
    * @returns {Promise<number>}
    */
-  #enqueue(id, message, onData) {
-    const session = this.#sessions.get(id);
-    if (!session || session.closed) return Promise.resolve(0);
+  #enqueue(session, message, onData) {
+    if (session.closed) return Promise.reject(new Error("Handler disconnected"));
     return new Promise((resolve, reject) => {
       session.queue.push({ message, onData, resolve, reject });
       if (session !== this.#holder && !this.#waiting.includes(session)) this.#waiting.push(session);
@@ -457,34 +609,4 @@ function readyForQuery(tail) {
   if (tail[1] !== 0 || tail[2] !== 0 || tail[3] !== 0) return undefined;
   const status = String.fromCharCode(/** @type {number} */ (tail[5]));
   return status === "I" || status === "T" || status === "E" ? status : undefined;
-}
-
-/**
- * A wire-protocol ErrorResponse.
- * @param {string} severity
- * @param {string} code
- * @param {string} message
- * @returns {Buffer}
- */
-function errorResponse(severity, code, message) {
-  const fields = Buffer.concat([
-    field("S", severity),
-    field("V", severity),
-    field("C", code),
-    field("M", message),
-    Buffer.from([0]),
-  ]);
-  const header = Buffer.alloc(5);
-  header.write("E", 0);
-  header.writeInt32BE(fields.length + 4, 1);
-  return Buffer.concat([header, fields]);
-}
-
-/**
- * @param {string} type
- * @param {string} value
- * @returns {Buffer}
- */
-function field(type, value) {
-  return Buffer.concat([Buffer.from(type), Buffer.from(value, "utf8"), Buffer.from([0])]);
 }

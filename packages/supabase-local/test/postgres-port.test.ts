@@ -3,13 +3,14 @@
 // is never interleaved with the API's, session settings never leak either way, and a connection
 // idle in a transaction gives way after idleInTransactionTimeout while the API waits.
 import { execFile } from "node:child_process";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { connect as connectSocket, createServer, type Server, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { QUICK_PASSWORD_HASH_COST } from "../../../tests/support/backend.ts";
 import { createLocalBackend, KEYS, type LocalBackend } from "../src/index.ts";
 import { freePort } from "./support/ports.ts";
@@ -51,6 +52,66 @@ async function connect(): Promise<pg.Client> {
   await client.connect();
   clients.push(client);
   return client;
+}
+
+/** A raw connection to the port, for what no client library sends. */
+async function rawSocket(): Promise<Socket> {
+  const url = new URL(String(local.dbUrl));
+  const socket = connectSocket(Number(url.port), url.hostname);
+  socket.on("error", () => {}); // a refused connection is asserted through "close"
+  await once(socket, "connect");
+  return socket;
+}
+
+/** A protocol 3.0 startup packet with these parameters, `pad` bytes of application_name added. */
+function startupPacket(params: Record<string, string>, pad = 0): Buffer {
+  const body = Buffer.concat([
+    ...Object.entries({
+      ...params,
+      ...(pad > 0 ? { application_name: "x".repeat(pad) } : {}),
+    }).flatMap(([k, v]) => [Buffer.from(k), Buffer.from([0]), Buffer.from(v), Buffer.from([0])]),
+    Buffer.from([0]),
+  ]);
+  const header = Buffer.alloc(8);
+  header.writeInt32BE(body.length + 8, 0);
+  header.writeInt32BE(0x00030000, 4);
+  return Buffer.concat([header, body]);
+}
+
+/** The first message the server sends back, or "closed" when it closes the connection first. */
+async function firstReply(socket: Socket): Promise<Buffer | "closed"> {
+  let received = Buffer.alloc(0);
+  return new Promise((resolve) => {
+    socket.on("data", (data) => {
+      received = Buffer.concat([received, data]);
+      if (received.length >= 5 && received.length >= 1 + received.readInt32BE(1)) {
+        resolve(received.subarray(0, 1 + received.readInt32BE(1)));
+      }
+    });
+    socket.once("close", () => resolve("closed"));
+  });
+}
+
+/** Whether the server closed the socket within `ms`. */
+async function closedWithin(socket: Socket, ms: number): Promise<boolean> {
+  if (socket.destroyed) return true;
+  return Promise.race([
+    once(socket, "close").then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), ms)),
+  ]);
+}
+
+/** How long a new pg connection's query and a data API request take, together (ms). */
+async function serving(): Promise<number> {
+  const started = performance.now();
+  const client = new pg.Client({ connectionString: local.dbUrl, connectionTimeoutMillis: 5000 });
+  client.on("error", () => {});
+  clients.push(client);
+  await client.connect();
+  expect((await client.query("select 1 as ok")).rows).toEqual([{ ok: 1 }]);
+  const { error } = await admin.from("notes").select("id").limit(1);
+  expect(error).toBeNull();
+  return performance.now() - started;
 }
 
 async function user() {
@@ -204,6 +265,109 @@ describe("the Postgres port", () => {
     await client.query("insert into kept values (1)");
     expect((await client.query("select count(*)::int as n from kept")).rows).toEqual([{ n: 1 }]);
     await client.query("rollback");
+  });
+
+  it("asks for the password over SCRAM-SHA-256 and refuses a wrong one (28P01)", async () => {
+    const socket = await rawSocket();
+    socket.write(startupPacket({ user: "postgres", database: "postgres" }));
+    const reply = await firstReply(socket);
+    socket.destroy();
+    // AuthenticationSASL offering SCRAM-SHA-256 (no -PLUS: there is no TLS to bind to)
+    expect(reply).toEqual(
+      Buffer.concat([
+        Buffer.from([0x52, 0, 0, 0, 23, 0, 0, 0, 10]),
+        Buffer.from("SCRAM-SHA-256\0\0"),
+      ]),
+    );
+    const refused = async (url: string) => {
+      const client = new pg.Client({ connectionString: url });
+      client.on("error", () => {});
+      return client.connect().then(
+        () => client.end().then(() => undefined),
+        (error: Error) => error,
+      );
+    };
+    const url = new URL(String(local.dbUrl));
+    url.password = "wrong";
+    expect(await refused(url.href)).toMatchObject({
+      code: "28P01",
+      message: 'password authentication failed for user "postgres"',
+    });
+    // Only the postgres user logs in (the session would be postgres's whatever the name said).
+    url.password = "postgres";
+    url.username = "anon";
+    expect(await refused(url.href)).toMatchObject({
+      code: "28P01",
+      message: 'password authentication failed for user "anon"',
+    });
+    expect(await serving()).toBeLessThan(2000);
+  });
+
+  it("closes a startup packet over 10 000 bytes, and keeps serving", async () => {
+    // At the limit (10 000 bytes after the length word): answered. One byte over: closed.
+    const atLimit = await rawSocket();
+    atLimit.write(startupPacket({ user: "postgres" }, 10_004 - 41));
+    expect((await firstReply(atLimit)) as Buffer).toHaveLength(24);
+    atLimit.destroy();
+    const over = await rawSocket();
+    over.write(startupPacket({ user: "postgres" }, 10_004 - 40));
+    expect(await firstReply(over)).toBe("closed");
+    expect(await serving()).toBeLessThan(2000);
+  });
+
+  it("closes a startup packet that declares 2 GB at once; the database does not stall", async () => {
+    const stderr = vi.spyOn(process.stderr, "write");
+    try {
+      // A startup packet that declares 2 GB, and a client that keeps sending: the connection is
+      // closed after its first 8 bytes, and the database answers others meanwhile.
+      const flood = await rawSocket();
+      const header = Buffer.alloc(8);
+      header.writeInt32BE(0x7fffffff, 0);
+      header.writeInt32BE(0x00030000, 4);
+      flood.write(header);
+      const chunk = Buffer.alloc(1 << 20, 0x61);
+      const started = performance.now();
+      const pump = (async () => {
+        while (!flood.destroyed && performance.now() - started < 4000) {
+          if (!flood.write(chunk)) {
+            await new Promise((resolve) => {
+              flood.once("drain", resolve);
+              flood.once("close", resolve);
+            });
+          }
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await serving()).toBeLessThan(1500);
+      expect(await closedWithin(flood, 1000)).toBe(true);
+      await pump;
+      const logged = stderr.mock.calls.map(([line]) => String(line)).join("");
+      expect(logged).toMatch(/Postgres port: invalid length of startup packet/);
+    } finally {
+      stderr.mockRestore();
+    }
+  }, 30_000);
+
+  it("closes a message over Postgres's limit for its type, and keeps serving", async () => {
+    // Sync, a small message: 10 000 bytes at most; Query, a large one: 1 GB at most.
+    for (const [type, length] of [
+      ["S", 10_005],
+      ["Q", 0x40000000],
+    ] as const) {
+      const client = await connect();
+      const ended = new Promise((resolve) => {
+        client.once("end", resolve);
+        client.once("error", resolve);
+      });
+      const header = Buffer.alloc(5);
+      header.write(type, 0);
+      header.writeInt32BE(length, 1);
+      const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+      socket.write(header);
+      socket.write(Buffer.alloc(64 * 1024));
+      await ended;
+      expect(await serving()).toBeLessThan(2000);
+    }
   });
 
   it("serves psql", async () => {

@@ -114,7 +114,6 @@ export function createApi(options: ApiOptions): Api {
       // (a preflight from one of the project's origins is answered by the CORS middleware alone)
       const preflight = caller.cors && !localOnly ? await apiCors(c, answer) : await answer();
       if (preflight) return preflight;
-      c.header("Vary", "Origin", { append: true });
     } else {
       await next();
     }

@@ -115,6 +115,8 @@ function ipv6Network(raw: string): string | undefined {
     (group) => Number.parseInt(group, 16),
   );
   if (groups.length !== 8 || groups.some(Number.isNaN)) return undefined;
+  // The loopback address (a local dev server's visitor) is one machine, not a subscriber's /64.
+  if (groups.every((group, i) => group === (i === 7 ? 1 : 0))) return "::1";
   // An IPv4-mapped address (::ffff:a.b.c.d) is that IPv4 address.
   if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
     const [high = 0, low = 0] = groups.slice(6);

@@ -47,7 +47,8 @@ describe("forwardedFor: the visitor's address from CF-Connecting-IP only", () =>
     [" 198.51.100.23 ", "198.51.100.23"],
     ["2001:db8:85a3:1:2:8a2e:370:7334", "2001:db8:85a3:1::"],
     ["2001:DB8::1", "2001:db8:0:0::"],
-    ["::1", "0:0:0:0::"],
+    ["::1", "::1"],
+    ["::2", "0:0:0:0::"],
     ["::ffff:192.0.2.9", "192.0.2.9"],
   ])("%s -> %s (an IPv6 address is its /64)", (header, expected) => {
     expect(address({ "CF-Connecting-IP": header })).toBe(expected);

@@ -315,7 +315,8 @@ export class PostgresPort {
             socket.destroy();
           }
         } else {
-          // the session was dropped (the connection ended) while its message waited
+          // a session dropped while its message waited (the connection ended) is no news
+          if (!session?.closed) console.error("[local backend] Postgres port:", error);
           socket.destroy();
         }
       } finally {

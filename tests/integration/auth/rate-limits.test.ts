@@ -7,8 +7,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { LocalBackendOptions } from "@edge-notes/supabase-local";
+import { createClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD, SECRET_KEY } from "../../support/backend.ts";
+import { PASSWORD, PUBLISHABLE_KEY, SECRET_KEY } from "../../support/backend.ts";
+import { otherCode, totpCode } from "../../support/mfa.ts";
 import { serveBuild, type WorkerServer } from "../../support/workerd.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -70,21 +72,31 @@ async function createUsers(count: number): Promise<string[]> {
   return emails;
 }
 
-/** A password sign-in through the app's form (JavaScript off), from `address`. */
-async function signIn(address: string, email: string, password: string) {
+/** A form post to the app (JavaScript off), from `address`, with `cookie` when given. */
+async function post(address: string, path: string, form: Record<string, string>, cookie = "") {
   const url = app?.url ?? "";
-  const response = await fetch(`${url}/sign-in`, {
+  const response = await fetch(`${url}${path}`, {
     method: "POST",
     headers: {
       origin: url,
       "content-type": "application/x-www-form-urlencoded",
       "CF-Connecting-IP": address,
       "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0 Safari/537.36",
+      ...(cookie ? { cookie } : {}),
     },
-    body: new URLSearchParams({ intent: "password", email, password }),
+    body: new URLSearchParams(form),
     redirect: "manual",
   });
-  return { status: response.status, body: await response.text() };
+  const cookies = response.headers
+    .getSetCookie()
+    .map((line) => line.split(";")[0] ?? "")
+    .filter((pair) => !pair.endsWith("="));
+  return { status: response.status, body: await response.text(), cookie: cookies.join("; ") };
+}
+
+/** A password sign-in through the app's form, from `address`. */
+function signIn(address: string, email: string, password: string) {
+  return post(address, "/sign-in", { intent: "password", email, password });
 }
 
 describe("Auth's rate limits count visitors, not the Worker", () => {
@@ -163,5 +175,65 @@ describe("Auth's rate limits count visitors, not the Worker", () => {
     );
     const entries = (await audit.json()) as { ip_address: string }[];
     expect(entries.map((entry) => entry.ip_address)).toContain("2001:db8:66:2::");
+  }, 90_000);
+
+  it("one address guessing second-factor codes is stopped at /mfa; another user's code from elsewhere still works", async () => {
+    // The attack of issue 37: with every visitor at the Worker's address, one person guessing
+    // codes (15 a minute, a bucket of 30) locked everyone out of /mfa.
+    const [attacked, bystander] = await createUsers(2);
+    const secrets = await Promise.all(
+      [attacked, bystander].map(async (email) => {
+        const client = createClient(backendUrl, PUBLISHABLE_KEY, {
+          auth: { persistSession: false, autoRefreshToken: false },
+        });
+        await client.auth.signInWithPassword({ email: email as string, password: PASSWORD });
+        const { data, error } = await client.auth.mfa.enroll({ factorType: "totp" });
+        if (error) throw error;
+        const verified = await client.auth.mfa.challengeAndVerify({
+          factorId: data.id,
+          code: totpCode(data.totp.secret),
+        });
+        if (verified.error) throw verified.error;
+        return data.totp.secret;
+      }),
+    );
+    const attacker = "203.0.113.99";
+    const { cookie } = await signIn(attacker, attacked as string, PASSWORD);
+    const statuses: number[] = [];
+    let limited: { status: number; body: string } | undefined;
+    for (let i = 0; i < 35 && !limited; i++) {
+      const guess = await post(
+        attacker,
+        "/mfa",
+        { code: otherCode(totpCode(secrets[0] ?? "")) },
+        cookie,
+      );
+      statuses.push(guess.status);
+      if (guess.status === 429) limited = guess;
+    }
+    expect(limited, statuses.join(" ")).toBeDefined();
+    expect(statuses.length).toBeLessThanOrEqual(31);
+    expect(statuses.slice(0, -1).every((status) => status >= 400 && status < 429)).toBe(true);
+    expect(limited?.body).toContain("Too many attempts");
+
+    // The attacker keeps guessing (taking each token as it refills) while someone else, elsewhere,
+    // signs in and enters the right code.
+    let done = false;
+    const guessing = (async () => {
+      while (!done) {
+        await post(attacker, "/mfa", { code: otherCode(totpCode(secrets[0] ?? "")) }, cookie);
+      }
+    })();
+    const elsewhere = "192.0.2.77";
+    const other = await signIn(elsewhere, bystander as string, PASSWORD);
+    const verified = await post(
+      elsewhere,
+      "/mfa",
+      { code: totpCode(secrets[1] ?? "", 30) },
+      other.cookie,
+    );
+    done = true;
+    await guessing;
+    expect(verified.status, verified.body.match(/Too many attempts[^<]*/)?.[0]).toBe(303);
   }, 90_000);
 });

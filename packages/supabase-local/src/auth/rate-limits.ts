@@ -3,67 +3,92 @@ import { authError } from "./errors.ts";
 import { clientIp } from "./request.ts";
 
 /**
- * [auth.rate_limit] as the CLI hands it to the real service (GOTRUE_RATE_LIMIT_*), counted per
- * window the way the CLI documents each setting:
+ * Auth's rate limits as the real service keeps them (internal/api/apilimiter): one limiter per
+ * route family, each counting per client address in token buckets (tollbooth over
+ * golang.org/x/time/rate) that hold `burst` tokens, start full, lose one per request and refill
+ * at the configured rate:
  *
- * | setting               | real limiter            | endpoints                                          | window        |
- * | --------------------- | ----------------------- | -------------------------------------------------- | ------------- |
- * | `sign_in_sign_ups`    | RATE_LIMIT_OTP          | /signup, /otp, /magiclink, /recover, /resend, PUT /user | 5 min per IP |
- * | `token_refresh`       | RATE_LIMIT_TOKEN_REFRESH | /token (every grant: password, refresh_token, pkce) | 5 min per IP |
- * | `token_verifications` | RATE_LIMIT_VERIFY       | /verify (GET and POST)                             | 5 min per IP  |
- * | `anonymous_users`     | RATE_LIMIT_ANONYMOUS_USERS | anonymous /signup                              | 1 h per IP    |
- * | `email_sent`          | RATE_LIMIT_EMAIL_SENT   | every email (when confirmations are on)            | 1 h, project-wide |
- * | `sms_sent`            | RATE_LIMIT_SMS_SENT     | every SMS code to a number without a test code ([auth.sms] enable_confirmations on) | 1 h, project-wide |
+ * - `token_refresh`: every /token grant (password, refresh_token, pkce, id_token);
+ *   `token_refresh` (RATE_LIMIT_TOKEN_REFRESH) per 5 minutes, burst 30.
+ * - `signups`, `otp`, `magic_link`, `recover`, `resend`, `user`: /signup (email or phone), /otp,
+ *   /magiclink, /recover, /resend and PUT /user, one limiter each (a spent /recover leaves /otp
+ *   alone); `sign_in_sign_ups` (RATE_LIMIT_OTP) per 5 minutes, burst 30.
+ * - `token_verifications`: GET and POST /verify; `token_verifications` (RATE_LIMIT_VERIFY) per
+ *   5 minutes, burst 30.
+ * - `anonymous_users`: anonymous /signup; `anonymous_users` (RATE_LIMIT_ANONYMOUS_USERS) per hour,
+ *   with the whole hour's allowance as the burst.
+ * - `mfa_challenge`, `mfa_verify`: POST /factors/{id}/challenge and /verify (and, our choice, as
+ *   upstream has no recovery codes yet, POST /factors/recovery-codes/verify in `mfa_verify`);
+ *   MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY (15, no config.toml key) per minute, burst 30.
+ * - `passkey`: POST /passkeys/authentication/options; RATE_LIMIT_PASSKEY (30, no config.toml key)
+ *   per 5 minutes, burst 30.
  *
- * and, with no config.toml key (the CLI has none), the MFA limiters at the real defaults:
- * `mfa_challenge` (POST /factors/{id}/challenge) and `mfa_verify` (POST /factors/{id}/verify),
- * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY (15) a minute per IP each, as token buckets holding 30; and
- * `passkey` (POST /passkeys/authentication/options), RATE_LIMIT_PASSKEY (30) per 5 minutes per IP,
- * a token bucket holding 30.
+ * A bucket is dropped when its time to live has passed since it was made (tollbooth's expirable
+ * cache: an hour, a minute for MFA), so the next request from that address starts full again.
+ *
+ * Project-wide, not per address, as upstream's ratelimit.IntervalLimiter: `email_sent`
+ * (RATE_LIMIT_EMAIL_SENT: every email while confirmations are on) and `sms_sent`
+ * (RATE_LIMIT_SMS_SENT: every SMS code to a number without a test code), each a count per hour
+ * that starts over every whole hour.
  *
  * Over the limit: 429 `over_request_rate_limit` "Request rate limit reached", or for emails 429
  * `over_email_send_rate_limit` "email rate limit exceeded", for SMS 429 `over_sms_send_rate_limit`
- * "SMS rate limit exceeded". The client's address is the socket's
- * (or a proxy header the backend is told to trust): see clientIp.
+ * "SMS rate limit exceeded". The client's address is the socket's (or Sb-Forwarded-For, or a proxy
+ * header the backend is told to trust): see clientIp.
  */
 export type Bucket =
-  | "sign_in_sign_ups"
   | "token_refresh"
+  | "signups"
+  | "otp"
+  | "magic_link"
+  | "recover"
+  | "resend"
+  | "user"
   | "token_verifications"
   | "anonymous_users"
   | "mfa_challenge"
   | "mfa_verify"
   | "passkey";
 
+type Limits = Config["auth"]["rateLimit"];
+
 const MINUTE = 60 * 1000;
-const FIVE_MINUTES = 5 * 60 * 1000;
-const HOUR = 60 * 60 * 1000;
+const FIVE_MINUTES = 5 * MINUTE;
+const HOUR = 60 * MINUTE;
 
-const WINDOWS: Record<Bucket, number> = {
-  sign_in_sign_ups: FIVE_MINUTES,
-  token_refresh: FIVE_MINUTES,
-  token_verifications: FIVE_MINUTES,
-  anonymous_users: HOUR,
-  mfa_challenge: MINUTE,
-  mfa_verify: MINUTE,
-  passkey: FIVE_MINUTES,
+/** Each bucket's size and refill (`events` per `interval`) and how long it lives (apilimiter.New). */
+const SHAPES: Record<
+  Bucket,
+  { events: (limits: Limits) => number; interval: number; burst?: number; ttl: number }
+> = {
+  token_refresh: { events: (l) => l.tokenRefresh, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  signups: { events: (l) => l.signInSignUps, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  otp: { events: (l) => l.signInSignUps, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  magic_link: { events: (l) => l.signInSignUps, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  recover: { events: (l) => l.signInSignUps, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  resend: { events: (l) => l.signInSignUps, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  user: { events: (l) => l.signInSignUps, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  token_verifications: {
+    events: (l) => l.tokenVerifications,
+    interval: FIVE_MINUTES,
+    burst: 30,
+    ttl: HOUR,
+  },
+  // SetBurst(int(RateLimitAnonymousUsers)): the hour's whole allowance at once.
+  anonymous_users: { events: (l) => l.anonymousUsers, interval: HOUR, ttl: HOUR },
+  mfa_challenge: {
+    events: (l) => l.mfaChallengeAndVerify,
+    interval: MINUTE,
+    burst: 30,
+    ttl: MINUTE,
+  },
+  mfa_verify: { events: (l) => l.mfaChallengeAndVerify, interval: MINUTE, burst: 30, ttl: MINUTE },
+  passkey: { events: (l) => l.passkey, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
 };
-
-/** The buckets limited as the real service does them, not in fixed windows (see TokenBucket). */
-const TOKEN_BUCKETS: Partial<Record<Bucket, { burst: number }>> = {
-  mfa_challenge: { burst: 30 },
-  mfa_verify: { burst: 30 },
-  passkey: { burst: 30 },
-};
-
-interface Limiter {
-  allow(now: number): boolean;
-  idleSince(now: number): number;
-}
 
 /** ratelimit.IntervalLimiter: `events` per `interval`; the count resets every whole interval
  * since the window opened. */
-class IntervalLimiter implements Limiter {
+class IntervalLimiter {
   private readonly events: number;
   private readonly interval: number;
   private start: number;
@@ -72,10 +97,6 @@ class IntervalLimiter implements Limiter {
     this.events = events;
     this.interval = interval;
     this.start = now;
-  }
-  /** How long ago the current window opened. */
-  idleSince(now: number): number {
-    return now - this.start;
   }
   allow(now: number): boolean {
     const elapsed = Math.floor((now - this.start) / this.interval);
@@ -92,29 +113,26 @@ class IntervalLimiter implements Limiter {
 }
 
 /**
- * The real limiter (tollbooth over golang.org/x/time/rate): a bucket of `burst` tokens, full at
- * first, one taken per request, refilled at `events` per `interval`.
+ * x/time/rate's Limiter as tollbooth keeps one per address: `burst` tokens, full at first, one
+ * taken per request, refilled continuously at `events` per `interval`; gone at `expires`.
  */
-class TokenBucket implements Limiter {
-  private readonly events: number;
-  private readonly interval: number;
+class TokenBucket {
+  private readonly perMs: number;
   private readonly burst: number;
   private tokens: number;
   private last: number;
-  constructor(events: number, interval: number, burst: number, now: number) {
-    this.events = events;
-    this.interval = interval;
+  readonly expires: number;
+  constructor(perMs: number, burst: number, now: number, ttl: number) {
+    this.perMs = perMs;
     this.burst = burst;
     this.tokens = burst;
     this.last = now;
-  }
-  idleSince(now: number): number {
-    return now - this.last;
+    this.expires = now + ttl;
   }
   allow(now: number): boolean {
-    const refill = (Math.max(0, now - this.last) * this.events) / this.interval;
-    this.tokens = Math.min(this.burst, this.tokens + refill);
-    this.last = Math.max(this.last, now);
+    // A clock that went back refills nothing (x/time/rate's advance).
+    this.tokens = Math.min(this.burst, this.tokens + Math.max(0, now - this.last) * this.perMs);
+    this.last = now;
     if (this.tokens >= 1) {
       this.tokens -= 1;
       return true;
@@ -124,29 +142,33 @@ class TokenBucket implements Limiter {
 }
 
 export class RateLimits {
-  private readonly perKey = new Map<string, Limiter>();
+  private readonly buckets = new Map<string, TokenBucket>();
   private readonly email: IntervalLimiter;
   private readonly sms: IntervalLimiter;
-  private readonly config: Config["auth"]["rateLimit"];
+  private readonly limits: Limits;
   private readonly clock: () => number;
-  constructor(config: Config["auth"]["rateLimit"], clock: () => number = () => Date.now()) {
-    this.config = config;
+  constructor(limits: Limits, clock: () => number = () => Date.now()) {
+    this.limits = limits;
     this.clock = clock;
-    this.email = new IntervalLimiter(config.emailSent, HOUR, clock());
-    this.sms = new IntervalLimiter(config.smsSent, HOUR, clock());
+    this.email = new IntervalLimiter(limits.emailSent, HOUR, clock());
+    this.sms = new IntervalLimiter(limits.smsSent, HOUR, clock());
   }
 
-  /** Counts the request against `bucket` for its client; 429 once the window's count is spent. */
+  /** Takes a token from `bucket` for the request's client address; 429 when there is none. */
   check(bucket: Bucket, request: Request): void {
+    const now = this.clock();
     const key = `${bucket}:${clientIp(request)}`;
-    let limiter = this.perKey.get(key);
-    if (!limiter) {
-      // Many client addresses: forget the ones whose windows have all passed (memory stays bounded).
-      if (this.perKey.size >= 10_000) this.prune();
-      limiter = this.newLimiter(bucket);
-      this.perKey.set(key, limiter);
+    let tokens = this.buckets.get(key);
+    if (!tokens || now > tokens.expires) {
+      // Many client addresses: forget the buckets whose time is up (memory stays bounded).
+      if (this.buckets.size >= 10_000) this.prune(now);
+      const shape = SHAPES[bucket];
+      const events = shape.events(this.limits);
+      const burst = shape.burst ?? Math.trunc(events);
+      tokens = new TokenBucket(events / shape.interval, burst, now, shape.ttl);
+      this.buckets.set(key, tokens);
     }
-    if (!limiter.allow(this.clock())) throw authError("requestRateLimit");
+    if (!tokens.allow(now)) throw authError("requestRateLimit");
   }
 
   /** One more email out of email_sent per hour, or 429 over_email_send_rate_limit. */
@@ -159,35 +181,9 @@ export class RateLimits {
     if (!this.sms.allow(this.clock())) throw authError("smsRateLimit");
   }
 
-  private prune(): void {
-    const now = this.clock();
-    for (const [key, limiter] of this.perKey) {
-      if (limiter.idleSince(now) >= HOUR) this.perKey.delete(key);
-    }
-  }
-
-  private newLimiter(bucket: Bucket): Limiter {
-    const bucketShape = TOKEN_BUCKETS[bucket];
-    return bucketShape
-      ? new TokenBucket(this.limitOf(bucket), WINDOWS[bucket], bucketShape.burst, this.clock())
-      : new IntervalLimiter(this.limitOf(bucket), WINDOWS[bucket], this.clock());
-  }
-
-  private limitOf(bucket: Bucket): number {
-    switch (bucket) {
-      case "sign_in_sign_ups":
-        return this.config.signInSignUps;
-      case "token_refresh":
-        return this.config.tokenRefresh;
-      case "token_verifications":
-        return this.config.tokenVerifications;
-      case "anonymous_users":
-        return this.config.anonymousUsers;
-      case "mfa_challenge":
-      case "mfa_verify":
-        return this.config.mfaChallengeAndVerify;
-      case "passkey":
-        return this.config.passkey;
+  private prune(now: number): void {
+    for (const [key, tokens] of this.buckets) {
+      if (now > tokens.expires) this.buckets.delete(key);
     }
   }
 }

@@ -158,6 +158,9 @@ export async function verifyRecoveryCode(ctx: AuthContext, request: Request): Pr
   if (!session) throw authError("sessionFromJwtMissing");
   const settings = ctx.config.auth.mfa.recoveryCodes;
   if (!settings.verifyEnabled) throw authError("recoveryCodesVerifyDisabled");
+  // Each guess hashes every unused code: guesses come out of the MFA verify limiter's bucket for
+  // this address (our choice, as upstream has no recovery codes yet: docs/decisions/021).
+  ctx.rateLimits.check("mfa_verify", request);
   const params = await readParams(request, { code: "string" });
   const code = normalizeRecoveryCode(params.code ?? "");
   if (code === "") throw authError("codeRequired");

@@ -39,7 +39,7 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
     if (!config.auth.enableSignup) throw authError("signupDisabled");
     return signupAnonymously(ctx, request, params.data ?? {});
   }
-  ctx.rateLimits.check("sign_in_sign_ups", request);
+  ctx.rateLimits.check("signups", request);
   if (!config.auth.enableSignup) throw authError("signupDisabled");
   if (!params.password) throw authError("signupNeedsPassword");
   checkPasswordStrength(config, params.password);

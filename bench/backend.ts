@@ -12,11 +12,14 @@ export { createLocalBackend, type LocalBackendOptions, START_SETTINGS, WASM_TIER
 
 /**
  * A local backend (in memory) in a worker thread of its own, so its bcrypt and PGlite work gets
- * an event loop apart from the load generator's. Resolves once it listens; `close()` stops it.
+ * an event loop apart from the load generator's. Resolves once it listens; `exec(sql)` runs SQL
+ * in it as the superuser; `close()` stops it.
  */
-export async function startBackendThread(
-  options: LocalBackendOptions,
-): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startBackendThread(options: LocalBackendOptions): Promise<{
+  url: string;
+  exec: (sql: string) => Promise<void>;
+  close: () => Promise<void>;
+}> {
   const thread = new Worker(new URL("../tests/support/backend-thread.ts", import.meta.url), {
     workerData: options,
   });
@@ -29,6 +32,14 @@ export async function startBackendThread(
   });
   return {
     url,
+    exec: (sql) =>
+      new Promise((resolve, reject) => {
+        thread.once("message", (message: { done?: boolean; error?: string }) => {
+          if (message.done) resolve();
+          else reject(new Error(`The bench backend refused the SQL: ${message.error}`));
+        });
+        thread.postMessage({ sql });
+      }),
     close: async () => {
       const closed = new Promise((resolve) => thread.once("message", resolve));
       thread.postMessage("close");

@@ -64,6 +64,22 @@ const BUDGETS = {
   backendWarmMs: 500,
 };
 
+/**
+ * The ended-session check (supabase/migrations/20261127000400_ended_sessions_signed_out_at_once.sql:
+ * the data API's pre-request and the restrictive policies) taken out of the bench's backend, for
+ * the last arm: GET /notes as it was before that check (decision 023).
+ */
+const WITHOUT_SESSION_CHECK = `
+  alter role authenticator reset pgrst.db_pre_request;
+  do $$ declare p record; begin
+    for p in select schemaname, tablename from pg_policies
+             where policyname = 'Ended sessions reach no app data' loop
+      execute format('drop policy %I on %I.%I', 'Ended sessions reach no app data',
+                     p.schemaname, p.tablename);
+    end loop;
+  end $$;
+  notify pgrst, 'reload config';`;
+
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 /** The machine's 1-minute load average when the arms start and end: other work skews the figures. */
 const load: number[] = [];
@@ -280,6 +296,18 @@ try {
     arms.push(result);
     byKey[arm.key] = result;
   }
+  log("taking the ended-session check out of the backend…");
+  await backend.exec(WITHOUT_SESSION_CHECK);
+  await expectPage(app.url, "/notes", signedIn, { auth: "0", text: NEWEST_NOTE });
+  const unchecked = {
+    label: "GET /notes signed in, without the ended-session check",
+    url: `${app.url}/notes`,
+    visitors: [signedIn],
+    expectAuth: every("0"),
+  };
+  log(`${unchecked.label}: ${SECONDS} s, ${CONNECTIONS} connections…`);
+  byKey.unchecked = await runArm(unchecked, options);
+  arms.push(byKey.unchecked);
   load.push(loadavg()[0] ?? 0);
 } finally {
   await Promise.all(previews.map((preview) => preview.stop()));
@@ -314,12 +342,15 @@ function printReport() {
     );
     for (const problem of arm.problems) out.push(`    ! ${problem}`);
   }
-  const { signedOut, signedInHome, signedInNotes, getUser } = byKey;
+  const { signedOut, signedInHome, signedInNotes, getUser, unchecked } = byKey;
   out.push("");
   if (signedOut && signedInHome && signedInNotes && getUser) {
     out.push(ratio("signed in ÷ signed out, GET / (+ 1 data API query)", signedInHome, signedOut));
     out.push(ratio("signed in GET /notes ÷ signed out GET /", signedInNotes, signedOut));
     out.push(ratio("getUser() pattern ÷ ours, GET /notes", getUser, signedInNotes));
+  }
+  if (signedInNotes && unchecked) {
+    out.push(ratio("ended-session check: GET /notes with ÷ without", signedInNotes, unchecked));
   }
   if (node) {
     out.push("");

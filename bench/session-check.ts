@@ -1,0 +1,110 @@
+// `node bench/session-check.ts`: what the ended-session check (decision 023) costs the data API
+// requests of GET /notes, measured apart from the Worker and from other work on the machine: two
+// in-memory backends of this repository in this process, one as migrated and one with the check
+// taken out (the pre-request reset, the restrictive policies dropped), each with a user of 30
+// notes, asked for the page's two requests (the list with its count, the tags) in turns, so that
+// a busy machine slows both alike. `npm run bench` has the same comparison through the Worker
+// under load, which other work on the machine moves much more.
+//
+//   ROUNDS  interleaved rounds (default 300, after 30 to warm up)
+import { createLocalBackend, KEYS } from "@edge-notes/supabase-local";
+import { createClient } from "@supabase/supabase-js";
+import { ROOT } from "../tests/support/preview.ts";
+
+const ROUNDS = Number(process.env.ROUNDS ?? 300);
+const PASSWORD = `bench-${crypto.randomUUID()}`;
+
+/** The check taken out, as run.ts does for its last arm. */
+const WITHOUT_SESSION_CHECK = `
+  alter role authenticator reset pgrst.db_pre_request;
+  do $$ declare p record; begin
+    for p in select schemaname, tablename from pg_policies
+             where policyname = 'Ended sessions reach no app data' loop
+      execute format('drop policy %I on %I.%I', 'Ended sessions reach no app data',
+                     p.schemaname, p.tablename);
+    end loop;
+  end $$;
+  notify pgrst, 'reload config';`;
+
+async function notesPage(withCheck: boolean) {
+  const backend = await createLocalBackend({
+    projectDir: ROOT,
+    seed: false,
+    host: false,
+    config: { auth: { passwordHashCost: 4 } },
+  });
+  if (!withCheck) await backend.db.exec(WITHOUT_SESSION_CHECK);
+  const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
+    backend.fetch(new Request(input, init));
+  const admin = createClient(backend.url, KEYS.secret, {
+    auth: { persistSession: false },
+    global: { fetch },
+  });
+  const email = `bench-${crypto.randomUUID()}@example.com`;
+  const created = await admin.auth.admin.createUser({
+    email,
+    password: PASSWORD,
+    email_confirm: true,
+  });
+  if (created.error) throw created.error;
+  const owner = created.data.user.id;
+  const notes = Array.from({ length: 30 }, (_, i) => ({
+    title: `Bench note ${i + 1}`,
+    body: "Some words. ".repeat(30),
+    owner_id: owner,
+  }));
+  const inserted = await admin.from("notes").insert(notes);
+  if (inserted.error) throw inserted.error;
+  const user = createClient(backend.url, KEYS.publishable, {
+    auth: { persistSession: false },
+    global: { fetch },
+  });
+  const signIn = await user.auth.signInWithPassword({ email, password: PASSWORD });
+  if (signIn.error) throw signIn.error;
+  const headers = {
+    apikey: KEYS.publishable,
+    Authorization: `Bearer ${signIn.data.session.access_token}`,
+  };
+  // what app/routes/notes/data.server.ts asks for /notes (listNotes and listTags)
+  const list = `${backend.url}/rest/v1/notes?select=id,title,excerpt,pinned,archived,updated_at,owner_id,tags(name),owner:profiles!notes_owner_id_fkey(username,display_name)&tags.order=name.asc&owner_id=eq.${owner}&archived=eq.false&order=pinned.desc,updated_at.desc,id.asc&offset=0&limit=20`;
+  const tags = `${backend.url}/rest/v1/tags?select=name&order=name.asc`;
+  const page = async () => {
+    const answers = await Promise.all([
+      fetch(list, { headers: { ...headers, Prefer: "count=exact" } }),
+      fetch(tags, { headers }),
+    ]);
+    for (const answer of answers) {
+      if (!answer.ok) throw new Error(`${answer.status} ${await answer.text()}`);
+      await answer.text();
+    }
+  };
+  return { page, close: () => backend.close() };
+}
+
+const checked = await notesPage(true);
+const unchecked = await notesPage(false);
+const times = { checked: [] as number[], unchecked: [] as number[] };
+try {
+  for (let round = -30; round < ROUNDS; round++) {
+    // each goes first in every other round
+    const order =
+      round % 2 ? (["checked", "unchecked"] as const) : (["unchecked", "checked"] as const);
+    for (const which of order) {
+      const started = performance.now();
+      await (which === "checked" ? checked : unchecked).page();
+      if (round >= 0) times[which].push(performance.now() - started);
+    }
+  }
+} finally {
+  await Promise.all([checked.close(), unchecked.close()]);
+}
+
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length * q)] ?? Number.NaN;
+const line = (label: string, values: number[]) =>
+  `  ${label.padEnd(40)} median ${quantile(values, 0.5).toFixed(2).padStart(6)} ms, p90 ${quantile(values, 0.9).toFixed(2).padStart(6)} ms`;
+const [a, b] = [quantile(times.checked, 0.5), quantile(times.unchecked, 0.5)];
+console.log(`GET /notes' two data API requests, ${ROUNDS} interleaved rounds, in process`);
+console.log(line("with the ended-session check", times.checked));
+console.log(line("without it", times.unchecked));
+console.log(`  cost: +${(a - b).toFixed(2)} ms a page (median), ${(a / b).toFixed(2)}x`);

@@ -125,6 +125,17 @@ describe("JWTs", () => {
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
   });
 
+  test("a database error answered 401 carries WWW-Authenticate: Bearer, as PostgREST's", async () => {
+    const b = await backend();
+    // anon has no privilege on the app's notes: 42501, which PostgREST answers 401 for anon
+    const res = await b.fetch(`${b.url}/rest/v1/notes?select=id`, {
+      headers: { apikey: b.anonKey },
+    });
+    expect(res.status).toBe(401);
+    expect((await res.json()).code).toBe("42501");
+    expect(res.headers.get("www-authenticate")).toBe("Bearer");
+  });
+
   test("a role other than anon/authenticated/service_role is refused", async () => {
     const b = await backend();
     const r = await b

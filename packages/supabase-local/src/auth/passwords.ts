@@ -1,24 +1,48 @@
 import { randomBytes } from "node:crypto";
-import bcrypt from "bcryptjs";
+import { availableParallelism } from "node:os";
+import bcrypt from "bcrypt";
+import pLimit from "p-limit";
 import type { Config } from "../config.ts";
 import { authError, weakPassword } from "./errors.ts";
 
 const MAX_PASSWORD_LENGTH = 72;
 
 /**
- * A bcrypt hash of the configured cost (config.auth.passwordHashCost, 10 as the real service),
- * with Go's `$2a$` prefix: bcryptjs writes `$2b$`, the same algorithm for passwords of at most 72
- * bytes, but auth.users should hold what GoTrue stores.
+ * bcrypt is native: its async hash and compare run on libuv's thread pool, never on the thread
+ * that answers requests, so a burst of sign-ins does not stall the backend (issue 37, decision
+ * 021). That pool (UV_THREADPOOL_SIZE, 4 by default) also runs the WebCrypto work of every
+ * request's JWT, file reads and DNS, in arrival order: hashes beyond the cores would only queue
+ * there ahead of them, so at most one per core runs, and always one thread is left over.
  */
-export async function hashPassword(config: Config, password: string): Promise<string> {
-  const hash = await bcrypt.hash(password, config.auth.passwordHashCost);
-  return hash.replace(/^\$2b\$/, "$2a$");
+const hashing = pLimit(
+  Math.max(1, Math.min(availableParallelism(), (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1)),
+);
+
+/**
+ * A bcrypt hash of the configured cost (config.auth.passwordHashCost, 10 as the real service),
+ * with Go's `$2a$` prefix, as auth.users holds what GoTrue stores.
+ */
+export function hashPassword(config: Config, password: string): Promise<string> {
+  return hashAt(config.auth.passwordHashCost, password);
+}
+
+function hashAt(cost: number, password: string): Promise<string> {
+  return hashing(async () => bcrypt.hash(password, await bcrypt.genSalt(cost, "a")));
 }
 
 /** Compares at the cost the stored hash was made with (a seed's or an older run's may differ). */
 export function comparePassword(password: string, hash: string | null): Promise<boolean> {
   if (!hash) return Promise.resolve(false);
-  return bcrypt.compare(password, hash);
+  return compare(password, hash);
+}
+
+/**
+ * Go's bcrypt reads any minor version as the one algorithm, so an imported PHP hash (`$2y$`, the
+ * same algorithm as `$2b$`) verifies there; the native binding knows only `$2a$` and `$2b$`.
+ */
+function compare(password: string, hash: string): Promise<boolean> {
+  const known = hash.replace(/^\$2y\$/, () => "$2b$");
+  return hashing(() => bcrypt.compare(password, known));
 }
 
 /** Per cost, a hash of a random value nobody knows (made once, on first use; never matched). */
@@ -27,7 +51,7 @@ const standIns = new Map<number, Promise<string>>();
 function standInHash(cost: number): Promise<string> {
   let hash = standIns.get(cost);
   if (!hash) {
-    hash = bcrypt.hash(randomBytes(32).toString("base64"), cost);
+    hash = hashAt(cost, randomBytes(32).toString("base64"));
     standIns.set(cost, hash);
   }
   return hash;
@@ -45,10 +69,10 @@ export async function comparePasswordForSignIn(
   hash: string | null | undefined,
 ): Promise<boolean> {
   if (!hash) {
-    await bcrypt.compare(password, await standInHash(config.auth.passwordHashCost));
+    await compare(password, await standInHash(config.auth.passwordHashCost));
     return false;
   }
-  return bcrypt.compare(password, hash);
+  return compare(password, hash);
 }
 
 /** checkPasswordStrength: length limits from config (422 weak_password with reasons). */

@@ -36,6 +36,7 @@ import type { CookieJar } from "./cookies.ts";
 import { BENCH_ONLY_MARKER } from "./get-user/marker.ts";
 import { type ArmResult, authCalls, every, oneRefreshPerVisitor, runArm } from "./load.ts";
 import { NEWEST_NOTE, NOTE_COUNT, userWithNotes, withExpiredAccessToken } from "./sessions.ts";
+import { BURST, type BurstResult, burstLine, measureSignInBurst } from "./sign-in-burst.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -198,6 +199,7 @@ const arms: ArmResult[] = [];
 const byKey: Record<string, ArmResult> = {};
 let firstLoads: Awaited<ReturnType<typeof measureFirstLoad>>[] = [];
 let node: Awaited<ReturnType<typeof clientChecks>> | undefined;
+let burst: BurstResult | undefined;
 try {
   const vars = { SUPABASE_URL: BACKEND_URL };
   const app = startPreview({ port: APP_PORT, vars });
@@ -296,6 +298,8 @@ try {
     arms.push(result);
     byKey[arm.key] = result;
   }
+  log(`a data API request while ${BURST} sign-ins are answered (real hash cost), and idle…`);
+  burst = await measureSignInBurst(BACKEND_URL);
   log("taking the ended-session check out of the backend…");
   await backend.exec(WITHOUT_SESSION_CHECK);
   await expectPage(app.url, "/notes", signedIn, { auth: "0", text: NEWEST_NOTE });
@@ -352,6 +356,7 @@ function printReport() {
   if (signedInNotes && unchecked) {
     out.push(ratio("ended-session check: GET /notes with ÷ without", signedInNotes, unchecked));
   }
+  if (burst) out.push(burstLine(burst));
   if (node) {
     out.push("");
     out.push(`supabase-js in Node, median of ${node.rounds} interleaved rounds`);

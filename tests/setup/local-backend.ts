@@ -10,7 +10,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLocalBackend, loadConfig } from "@edge-notes/supabase-local";
-import { QUICK_PASSWORD_HASH_COST } from "../support/backend.ts";
+import { QUICK_PASSWORD_HASH_COST, TEST_RATE_LIMITS } from "../support/backend.ts";
 
 /** The project the test backend serves: this repository's supabase/ (config, migrations, seed). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -38,9 +38,9 @@ export default async function setup() {
         // As a project that asks for a reauthentication code to change the password of a session
         // older than 24 hours; fresh test sessions are never that old unless a test ages them.
         email: { securePasswordChange: true },
-        // Generous like config.toml's [auth.rate_limit]: every test file verifies codes from
-        // 127.0.0.1 (the real 15 a minute is tested on a backend of its own).
-        rateLimit: { mfaChallengeAndVerify: 1000 },
+        // Every test file signs in and verifies codes from 127.0.0.1 (config.toml has the hosted
+        // limits, tested on backends of their own).
+        rateLimit: TEST_RATE_LIMITS,
         passwordHashCost: QUICK_PASSWORD_HASH_COST,
       },
     },

@@ -17,6 +17,22 @@ export const SERVICE_ROLE_KEY = KEYS.serviceRole;
  */
 export const QUICK_PASSWORD_HASH_COST = 4;
 
+/**
+ * [auth.rate_limit] of the test backends: every test signs in, verifies and signs up from
+ * 127.0.0.1, far past the hosted defaults config.toml keeps. A bucket still holds 30 (as
+ * upstream, whatever the setting), so these only make it refill at once. The limits themselves
+ * are tested on backends of their own (packages/supabase-local/test/auth/rate-limit.test.ts,
+ * tests/integration/auth/rate-limits.test.ts).
+ */
+export const TEST_RATE_LIMITS = {
+  tokenRefresh: 1_000_000,
+  signInSignUps: 1_000_000,
+  tokenVerifications: 1_000_000,
+  anonymousUsers: 1_000_000,
+  mfaChallengeAndVerify: 1_000_000,
+  passkey: 1_000_000,
+};
+
 const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
 
 /** A browser-like client with the publishable key (its own in-memory session). */

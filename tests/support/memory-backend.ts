@@ -13,13 +13,17 @@ import {
   QUICK_PASSWORD_HASH_COST,
   randomEmail,
   SECRET_KEY,
+  TEST_RATE_LIMITS,
 } from "./backend.ts";
 
 /** The project these backends serve: this repository's supabase/ (config, migrations). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Settings of the test backends: quick password hashes (tests make their own data, no seed). */
-const QUICK = { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } };
+/** Settings of the test backends: quick password hashes (tests make their own data, no seed), and
+ * rate limits a test file's many requests from 127.0.0.1 do not meet, unless it sets its own. */
+const QUICK = {
+  auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST, rateLimit: TEST_RATE_LIMITS },
+};
 
 /**
  * This test worker's database for backends of the repository's project as it is (no seed, no

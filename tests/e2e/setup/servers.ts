@@ -7,7 +7,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type LocalBackendOptions, loadConfig } from "@edge-notes/supabase-local";
-import { PASSWORD, QUICK_PASSWORD_HASH_COST, SECRET_KEY } from "../../support/backend.ts";
+import {
+  PASSWORD,
+  QUICK_PASSWORD_HASH_COST,
+  SECRET_KEY,
+  TEST_RATE_LIMITS,
+} from "../../support/backend.ts";
 import {
   assertPortFree,
   buildAppIfChanged,
@@ -78,8 +83,8 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
         additionalRedirectUrls: [...listed, ...origins.map((origin) => `${origin}/**`)],
         // Passkeys made on the app's page carry its origin (the RP ID stays config.toml's).
         webauthn: { rpOrigins: [...webauthn.rpOrigins, ...origins] },
-        // Generous like config.toml's [auth.rate_limit] (the real MFA limit is 15 a minute per IP).
-        rateLimit: { mfaChallengeAndVerify: 1000 },
+        // Every browser of the run is 127.0.0.1 (config.toml has the hosted limits).
+        rateLimit: TEST_RATE_LIMITS,
         // Quick password hashes, as the other test backends: at the real cost, sign-ins on a busy
         // machine could pass the app's 1.5 s backend deadline ("can't be reached right now").
         passwordHashCost: QUICK_PASSWORD_HASH_COST,

@@ -436,7 +436,10 @@ describe("settings", () => {
   beforeAll(async () => {
     [off, quick] = await Promise.all([
       memoryBackend({ auth: { passkey: { enabled: false } } }),
-      memoryBackend({ auth: { webauthn: { challengeExpirySeconds: 0 } } }),
+      // the real passkey limit (the test backends raise it)
+      memoryBackend({
+        auth: { webauthn: { challengeExpirySeconds: 0 }, rateLimit: { passkey: 30 } },
+      }),
     ]);
   }, 120_000);
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { index, type RouteConfig, route } from "@react-router/dev/routes";
 
 export default [
-  index("routes/home.tsx"),
+  index("routes/home/index.tsx"),
 
   // Signing up, in and out; the pages email links and OAuth come back to.
   route("sign-up", "routes/auth/sign-up.tsx"),

@@ -65,7 +65,7 @@ async function notesPage(withCheck: boolean) {
     apikey: KEYS.publishable,
     Authorization: `Bearer ${signIn.data.session.access_token}`,
   };
-  // what app/routes/notes/data.server.ts asks for /notes (listNotes and listTags)
+  // what app/routes/notes/parts/data.server.ts asks for /notes (listNotes and listTags)
   const list = `${backend.url}/rest/v1/notes?select=id,title,excerpt,pinned,archived,updated_at,owner_id,tags(name),owner:profiles!notes_owner_id_fkey(username,display_name)&tags.order=name.asc&owner_id=eq.${owner}&archived=eq.false&order=pinned.desc,updated_at.desc,id.asc&offset=0&limit=20`;
   const tags = `${backend.url}/rest/v1/tags?select=name&order=name.asc`;
   const page = async () => {

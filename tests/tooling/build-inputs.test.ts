@@ -17,7 +17,7 @@ function write(path: string, text: string) {
 
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "build-inputs-"));
-  write("app/routes/home.tsx", "export default function Home() {}");
+  write("app/routes/home/index.tsx", "export default function Home() {}");
   write("public/favicon.svg", "<svg/>");
   write("vite.config.ts", "export default {}");
   write("package-lock.json", "{}");
@@ -27,7 +27,7 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 test.each([
-  ["a route's source", "app/routes/home.tsx", "export default function Home() { return 1 }"],
+  ["a route's source", "app/routes/home/index.tsx", "export default function Home() { return 1 }"],
   ["a new source file", "app/lib/new.ts", "export {}"],
   ["a static asset", "public/favicon.svg", "<svg></svg>"],
   ["the Vite config", "vite.config.ts", "export default { base: '/x/' }"],

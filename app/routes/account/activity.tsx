@@ -1,12 +1,12 @@
-import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
 import { requireFreshUser } from "../../lib/guards.server";
 import { dataNoStore, noStoreHeaders } from "../../lib/http.server";
-import { listSecurityEvents, type SecurityEventKind } from "../../lib/security-events.server";
-import { providerLabel } from "../auth/oauth-providers";
+import { providerLabel } from "../auth/parts/oauth-providers";
 import type { Route } from "./+types/activity";
-import { authMethodLabel } from "./auth-methods";
-import { deviceName } from "./device-name";
+import { AccountHeading, AccountPanel } from "./parts/account-panel";
+import { authMethodLabel } from "./parts/auth-methods";
+import { deviceName } from "./parts/device-name";
+import { listSecurityEvents, type SecurityEventKind } from "./parts/security-events.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 

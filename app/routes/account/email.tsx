@@ -1,17 +1,17 @@
 import { Form } from "react-router";
-import { AccountHeading, AccountPanel } from "../../components/account-panel";
-import { EmailField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
-import { callbackUrl } from "../auth/redirects.server";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
+import { EmailField } from "../auth/parts/auth-fields";
+import { callbackUrl } from "../auth/parts/redirects.server";
 import type { Route } from "./+types/email";
-import { emailChangeSchema } from "./schemas.server";
+import { AccountHeading, AccountPanel } from "./parts/account-panel";
+import { emailChangeSchema } from "./parts/schemas.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 

@@ -1,6 +1,5 @@
 import type { UserIdentity } from "@supabase/supabase-js";
 import { Form } from "react-router";
-import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
 import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
@@ -13,10 +12,11 @@ import {
   OAUTH_PROVIDERS,
   type OAuthProvider,
   providerLabel,
-} from "../auth/oauth-providers";
-import { callbackUrl } from "../auth/redirects.server";
+} from "../auth/parts/oauth-providers";
+import { callbackUrl } from "../auth/parts/redirects.server";
 import type { Route } from "./+types/identities";
-import { unlinkSchema } from "./schemas.server";
+import { AccountHeading, AccountPanel } from "./parts/account-panel";
+import { unlinkSchema } from "./parts/schemas.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 

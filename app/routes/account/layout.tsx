@@ -3,7 +3,7 @@ import { NavLink, Outlet, useLocation } from "react-router";
 import { requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import type { Route } from "./+types/layout";
-import { ACCOUNT_SECTIONS } from "./nav";
+import { ACCOUNT_SECTIONS } from "./parts/nav";
 
 /** Every account page names the signed-in person: never kept by a shared cache. */
 export const headers: Route.HeadersFunction = noStoreHeaders;

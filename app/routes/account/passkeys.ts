@@ -3,8 +3,8 @@ import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { jsonNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/passkeys";
-import { deviceName } from "./device-name";
-import { passkeyRegistrationSchema } from "./schemas.server";
+import { deviceName } from "./parts/device-name";
+import { passkeyRegistrationSchema } from "./parts/schemas.server";
 
 /**
  * Adding a passkey, for /account/security's script (JSON in and out; with JavaScript off the

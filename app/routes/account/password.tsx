@@ -1,18 +1,18 @@
 import { Form, Link } from "react-router";
-import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { linkClass } from "../../components/auth-card";
-import { HiddenUsername, NewPasswordField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
+import { HiddenUsername, NewPasswordField } from "../auth/parts/auth-fields";
 import type { Route } from "./+types/password";
-import { checkCurrentPassword } from "./password-check.server";
-import { passwordChangeSchema } from "./schemas.server";
+import { AccountHeading, AccountPanel } from "./parts/account-panel";
+import { checkCurrentPassword } from "./parts/password-check.server";
+import { passwordChangeSchema } from "./parts/schemas.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 

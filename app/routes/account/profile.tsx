@@ -2,15 +2,15 @@ import { Form, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { authFailure, formFailure } from "../../lib/form-results.server";
 import { parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore } from "../../lib/http.server";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/profile";
-import { DISPLAY_NAME_MAX, USERNAME_RULES } from "./profile-rules";
-import { FEW_RECOVERY_CODES } from "./recovery-codes";
-import { profileSchema } from "./schemas.server";
+import { DISPLAY_NAME_MAX, USERNAME_RULES } from "./parts/profile-rules";
+import { FEW_RECOVERY_CODES } from "./parts/recovery-codes";
+import { profileSchema } from "./parts/schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Profile · Edge Notes" }];
 

@@ -1,22 +1,22 @@
 import { AuthError, type Factor } from "@supabase/supabase-js";
 import { data, Form } from "react-router";
-import { AccountHeading, AccountPanel } from "../../components/account-panel";
-import { TotpCodeField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
 import { type FormFailure, readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
+import { TotpCodeField } from "../auth/parts/auth-fields";
 import type { Route } from "./+types/security";
-import { listPasskeys, removePasskey, renamePasskey } from "./passkeys.server";
-import { PasskeysPanel } from "./passkeys-panel";
-import { generateRecoveryCodes, recoveryCodesStatus } from "./recovery-codes.server";
-import { RecoveryCodesPanel } from "./recovery-codes-panel";
-import { enrollSchema, removeFactorSchema, verifyEnrollmentSchema } from "./schemas.server";
-import { groupSecret, totpQrCode } from "./totp-qr";
+import { AccountHeading, AccountPanel } from "./parts/account-panel";
+import { listPasskeys, removePasskey, renamePasskey } from "./parts/passkeys.server";
+import { PasskeysPanel } from "./parts/passkeys-panel";
+import { generateRecoveryCodes, recoveryCodesStatus } from "./parts/recovery-codes.server";
+import { RecoveryCodesPanel } from "./parts/recovery-codes-panel";
+import { enrollSchema, removeFactorSchema, verifyEnrollmentSchema } from "./parts/schemas.server";
+import { groupSecret, totpQrCode } from "./parts/totp-qr";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 

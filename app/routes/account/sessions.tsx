@@ -1,5 +1,4 @@
 import { Form } from "react-router";
-import { AccountHeading, AccountPanel } from "../../components/account-panel";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
 import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
@@ -7,9 +6,10 @@ import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { dataNoStore, noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/sessions";
-import { authMethodLabel } from "./auth-methods";
-import { endSessionSchema } from "./schemas.server";
-import { endMySession, listMySessions } from "./sessions.server";
+import { AccountHeading, AccountPanel } from "./parts/account-panel";
+import { authMethodLabel } from "./parts/auth-methods";
+import { endSessionSchema } from "./parts/schemas.server";
+import { endMySession, listMySessions } from "./parts/sessions.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 

@@ -1,13 +1,13 @@
-import { LinkNotice, LinkProblemView } from "../../components/link-problem";
 import { getAuth } from "../../lib/auth.server";
 import { safeNext } from "../../lib/safe-redirect";
 import type { Route } from "./+types/callback";
-import { afterSignIn } from "./after-sign-in.server";
+import { afterSignIn } from "./parts/after-sign-in.server";
 import {
   EMAIL_CHANGE_HALF_DONE,
   linkNoticeResponse,
   linkProblemResponse,
-} from "./link-landing.server";
+} from "./parts/link-landing.server";
+import { LinkNotice, LinkProblemView } from "./parts/link-problem";
 
 export const meta: Route.MetaFunction = () => [{ title: "Signing in · Edge Notes" }];
 

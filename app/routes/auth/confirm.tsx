@@ -1,19 +1,19 @@
 import { Form } from "react-router";
 import { AuthCard, FooterLink } from "../../components/auth-card";
-import { LinkNotice, LinkProblemView } from "../../components/link-problem";
 import { SubmitButton } from "../../components/submit-button";
 import { getAuth } from "../../lib/auth.server";
 import { readFormValues } from "../../lib/forms.server";
 import { dataNoStore, noStoreHeaders } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
 import type { Route } from "./+types/confirm";
-import { afterSignIn } from "./after-sign-in.server";
+import { afterSignIn } from "./parts/after-sign-in.server";
 import {
   EMAIL_CHANGE_HALF_DONE,
   linkNoticeResponse,
   linkProblemResponse,
-} from "./link-landing.server";
-import { type EmailLinkType, emailLinkSchema } from "./schemas.server";
+} from "./parts/link-landing.server";
+import { LinkNotice, LinkProblemView } from "./parts/link-problem";
+import { type EmailLinkType, emailLinkSchema } from "./parts/schemas.server";
 
 /** The page carries a one-time token in its URL and form: never kept by any cache. */
 export const headers: Route.HeadersFunction = noStoreHeaders;

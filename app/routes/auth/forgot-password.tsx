@@ -1,17 +1,17 @@
 import { Form } from "react-router";
 import { AuthCard, FooterLink } from "../../components/auth-card";
-import { EmailField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
 import { authFailure, formFailure } from "../../lib/form-results.server";
 import { parseForm } from "../../lib/forms.server";
 import { dataNoStore } from "../../lib/http.server";
 import { appPath } from "../../lib/safe-redirect";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/forgot-password";
-import { callbackUrl } from "./redirects.server";
-import { emailOnlySchema } from "./schemas.server";
+import { EmailField } from "./parts/auth-fields";
+import { callbackUrl } from "./parts/redirects.server";
+import { emailOnlySchema } from "./parts/schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Reset your password · Edge Notes" }];
 

@@ -1,11 +1,9 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { Form } from "react-router";
 import { AuthCard, FooterLink } from "../../components/auth-card";
-import { TotpCodeField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
 import { authFailure, formFailure, formRefusal } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
@@ -13,9 +11,11 @@ import { needsSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/mfa";
-import { nextFromUrl, redirectToNext } from "./redirects.server";
-import { challengeSchema, recoveryCodeSchema } from "./schemas.server";
+import { TotpCodeField } from "./parts/auth-fields";
+import { nextFromUrl, redirectToNext } from "./parts/redirects.server";
+import { challengeSchema, recoveryCodeSchema } from "./parts/schemas.server";
 
 export const headers: Route.HeadersFunction = noStoreHeaders;
 

@@ -1,9 +1,7 @@
 import { Form, Link } from "react-router";
 import { AuthCard, FooterLink } from "../../components/auth-card";
-import { HiddenUsername, NewPasswordField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
 import { authFailure, formFailure } from "../../lib/form-results.server";
 import { parseForm } from "../../lib/forms.server";
@@ -11,10 +9,12 @@ import { MFA_PATH, needsSecondFactor } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { appPath } from "../../lib/safe-redirect";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/reset-password";
-import { isRecoverySession } from "./recovery-session";
-import { SIGNED_IN_HOME } from "./redirects.server";
-import { newPasswordSchema } from "./schemas.server";
+import { HiddenUsername, NewPasswordField } from "./parts/auth-fields";
+import { isRecoverySession } from "./parts/recovery-session";
+import { SIGNED_IN_HOME } from "./parts/redirects.server";
+import { newPasswordSchema } from "./parts/schemas.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
 export const headers: Route.HeadersFunction = noStoreHeaders;

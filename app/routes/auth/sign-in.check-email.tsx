@@ -1,11 +1,11 @@
 import { Link } from "react-router";
 import { FooterLink, linkClass } from "../../components/auth-card";
-import { CheckInbox } from "../../components/check-inbox";
 import { noStoreHeaders } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import type { Route } from "./+types/sign-in.check-email";
-import { emailFromUrl, resendAction, sendSignInEmail } from "./emails.server";
-import { requireSignedOut } from "./redirects.server";
+import { CheckInbox } from "./parts/check-inbox";
+import { emailFromUrl, resendAction, sendSignInEmail } from "./parts/emails.server";
+import { requireSignedOut } from "./parts/redirects.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
 export const headers: Route.HeadersFunction = noStoreHeaders;

@@ -1,21 +1,21 @@
 import { Form } from "react-router";
 import { AuthCard, FooterLink } from "../../components/auth-card";
-import { EmailField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
-import { ResendForm } from "../../components/resend-form";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
 import { authFailure, formFailure } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/sign-in.code";
-import { afterSignIn } from "./after-sign-in.server";
-import { emailFromUrl, resendEmail, sendSignInEmail } from "./emails.server";
-import { requireSignedOut } from "./redirects.server";
-import { codeSchema } from "./schemas.server";
+import { afterSignIn } from "./parts/after-sign-in.server";
+import { EmailField } from "./parts/auth-fields";
+import { emailFromUrl, resendEmail, sendSignInEmail } from "./parts/emails.server";
+import { requireSignedOut } from "./parts/redirects.server";
+import { ResendForm } from "./parts/resend-form";
+import { codeSchema } from "./parts/schemas.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
 export const headers: Route.HeadersFunction = noStoreHeaders;

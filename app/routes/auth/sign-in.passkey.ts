@@ -3,8 +3,8 @@ import { authFailureJson } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { jsonNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/sign-in.passkey";
-import { afterSignIn } from "./after-sign-in.server";
-import { passkeySignInSchema } from "./schemas.server";
+import { afterSignIn } from "./parts/after-sign-in.server";
+import { passkeySignInSchema } from "./parts/schemas.server";
 
 /**
  * Sign in with a passkey, for the sign-in page's script (JSON in and out; with JavaScript off the

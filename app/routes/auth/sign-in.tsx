@@ -1,24 +1,24 @@
 import { Form, Link, useNavigation } from "react-router";
 import { AuthCard, FooterLink, linkClass } from "../../components/auth-card";
-import { EmailField } from "../../components/auth-fields";
-import { Divider } from "../../components/divider";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
 import { authFailure, formFailure } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/sign-in";
-import { afterSignIn } from "./after-sign-in.server";
-import { resendConfirmation, sendSignInEmail } from "./emails.server";
-import { isOAuthProvider, OAUTH_PROVIDERS, type OAuthProvider } from "./oauth-providers";
-import { PasskeySignIn } from "./passkey-sign-in";
-import { callbackUrl, requireSignedOut } from "./redirects.server";
-import { emailOnlySchema, signInSchema } from "./schemas.server";
+import { afterSignIn } from "./parts/after-sign-in.server";
+import { EmailField } from "./parts/auth-fields";
+import { Divider } from "./parts/divider";
+import { resendConfirmation, sendSignInEmail } from "./parts/emails.server";
+import { isOAuthProvider, OAUTH_PROVIDERS, type OAuthProvider } from "./parts/oauth-providers";
+import { PasskeySignIn } from "./parts/passkey-sign-in";
+import { callbackUrl, requireSignedOut } from "./parts/redirects.server";
+import { emailOnlySchema, signInSchema } from "./parts/schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign in · Edge Notes" }];
 

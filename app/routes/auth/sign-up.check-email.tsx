@@ -1,10 +1,10 @@
 import { FooterLink } from "../../components/auth-card";
-import { CheckInbox } from "../../components/check-inbox";
 import { noStoreHeaders } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import type { Route } from "./+types/sign-up.check-email";
-import { emailFromUrl, resendAction, resendConfirmation } from "./emails.server";
-import { nextFromUrl } from "./redirects.server";
+import { CheckInbox } from "./parts/check-inbox";
+import { emailFromUrl, resendAction, resendConfirmation } from "./parts/emails.server";
+import { nextFromUrl } from "./parts/redirects.server";
 
 /** The page names the visitor's address or session: never kept by a shared cache. */
 export const headers: Route.HeadersFunction = noStoreHeaders;

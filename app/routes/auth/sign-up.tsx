@@ -1,18 +1,18 @@
 import { Form } from "react-router";
 import { AuthCard, FooterLink } from "../../components/auth-card";
-import { EmailField, NewPasswordField } from "../../components/auth-fields";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { getAuth } from "../../lib/auth.server";
 import { authFailure, formFailure } from "../../lib/form-results.server";
 import { parseForm } from "../../lib/forms.server";
 import { redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/sign-up";
-import { callbackUrl, redirectToNext, requireSignedOut } from "./redirects.server";
-import { signUpSchema } from "./schemas.server";
+import { EmailField, NewPasswordField } from "./parts/auth-fields";
+import { callbackUrl, redirectToNext, requireSignedOut } from "./parts/redirects.server";
+import { signUpSchema } from "./parts/schemas.server";
 
 export const meta: Route.MetaFunction = () => [{ title: "Create an account · Edge Notes" }];
 

@@ -1,10 +1,10 @@
 import { Form, Link } from "react-router";
-import { BackLink, NotePage } from "../../components/note-form";
 import { SubmitButton } from "../../components/submit-button";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, notFound, redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/delete";
-import { loadNote, parseNoteId } from "./data.server";
+import { loadNote, parseNoteId } from "./parts/data.server";
+import { BackLink, NotePage } from "./parts/note-form";
 
 export const meta: Route.MetaFunction = () => [{ title: "Delete note · Edge Notes" }];
 

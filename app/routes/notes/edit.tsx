@@ -1,12 +1,12 @@
-import { BackLink, NoteForm, NotePage } from "../../components/note-form";
 import { formFailure } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { notFound, redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/edit";
-import { loadNote, parseNoteId, setNoteTags } from "./data.server";
-import { NOTE_FORM, previewDraft, saveFailure } from "./save.server";
-import { noteSchema } from "./schemas.server";
+import { loadNote, parseNoteId, setNoteTags } from "./parts/data.server";
+import { BackLink, NoteForm, NotePage } from "./parts/note-form";
+import { NOTE_FORM, previewDraft, saveFailure } from "./parts/save.server";
+import { noteSchema } from "./parts/schemas.server";
 
 export const meta: Route.MetaFunction = ({ loaderData }) => [
   { title: `Edit ${loaderData?.note.title ?? "note"} · Edge Notes` },

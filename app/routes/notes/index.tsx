@@ -1,13 +1,13 @@
 import { Form, Link } from "react-router";
-import { NoteCard } from "../../components/note-card";
-import { TagLink } from "../../components/note-meta";
 import { requireUser } from "../../lib/guards.server";
 import { dataNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/index";
-import { listNotes, listTags } from "./data.server";
-import { type ListView, listUrl } from "./list-url";
-import { PAGE_SIZE, TAG_PATTERN } from "./rules";
-import { listQuerySchema } from "./schemas.server";
+import { listNotes, listTags } from "./parts/data.server";
+import { type ListView, listUrl } from "./parts/list-url";
+import { NoteCard } from "./parts/note-card";
+import { TagLink } from "./parts/note-meta";
+import { PAGE_SIZE, TAG_PATTERN } from "./parts/rules";
+import { listQuerySchema } from "./parts/schemas.server";
 
 export const meta: Route.MetaFunction = ({ loaderData }) => [
   { title: `${loaderData ? HEADINGS[loaderData.view] : "Notes"} · Edge Notes` },

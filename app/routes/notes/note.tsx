@@ -1,23 +1,29 @@
 import { data, Form, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
-import { LeaveSharedNote } from "../../components/leave-shared-note";
-import { Markdown } from "../../components/markdown";
-import { BackLink, NotePage } from "../../components/note-form";
-import { NoteDate, ownerName, TagLink } from "../../components/note-meta";
-import { NoteToggles, optimisticState, useToggleFetcher } from "../../components/note-toggles";
 import { SubmitButton } from "../../components/submit-button";
-import { useFocusFirstError } from "../../components/use-focus-first-error";
 import { formFailure } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore, notFound } from "../../lib/http.server";
+import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import type { Route } from "./+types/note";
-import { leaveSharedNote, listShares, loadNote, parseNoteId, unshareNote } from "./data.server";
-import { renderMarkdown } from "./markdown.server";
-import { redirectBack } from "./redirects.server";
-import { leaveSchema, shareSchema, unshareSchema } from "./schemas.server";
-import { toggleAction } from "./toggle.server";
+import {
+  leaveSharedNote,
+  listShares,
+  loadNote,
+  parseNoteId,
+  unshareNote,
+} from "./parts/data.server";
+import { LeaveSharedNote } from "./parts/leave-shared-note";
+import { Markdown } from "./parts/markdown";
+import { renderMarkdown } from "./parts/markdown.server";
+import { BackLink, NotePage } from "./parts/note-form";
+import { NoteDate, ownerName, TagLink } from "./parts/note-meta";
+import { NoteToggles, optimisticState, useToggleFetcher } from "./parts/note-toggles";
+import { redirectBack } from "./parts/redirects.server";
+import { leaveSchema, shareSchema, unshareSchema } from "./parts/schemas.server";
+import { toggleAction } from "./parts/toggle.server";
 
 export const meta: Route.MetaFunction = ({ loaderData }) => [
   { title: `${loaderData?.note.title ?? "Note"} · Edge Notes` },

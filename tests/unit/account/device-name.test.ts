@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deviceName } from "../../../app/routes/account/device-name";
+import { deviceName } from "../../../app/routes/account/parts/device-name";
 
 describe("deviceName", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { totpQrCode } from "../../../app/routes/account/totp-qr";
+import { totpQrCode } from "../../../app/routes/account/parts/totp-qr";
 
 describe("totpQrCode", () => {
   const svg = '<svg xmlns="http://www.w3.org/2000/svg"><rect fill="#000"/></svg>';

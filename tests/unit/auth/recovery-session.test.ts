@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRecoverySession } from "../../../app/routes/auth/recovery-session";
+import { isRecoverySession } from "../../../app/routes/auth/parts/recovery-session";
 
 describe("isRecoverySession", () => {
   const now = 1_800_000_000;

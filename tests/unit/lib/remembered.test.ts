@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { remembered } from "../../../app/lib/remembered";
+import { remembered } from "../../../app/routes/notes/parts/remembered";
 
 /** A remembered doubling that counts how often it really ran. */
 function counted(limit: number) {

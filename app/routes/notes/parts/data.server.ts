@@ -1,0 +1,213 @@
+import type { SupabaseClient } from "@supabase/supabase-js";
+import type { Database } from "../../../lib/database.types";
+import { backendFailure, notFound } from "../../../lib/http.server";
+import type { ListParams } from "./list-url";
+import { plainExcerpt } from "./markdown.server";
+import { PAGE_SIZE } from "./rules";
+import { noteId } from "./schemas.server";
+
+/**
+ * Reading and writing notes with the request's Supabase client. Every query runs as the signed-in
+ * user, so row-level security decides what exists: someone else's note and a note that never
+ * existed are the same 404, with nothing on the page to tell them apart. A failure of the data
+ * API is a 503 page (backendFailure).
+ */
+type Client = SupabaseClient<Database>;
+
+/** The `:id` in the URL, or a 404 when it is not a note id at all. */
+export function parseNoteId(value: string | undefined): string {
+  const parsed = noteId.safeParse(value);
+  if (!parsed.success) notFound();
+  return parsed.data;
+}
+
+export interface NoteListItem {
+  id: string;
+  title: string;
+  excerpt: string | null;
+  pinned: boolean;
+  archived: boolean;
+  updated_at: string;
+  owner_id: string;
+  tags: { name: string }[];
+  owner: { username: string | null; display_name: string | null } | null;
+}
+
+export interface ListRequest extends ListParams {
+  userId: string;
+}
+
+/** One page of the list, pinned first, then the most recently edited; with the total count. */
+export async function listNotes(
+  supabase: Client,
+  request: ListRequest,
+): Promise<{ notes: NoteListItem[]; total: number; outOfRange: boolean }> {
+  const from = (request.page - 1) * PAGE_SIZE;
+  const columns =
+    "id, title, excerpt, pinned, archived, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)";
+  let query = supabase
+    .from("notes")
+    .select(request.tag ? `${columns}, tag_filter:tags!inner()` : columns, { count: "exact" })
+    // tags in a stable order (by name), wherever a note shows them
+    .order("name", { referencedTable: "tags" });
+  if (request.view === "shared") query = query.neq("owner_id", request.userId);
+  else {
+    query = query.eq("owner_id", request.userId).eq("archived", request.view === "archived");
+  }
+  if (request.tag) query = query.eq("tag_filter.name", request.tag);
+  if (request.q)
+    query = query.textSearch("search", request.q, { type: "websearch", config: "english" });
+  const result = await query
+    .order("pinned", { ascending: false })
+    .order("updated_at", { ascending: false })
+    .order("id")
+    .range(from, from + PAGE_SIZE - 1);
+  if (result.error?.code === "PGRST103") {
+    // Past the last page: how many there are, for the message.
+    const first = await listNotes(supabase, { ...request, page: 1 });
+    return { notes: [], total: first.total, outOfRange: true };
+  }
+  if (result.error) backendFailure(result.error);
+  return {
+    notes: (result.data as unknown as NoteListItem[]).map((note) =>
+      withPlainExcerpt(request.userId, note),
+    ),
+    total: result.count ?? 0,
+    outOfRange: false,
+  };
+}
+
+export interface RecentNote {
+  id: string;
+  title: string;
+  excerpt: string | null;
+  updated_at: string;
+  owner_id: string;
+  owner: { username: string | null; display_name: string | null } | null;
+}
+
+/**
+ * The few notes edited last that the user can read (their own and those shared with them), not
+ * archived, newest first: the home page's list, in one query.
+ */
+export async function recentNotes(
+  supabase: Client,
+  userId: string,
+  limit: number,
+): Promise<RecentNote[]> {
+  const { data, error } = await supabase
+    .from("notes")
+    .select(
+      "id, title, excerpt, updated_at, owner_id, owner:profiles!notes_owner_id_fkey(username, display_name)",
+    )
+    .eq("archived", false)
+    .order("updated_at", { ascending: false })
+    .order("id")
+    .limit(limit);
+  if (error) backendFailure(error);
+  return (data as unknown as RecentNote[]).map((note) => withPlainExcerpt(userId, note));
+}
+
+/** A note's excerpt (its body's first 240 characters, Markdown) as the words alone. */
+function withPlainExcerpt<T extends { excerpt: string | null }>(viewer: string, note: T): T {
+  return { ...note, excerpt: note.excerpt ? plainExcerpt(viewer, note.excerpt) || null : null };
+}
+
+/** The user's tags, for the filter. */
+export async function listTags(supabase: Client): Promise<string[]> {
+  const { data: tags, error } = await supabase.from("tags").select("name").order("name");
+  if (error) backendFailure(error);
+  return tags.map((t) => t.name);
+}
+
+/** One note the user may read (their own or shared with them), or a 404. */
+export async function loadNote(supabase: Client, id: string) {
+  const { data: note, error } = await supabase
+    .from("notes")
+    .select(
+      "id, title, body, pinned, archived, created_at, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)",
+    )
+    .eq("id", id)
+    .order("name", { referencedTable: "tags" })
+    .maybeSingle();
+  if (error) backendFailure(error);
+  if (!note) notFound();
+  return note;
+}
+
+/**
+ * Who an owner's note is shared with: the address typed when sharing, and the person's names.
+ * Never their user id (the database does not let the owner select it); a note that is not the
+ * caller's is a 404.
+ */
+export async function listShares(supabase: Client, id: string) {
+  const { data: shares, error } = await supabase
+    .rpc("list_note_shares", { note_id: id })
+    .select("email, display_name, username, created_at");
+  if (error?.code === "PT404") notFound();
+  if (error) backendFailure(error);
+  return shares.map((share) => ({
+    email: share.email,
+    created_at: share.created_at,
+    profile: { username: share.username ?? null, display_name: share.display_name ?? null },
+  }));
+}
+
+/** The owner stops sharing a note with the address it is listed under; false if nothing matched. */
+export async function unshareNote(
+  supabase: Client,
+  request: { id: string; ownerId: string; email: string },
+): Promise<boolean> {
+  // RLS lets the note's owner delete its shares, and the recipient their own: matching on the
+  // owner keeps a recipient from using this form to leave (they have their own button).
+  // No representation: the data API would return the primary key, and shared_with is not ours to
+  // read; the count says whether anything went.
+  const { count, error } = await supabase
+    .from("note_shares")
+    .delete({ count: "exact" })
+    .match({ note_id: request.id, owner_id: request.ownerId, shared_with_email: request.email });
+  if (error) backendFailure(error);
+  return (count ?? 0) > 0;
+}
+
+/** The recipient removes a note shared with them from their list; false if nothing matched. */
+export async function leaveSharedNote(
+  supabase: Client,
+  request: { id: string; userId: string },
+): Promise<boolean> {
+  // RLS lets a recipient delete only their own share; excluding the caller's own notes keeps the
+  // owner from deleting every share of a note through this form.
+  const { count, error } = await supabase
+    .from("note_shares")
+    .delete({ count: "exact" })
+    .eq("note_id", request.id)
+    .neq("owner_id", request.userId);
+  if (error) backendFailure(error);
+  return (count ?? 0) > 0;
+}
+
+/** Pin, unpin, archive or unarchive one of the user's notes; null if it is not theirs. */
+export async function toggleNote(
+  supabase: Client,
+  id: string,
+  intent: "pin" | "unpin" | "archive" | "unarchive",
+) {
+  const change =
+    intent === "pin" || intent === "unpin"
+      ? { pinned: intent === "pin" }
+      : { archived: intent === "archive" };
+  const { data: rows, error } = await supabase
+    .from("notes")
+    .update(change)
+    .eq("id", id)
+    .select("id, pinned, archived");
+  if (error) backendFailure(error);
+  return rows[0] ?? null;
+}
+
+/** Replaces a note's tags (the RPC checks ownership: someone else's note is a 404). */
+export async function setNoteTags(supabase: Client, id: string, names: string[]) {
+  const { error } = await supabase.rpc("set_note_tags", { note_id: id, tag_names: names });
+  if (error?.code === "PT404") notFound();
+  if (error) backendFailure(error);
+}

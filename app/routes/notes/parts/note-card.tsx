@@ -1,0 +1,60 @@
+import { Link } from "react-router";
+import type { NoteListItem } from "./data.server";
+import { LeaveSharedNote } from "./leave-shared-note";
+import type { ListView } from "./list-url";
+import { NoteDate, ownerName, TagLink } from "./note-meta";
+import { NoteToggles, optimisticState, useToggleFetcher } from "./note-toggles";
+
+/**
+ * One note in the list. Archiving from the list hides the card at once (it leaves this view);
+ * if the server refuses, the card comes back with the message.
+ */
+export function NoteCard({
+  note,
+  view,
+  returnTo,
+}: {
+  note: NoteListItem;
+  view: ListView;
+  returnTo: string;
+}) {
+  const fetcher = useToggleFetcher(note.id);
+  const shown = optimisticState(note, fetcher.formData?.get("intent"));
+  const mine = view !== "shared";
+  if (mine && shown.archived !== (view === "archived")) return null;
+  return (
+    <li
+      data-testid="note-card"
+      data-note-id={note.id}
+      className="rounded-xl border border-line bg-surface p-4 shadow-xs"
+    >
+      <h2 className="min-w-0 text-base font-semibold break-words">
+        <Link to={`/notes/${note.id}`} className="hover:text-accent hover:underline">
+          {note.title}
+        </Link>
+      </h2>
+      {note.excerpt ? (
+        <p className="mt-1 line-clamp-2 text-sm break-words text-muted">{note.excerpt}</p>
+      ) : null}
+      <div className="mt-3 flex flex-wrap items-center justify-between gap-3">
+        <div className="flex min-w-0 flex-wrap items-center gap-2 text-xs text-muted">
+          {mine && shown.pinned ? (
+            <span className="rounded-full bg-amber-100 px-2 py-0.5 font-medium text-amber-900 dark:bg-amber-950 dark:text-amber-100">
+              Pinned
+            </span>
+          ) : null}
+          {mine ? null : <span>{`Shared by ${ownerName(note.owner)} ·`}</span>}
+          <NoteDate iso={note.updated_at} prefix="Edited" />
+          {note.tags.map((tag) => (
+            <TagLink key={tag.name} name={tag.name} />
+          ))}
+        </div>
+        {mine ? (
+          <NoteToggles id={note.id} title={note.title} state={note} returnTo={returnTo} />
+        ) : (
+          <LeaveSharedNote id={note.id} title={note.title} returnTo={returnTo} />
+        )}
+      </div>
+    </li>
+  );
+}

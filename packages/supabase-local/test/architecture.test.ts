@@ -1,18 +1,21 @@
 // The package's shape, checked from its import graph (every relative import of every module in
-// src/, type-only and dynamic ones included): no cycles anywhere, and each layer imports only what
-// sits below it, as supabase/auth separates internal/api (handlers) from internal/models (data).
+// src/, type-only and dynamic ones included): no cycles anywhere, a folder per subsystem, and each
+// folder imports only what the rules below let it, as supabase/auth separates internal/api
+// (handlers) from internal/models (data) and miniflare keeps what crosses a thread in a folder of
+// its own.
 //
-//   server.ts, cli.ts, index.ts        wire everything together
-//   api.ts                             the HTTP surface: every service mounted on one app
-//   auth/api/routes.ts                 the one route table: the only importer of the handlers
-//   auth/api/*.ts                      one handler module per endpoint family, never each other
-//   auth/*.ts, auth/emails/*.ts        what handlers share (errors, request parsing, tokens, emails)
-//   auth/models/*.ts                   data: the only SQL, no Request/Response, nothing above
-//   provider/, mail/, rest/            services of their own: they never import Auth
-//   database-worker.js, postgres-port.js, database-settings.js
-//                                      the database thread: JavaScript only (see the first)
-//   compile-cache.js, typescript-cache.js, cache-dir.js
-//                                      loaded before any TypeScript: JavaScript only
+//   index.ts, backend.ts      the public API and the factory: the only modules at the top
+//   cli/                      the command line (bin/supabase-local.js runs it)
+//   boot/                     loaded before any TypeScript: JavaScript only
+//   project/                  the project's paths, config, keys, migrations: imports nothing else
+//   database/                 the Database class, its engine, data directory, snapshot
+//   database/thread/          what the database thread loads: JavaScript only, nothing outside
+//   http/                     the HTTP app, the gateway, JWT, local-only, client address
+//   auth/api/routes.ts        the one route table: the only importer of the handlers
+//   auth/api/*.ts             one handler module per endpoint family, never each other
+//   auth/*/                   what handlers share (errors, request parsing, tokens, emails, ...)
+//   auth/models/*.ts          data: the only SQL, no Request/Response, nothing above
+//   provider/, mail/, rest/   services of their own: they never import Auth
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -120,23 +123,26 @@ function loadedBy(file: string, loaded = new Set<string>()): Set<string> {
 
 describe("JavaScript all the way down", () => {
   // A thread that loads a TypeScript module starts Node's type stripper first: 65 ms of every
-  // database open (database-worker.js says more).
+  // database open (database/thread/worker.js says more).
   test("the database thread loads no TypeScript", () => {
-    const loaded = loadedBy("database-worker.js");
-    expect(loaded.has("postgres-port.js")).toBe(true);
+    const loaded = loadedBy("database/thread/worker.js");
+    expect(loaded.has("database/thread/postgres-port.js")).toBe(true);
     expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
   });
 
   // They are in place before any TypeScript loads, so they cannot be TypeScript themselves.
-  test.each(["compile-cache.js", "typescript-cache.js"])("%s loads no TypeScript", (cache) => {
-    const loaded = loadedBy(cache);
-    expect(loaded.has("cache-dir.js")).toBe(true);
-    expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
-  });
+  test.each(["boot/compile-cache.js", "boot/typescript-cache.js"])(
+    "%s loads no TypeScript",
+    (cache) => {
+      const loaded = loadedBy(cache);
+      expect(loaded.has("boot/cache-dir.js")).toBe(true);
+      expect([...loaded].filter((file) => !file.endsWith(".js"))).toEqual([]);
+    },
+  );
 });
 
 describe("what a start loads", () => {
-  // Loaded once the backend serves (loadAfterStart in api.ts), never during a start (each
+  // Loaded once the backend serves (loadAfterStart in http/app.ts), never during a start (each
   // would add its import time to every start): @simplewebauthn/server 300 ms, qrcode 40 ms.
   const ON_FIRST_USE = ["@simplewebauthn/server", "@simplewebauthn/server/helpers", "qrcode"];
 
@@ -208,6 +214,94 @@ describe("services apart from Auth", () => {
       edges(
         (f) => f.startsWith("rest/"),
         (t) => !t.startsWith("rest/"),
+      ),
+    ).toEqual([]);
+  });
+});
+
+/** Whether `file` sits in `folder` (a folder of src/ with a trailing slash, or "" for the top). */
+const inFolder = (folder: string) => (file: string) =>
+  folder === "" ? !file.includes("/") : file.startsWith(folder);
+const SERVICES = ["auth/", "rest/", "mail/", "provider/"];
+const isService = (f: string) => SERVICES.some((s) => f.startsWith(s));
+
+describe("a folder per subsystem", () => {
+  test("the top of src/ holds only the public API and the factory", () => {
+    const entries = readdirSync(SRC, { withFileTypes: true });
+    expect(entries.filter((e) => e.isFile()).map((e) => e.name)).toEqual([
+      "backend.ts",
+      "index.ts",
+    ]);
+  });
+
+  // boot/ runs before Node can load TypeScript; the database thread would start Node's type
+  // stripper for any TypeScript it loads (65 ms of every open, database/thread/worker.js says more).
+  test.each(["boot/", "database/thread/"])(
+    "%s is JavaScript only and imports only itself",
+    (folder) => {
+      const own = files.filter(inFolder(folder));
+      expect(own.length).toBeGreaterThan(0);
+      expect(own.filter((f) => !f.endsWith(".js"))).toEqual([]);
+      expect(edges(inFolder(folder), (t) => !t.startsWith(folder))).toEqual([]);
+    },
+  );
+
+  test("project/ (paths, config, keys, migrations) imports nothing outside it", () => {
+    expect(edges(inFolder("project/"), (t) => !t.startsWith("project/"))).toEqual([]);
+  });
+
+  test("database/ imports only itself, project/ and boot/: no HTTP, no service", () => {
+    const allowed = ["database/", "project/", "boot/"];
+    expect(
+      edges(inFolder("database/"), (t) => !allowed.some((folder) => t.startsWith(folder))),
+    ).toEqual([]);
+  });
+
+  test("only the factory imports the HTTP app, and only as it starts (dynamically) or for types", () => {
+    expect(
+      edges(
+        (f) => f !== "backend.ts",
+        (t) => t === "http/app.ts",
+      ),
+    ).toEqual([]);
+    const backend = moduleImports("backend.ts", readFileSync(join(SRC, "backend.ts"), "utf8"));
+    expect(
+      backend.filter((i) => i.specifier === "./http/app.ts" && !i.dynamic && !i.typeOnly),
+    ).toEqual([]);
+  });
+
+  test("http/ never imports the factory, the command line or the public entry", () => {
+    expect(
+      edges(
+        inFolder("http/"),
+        (t) => t === "backend.ts" || t === "index.ts" || t.startsWith("cli/"),
+      ),
+    ).toEqual([]);
+  });
+
+  test("services reach http/ only for the gateway's context, JWTs and request bodies", () => {
+    const shared = ["http/context.ts", "http/jwt.ts", "http/request-body.ts"];
+    expect(edges(isService, (t) => t.startsWith("http/") && !shared.includes(t))).toEqual([]);
+  });
+
+  test("services never import the factory, the command line, the public entry or the database", () => {
+    expect(
+      edges(
+        isService,
+        (t) =>
+          t === "backend.ts" ||
+          t === "index.ts" ||
+          t.startsWith("cli/") ||
+          t.startsWith("database/"),
+      ),
+    ).toEqual([]);
+  });
+
+  test("the command line is imported by the public entry alone (its start errors)", () => {
+    expect(
+      edges(
+        (f) => !f.startsWith("cli/") && f !== "index.ts",
+        (t) => t.startsWith("cli/"),
       ),
     ).toEqual([]);
   });

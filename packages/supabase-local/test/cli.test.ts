@@ -1,4 +1,4 @@
-// The `supabase-local` command (bin/supabase-local.js, then src/cli.ts): start prints the status table and
+// The `supabase-local` command (bin/supabase-local.js, then src/cli/cli.ts): start prints the status table and
 // stays up, status asks a running backend, reset deletes the data. Run as a real process in a
 // scratch project directory (--workdir), on a port of its own (LOCAL_BACKEND_PORT).
 import { type ChildProcess, spawn } from "node:child_process";
@@ -13,8 +13,8 @@ import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair, type JWK, jwtVerify } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { baseSnapshot, snapshotCacheDir } from "../src/database/snapshot.ts";
 import { KEYS } from "../src/index.ts";
-import { baseSnapshot, snapshotCacheDir } from "../src/snapshot.ts";
 import { withBaseSnapshot } from "./support/base-snapshot.ts";
 import { freePort } from "./support/ports.ts";
 

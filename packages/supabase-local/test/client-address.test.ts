@@ -16,8 +16,8 @@ import {
   memoryBackend,
   workerDatabase,
 } from "../../../tests/support/memory-backend.ts";
-import { clientIp } from "../src/auth/request.ts";
-import { createLocalBackend, type LocalBackend } from "../src/server.ts";
+import { clientIp } from "../src/auth/http/request.ts";
+import { createLocalBackend, type LocalBackend } from "../src/backend.ts";
 
 const overRequestLimit = {
   code: 429,

@@ -1,4 +1,4 @@
-// Node's compile cache (src/compile-cache.js), in real Node processes started in a scratch project
+// Node's compile cache (src/boot/compile-cache.js), in real Node processes started in a scratch project
 // with it imported first, as the command line (bin/supabase-local.js) imports it: on for the
 // process and for the threads it starts later (the database thread), kept in the project's
 // node_modules/.cache, and a directory NODE_COMPILE_CACHE already names is left as it is.
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, test } from "vitest";
 
-const CACHE = fileURLToPath(new URL("../src/compile-cache.js", import.meta.url));
+const CACHE = fileURLToPath(new URL("../src/boot/compile-cache.js", import.meta.url));
 
 let project: string;
 beforeAll(() => {

@@ -14,8 +14,8 @@ import {
   randomEmail,
 } from "../../../tests/support/backend.ts";
 import { workerDatabase } from "../../../tests/support/memory-backend.ts";
-import { ConfigError, loadConfig } from "../src/config.ts";
-import { createLocalBackend, type LocalBackend } from "../src/server.ts";
+import { createLocalBackend, type LocalBackend } from "../src/backend.ts";
+import { ConfigError, loadConfig } from "../src/project/config.ts";
 
 let backend: LocalBackend;
 const templateDir = mkdtempSync(join(tmpdir(), "local-templates-"));

@@ -1,4 +1,4 @@
-// The database in its worker thread (database.ts) stands in for PGlite: the query options the
+// The database in its worker thread (src/database/) stands in for PGlite: the query options the
 // backend passes must mean what they mean to PGlite, though functions cannot cross the thread.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type PGlite, TransactionAbortedError } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openDatabase, prepareDatabase } from "../src/database.ts";
-import { baseSnapshot, snapshotCacheDir } from "../src/snapshot.ts";
+import { openDatabase, prepareDatabase } from "../src/database/open.ts";
+import { baseSnapshot, snapshotCacheDir } from "../src/database/snapshot.ts";
 
 let db: PGlite;
 beforeAll(async () => {
@@ -18,8 +18,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => db?.close());
 
-const DATABASE = fileURLToPath(new URL("../src/database.ts", import.meta.url));
-const SNAPSHOT = fileURLToPath(new URL("../src/snapshot.ts", import.meta.url));
+const OPEN = fileURLToPath(new URL("../src/database/open.ts", import.meta.url));
+const ENGINE = fileURLToPath(new URL("../src/database/engine.ts", import.meta.url));
+const SNAPSHOT = fileURLToPath(new URL("../src/database/snapshot.ts", import.meta.url));
 
 const JSON_OID = 114;
 const SQL = `SELECT '{"b": 1.50, "a": [1e2]}'::json AS j, '{"n": 1.50}'::jsonb AS jb, 7 AS n`;
@@ -47,7 +48,7 @@ describe("query options across the worker thread", () => {
   });
 });
 
-describe("statements in one trip (database-query.js)", () => {
+describe("statements in one trip (database/thread/query.js)", () => {
   test("parameters of every kind arrive as PGlite's own query() writes them", async () => {
     const { rows } = await db.query(
       `SELECT $1::text AS text, $2::int AS int, $3::boolean AS bool, $4::jsonb AS obj,
@@ -120,7 +121,7 @@ describe("statements in one trip (database-query.js)", () => {
   });
 });
 
-describe("prepared once per session (database-query.js)", () => {
+describe("prepared once per session (database/thread/query.js)", () => {
   /** This session's statements prepared from `text`. */
   const preparedAs = async (text: string) =>
     (
@@ -298,7 +299,8 @@ describe("the database thread", () => {
   /** Runs `body` in a new Node process (module code, with `openDatabase`, `prestartDatabaseThread`
    * and the base snapshot's `snapshot` in scope): its exit status, its output, and how long it took. */
   function inProcess(body: string, nodeOptions: string[] = []) {
-    const script = `import { openDatabase, prestartDatabaseThread } from ${JSON.stringify(DATABASE)};
+    const script = `import { openDatabase } from ${JSON.stringify(OPEN)};
+      import { prestartDatabaseThread } from ${JSON.stringify(ENGINE)};
       import { baseSnapshot, snapshotCacheDir } from ${JSON.stringify(SNAPSHOT)};
       const snapshot = await baseSnapshot(snapshotCacheDir(${JSON.stringify(process.cwd())}));
       ${body}`;

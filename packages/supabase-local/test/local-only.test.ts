@@ -20,7 +20,7 @@ import {
 } from "../../../tests/support/backend.ts";
 import { latestMessage, messagesFor } from "../../../tests/support/inbox.ts";
 import { expectRedirect, followOAuth } from "../../../tests/support/oauth.ts";
-import { KEYS } from "../src/keys.ts";
+import { KEYS } from "../src/project/keys.ts";
 
 const EVIL = "https://evil.example";
 const APP = "http://localhost:5173";

@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { QUICK_PASSWORD_HASH_COST } from "../../../tests/support/backend.ts";
+import { listenOnceFree, portHolders } from "../src/database/thread/port-in-use.js";
 import { createLocalBackend, KEYS } from "../src/index.ts";
-import { listenOnceFree, portHolders } from "../src/port-in-use.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const LINUX_TABLES = existsSync("/proc/net/tcp");

@@ -2,7 +2,11 @@
 // Postgres's limits judged from the header alone. The port's behaviour over real connections is in
 // postgres-port.test.ts.
 import { describe, expect, it } from "vitest";
-import { FrontendReader, parseStartupPacket, WireError } from "../src/postgres-wire.js";
+import {
+  FrontendReader,
+  parseStartupPacket,
+  WireError,
+} from "../src/database/thread/postgres-wire.js";
 
 function startup(params: Record<string, string>): Buffer {
   const body = Buffer.from(

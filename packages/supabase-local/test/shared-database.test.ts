@@ -10,7 +10,7 @@ import {
   randomEmail,
   SECRET_KEY,
 } from "../../../tests/support/backend.ts";
-import { createLocalBackend, type LocalBackend } from "../src/server.ts";
+import { createLocalBackend, type LocalBackend } from "../src/backend.ts";
 
 let owner: LocalBackend;
 let borrower: LocalBackend;

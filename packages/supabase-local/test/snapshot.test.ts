@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { snapshotFor, snapshotKey } from "../src/database/snapshot.ts";
 import { createLocalBackend } from "../src/index.ts";
-import { snapshotFor, snapshotKey } from "../src/snapshot.ts";
 import { withBaseSnapshot } from "./support/base-snapshot.ts";
 
 const run = promisify(execFile);
-const SNAPSHOT = new URL("../src/snapshot.ts", import.meta.url).pathname;
+const SNAPSHOT = new URL("../src/database/snapshot.ts", import.meta.url).pathname;
 
 let project: string;
 let cacheDir: string;

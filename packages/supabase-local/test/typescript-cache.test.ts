@@ -1,4 +1,4 @@
-// The TypeScript cache (src/typescript-cache.js), in real Node processes started in a scratch
+// The TypeScript cache (src/boot/typescript-cache.js), in real Node processes started in a scratch
 // project with it imported first, as the command line does: a module loads from the cache once
 // it has been stripped, an edit is never hidden by an old entry, and what Node refuses to load
 // it still refuses, with Node's own error.
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 
-const HOOK = fileURLToPath(new URL("../src/typescript-cache.js", import.meta.url));
+const HOOK = fileURLToPath(new URL("../src/boot/typescript-cache.js", import.meta.url));
 
 let project: string;
 let cache: string;

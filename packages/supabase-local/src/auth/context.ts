@@ -1,7 +1,7 @@
 import type { PGlite } from "@electric-sql/pglite";
-import type { Config } from "../config.ts";
-import type { Keys, SigningKeys } from "../keys.ts";
 import type { Inbox } from "../mail/inbox.ts";
+import type { Config } from "../project/config.ts";
+import type { Keys, SigningKeys } from "../project/keys.ts";
 import type { RateLimits } from "./rate-limits.ts";
 
 /** Everything an Auth handler needs, built once by the server. */

@@ -3,10 +3,10 @@ import { providerPageUrl } from "../provider/code.ts";
 import { KNOWN_PROVIDERS } from "../provider/providers.ts";
 import type { AuthContext } from "./context.ts";
 import { authError } from "./errors.ts";
+import { redirectTarget } from "./http/redirect.ts";
 import { insertFlowState, setOAuthFlowDetails } from "./models/flow-state.ts";
 import type { UserRow } from "./models/users.ts";
-import { pkceRequested } from "./pkce.ts";
-import { redirectTarget } from "./redirect.ts";
+import { pkceRequested } from "./tokens/pkce.ts";
 
 // The OAuth flow's own parts, shared by /authorize (sign in) and /user/identities/authorize (link):
 // the provider's sign-in URL with a signed `state`, and reading that state back at /callback.

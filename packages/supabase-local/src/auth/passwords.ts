@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import bcrypt from "bcrypt";
 import pLimit from "p-limit";
-import type { Config } from "../config.ts";
+import type { Config } from "../project/config.ts";
 import { authError, weakPassword } from "./errors.ts";
 
 const MAX_PASSWORD_LENGTH = 72;

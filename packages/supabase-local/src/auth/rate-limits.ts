@@ -1,6 +1,6 @@
-import type { Config } from "../config.ts";
+import type { Config } from "../project/config.ts";
 import { authError } from "./errors.ts";
-import { clientIp } from "./request.ts";
+import { clientIp } from "./http/request.ts";
 
 /**
  * Auth's rate limits as the real service keeps them (internal/api/apilimiter): one limiter per

@@ -1,6 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
-import type { Config } from "../config.ts";
-import type { Keys } from "../keys.ts";
+import type { Config } from "../project/config.ts";
+import type { Keys } from "../project/keys.ts";
 
 /** What the local provider page needs from the server (a part of what Auth is given). */
 export interface ProviderContext {

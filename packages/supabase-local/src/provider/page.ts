@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
-import { readLimitedBody } from "../request-body.ts";
+import { readLimitedBody } from "../http/request-body.ts";
 import { hashState, signProviderCode } from "./code.ts";
 import type { ProviderContext } from "./context.ts";
 import { KNOWN_PROVIDERS } from "./providers.ts";

@@ -178,4 +178,14 @@ export interface ApiRequest {
   readonly payload?: unknown;
   /** the Cookie header, name -> value */
   readonly cookies: Readonly<Record<string, string>>;
+  /**
+   * the request as the transaction's request.* settings show it (execute.ts), read here so that no
+   * later stage reads the HTTP request: the method as sent, the path below /rest/v1, every header
+   * (lowercase names, as Headers iterates them)
+   */
+  readonly http: {
+    readonly method: string;
+    readonly path: string;
+    readonly headers: Readonly<Record<string, string>>;
+  };
 }

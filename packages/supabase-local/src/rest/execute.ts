@@ -2,15 +2,16 @@
  * Runs a plan's query the way PostgREST does: one transaction per request, the JWT's role switched
  * in with set_config('role'), request.jwt.claims and request.* settings for auth.uid()/auth.jwt()
  * and policies, read-only for GET/HEAD; then shapes the HTTP response (JSON, object, CSV, ranges)
- * as the plan says. Reads nothing of the request but the caller's identity and headers for the
- * transaction settings.
+ * as the plan says. Reads no HTTP request: the caller's identity and the request's method, path
+ * and headers for the transaction settings come in its context (parse.ts read them).
  */
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { errors, RestError } from "./errors.ts";
 import type { Plan, ResponsePlan } from "./plan.ts";
 import { ident, type Query, UPDATED_SQL } from "./sql.ts";
 
-export const API_ROLES = ["anon", "authenticated", "service_role"];
+/** The roles a request may switch to (PostgREST: db-anon-role, and the roles a JWT may name). */
+export const API_ROLES: readonly string[] = ["anon", "authenticated", "service_role"];
 
 /** pg_type's oid of json: the type of EXPLAIN (FORMAT JSON)'s rows */
 const JSON_OID = 114;
@@ -26,7 +27,7 @@ export interface RequestContext {
   claims: Record<string, unknown> & { role: string };
   method: string;
   path: string;
-  headers: Headers;
+  headers: Readonly<Record<string, string>>;
   cookies: Readonly<Record<string, string>>;
 }
 
@@ -111,10 +112,6 @@ export async function executePlan(
  * Postgres evaluates a select list from left to right.
  */
 async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly: boolean) {
-  const headers: Record<string, string> = {};
-  ctx.headers.forEach((v, k) => {
-    headers[k] = v;
-  });
   const claims = ctx.claims;
   const params: string[] = [
     String(claims.role),
@@ -122,7 +119,7 @@ async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly
     typeof claims.sub === "string" ? claims.sub : "",
     ctx.method,
     ctx.path,
-    JSON.stringify(headers),
+    JSON.stringify(ctx.headers),
     JSON.stringify(ctx.cookies),
     [...new Set(ctx.searchPath)].map(ident).join(", "),
   ];

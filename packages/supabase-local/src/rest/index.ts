@@ -8,6 +8,8 @@ import { loadSchemaCache, type SchemaCache } from "./schema-cache.ts";
 import { watchSchema } from "./schema-watch.ts";
 import { querySql } from "./sql.ts";
 
+export { API_ROLES } from "./execute.ts";
+
 /** Who is calling, as decided by the server from the apikey header and the bearer JWT. */
 export type Authenticate = (
   request: Request,
@@ -91,9 +93,9 @@ export function createRestHandler(deps: RestDeps): (request: Request) => Promise
         roleSettings: settings.roleSettings.get(auth.claims.role) ?? [],
         searchPath: [api.schema, ...settings.extraSearchPath],
         claims: auth.claims,
-        method: request.method,
-        path: url.pathname,
-        headers: request.headers,
+        method: api.http.method,
+        path: `${PREFIX}${api.http.path}`,
+        headers: api.http.headers,
         cookies: api.cookies,
       });
     } catch (error) {

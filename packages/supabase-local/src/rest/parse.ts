@@ -769,6 +769,7 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     contentType,
     payload,
     cookies: parseCookies(raw.headers.get("cookie")),
+    http: { method: raw.method, path: raw.path, headers: headerRecord(raw.headers) },
   });
 }
 
@@ -794,6 +795,15 @@ export async function readRequest(
     { method: request.method, path, params: [...url.searchParams], headers: request.headers, body },
     config,
   );
+}
+
+/** Every header, name -> value, in the order Headers iterates them (lowercase names, sorted). */
+function headerRecord(headers: Headers): Record<string, string> {
+  const record: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
 }
 
 /** Freezes plain objects, arrays and the values of Maps, so no later stage can change them. */

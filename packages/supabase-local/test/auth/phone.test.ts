@@ -13,7 +13,7 @@ import {
   SECRET_KEY,
 } from "../../../../tests/support/backend.ts";
 import { workerDatabase } from "../../../../tests/support/memory-backend.ts";
-import { createLocalBackend, type LocalBackend } from "../../src/server.ts";
+import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
 
 const CODE = "123456";
 let next = 100;

@@ -17,8 +17,8 @@ import {
   QUICK_PASSWORD_HASH_COST,
   randomEmail,
 } from "../../../../tests/support/backend.ts";
-import { KEYS } from "../../src/keys.ts";
-import { createLocalBackend, type LocalBackend } from "../../src/server.ts";
+import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
+import { KEYS } from "../../src/project/keys.ts";
 import { withBaseSnapshot } from "../support/base-snapshot.ts";
 
 /** A private JWK as `supabase gen signing-key --algorithm <alg>` writes it. */

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openDatabase } from "../../src/database.ts";
-import { applyMigrations, MigrationError } from "../../src/migrations.ts";
-import { baseSnapshot, snapshotCacheDir } from "../../src/snapshot.ts";
+import { openDatabase } from "../../src/database/open.ts";
+import { baseSnapshot, snapshotCacheDir } from "../../src/database/snapshot.ts";
+import { applyMigrations, MigrationError } from "../../src/project/migrations.ts";
 
 /** A database with the backend's roles and auth schema and nothing of a project's (initdb's
  * seconds saved by starting from the base snapshot). */

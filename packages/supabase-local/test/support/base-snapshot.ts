@@ -8,7 +8,7 @@
 import { cp } from "node:fs/promises";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
-import { baseSnapshot, putInCache, snapshotCacheDir } from "../../src/snapshot.ts";
+import { baseSnapshot, putInCache, snapshotCacheDir } from "../../src/database/snapshot.ts";
 
 const REPOSITORY = fileURLToPath(new URL("../../../..", import.meta.url));
 

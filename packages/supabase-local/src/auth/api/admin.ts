@@ -1,7 +1,10 @@
-import { requireAdmin } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { requireAdmin } from "../http/authenticate.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, pick, readBody, readParams } from "../http/request.ts";
+import { UUID, validateEmail, validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import {
@@ -36,9 +39,6 @@ import {
   userJson,
 } from "../models/users.ts";
 import { checkPasswordStrength, hashPassword } from "../passwords.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, pick, readBody, readParams } from "../request.ts";
-import { UUID, validateEmail, validatePhone } from "../validate.ts";
 
 const USER_SHAPE = {
   id: "string",

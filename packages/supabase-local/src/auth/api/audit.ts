@@ -1,6 +1,6 @@
-import { requireAdmin } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
+import { requireAdmin } from "../http/authenticate.ts";
 import { findAuditEntries } from "../models/audit.ts";
 
 /** The `query=<scope>:<text>` scopes of GET /admin/audit and the payload fields each searches. */

@@ -1,6 +1,6 @@
-import { requireAdmin, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
+import { requireAdmin, requireUser } from "../http/authenticate.ts";
 
 /**
  * Endpoints of features a local project cannot turn on (the CLI's config.toml has no switch for

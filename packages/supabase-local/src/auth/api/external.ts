@@ -3,6 +3,7 @@ import { type ProviderAccount, readProviderCode } from "../../provider/code.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail, sendNotification } from "../emails/send.ts";
 import { AuthError, authError } from "../errors.ts";
+import { clientIp, readBody } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import { completeOAuthFlow, findFlowStateById } from "../models/flow-state.ts";
@@ -26,8 +27,7 @@ import {
   type UserRow,
 } from "../models/users.ts";
 import { loadState, providerRedirectUrl, type StateClaims } from "../oauth.ts";
-import { clientIp, readBody } from "../request.ts";
-import { issueSession } from "../token-response.ts";
+import { issueSession } from "../tokens/token-response.ts";
 
 /** The `iss` the provider's identity data carries, as the real provider adapters set it. */
 const ISSUERS: Record<string, string> = {

@@ -1,13 +1,13 @@
-import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { type Caller, requireUser } from "../http/authenticate.ts";
+import { clientIp } from "../http/request.ts";
+import { UUID } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { deleteIdentityRow, listIdentities, updateProviders } from "../models/identities.ts";
 import { updateEmailFromIdentities } from "../models/users.ts";
 import { providerRedirectUrl } from "../oauth.ts";
-import { clientIp } from "../request.ts";
-import { UUID } from "../validate.ts";
 
 /** requireAuthentication, then requireManualLinkingEnabled (the /user/identities routes). */
 async function requireLinkingCaller(ctx: AuthContext, request: Request): Promise<Caller> {

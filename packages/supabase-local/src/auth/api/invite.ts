@@ -1,12 +1,12 @@
-import { requireAdmin } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { requireAdmin } from "../http/authenticate.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { validateEmail } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { createUser, findUserByEmail, findUserById, userJson } from "../models/users.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, readParams } from "../request.ts";
-import { validateEmail } from "../validate.ts";
 
 /** POST /invite (admin.inviteUserByEmail): creates the user and mails an invite link. */
 export async function invite(ctx: AuthContext, request: Request): Promise<Response> {

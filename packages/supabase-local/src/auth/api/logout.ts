@@ -1,9 +1,9 @@
-import { requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
+import { requireUser } from "../http/authenticate.ts";
+import { clientIp } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
 import { logoutSessions } from "../models/sessions.ts";
-import { clientIp } from "../request.ts";
 
 /** POST /logout?scope=global|local|others: 204; the access token stays valid until it expires. */
 export async function logout(ctx: AuthContext, request: Request): Promise<Response> {

@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
-import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { type Caller, requireUser } from "../http/authenticate.ts";
+import { clientIp, readBody, readParams } from "../http/request.ts";
+import { UUID, validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import {
@@ -30,11 +32,9 @@ import {
 import { deleteSessionsBelowAal2 } from "../models/sessions.ts";
 import { findUserById } from "../models/users.ts";
 import type { CeremonySession } from "../models/webauthn-challenges.ts";
-import { phoneChallengeCode, phoneCodeMatches } from "../phone-factor.ts";
-import { clientIp, readBody, readParams } from "../request.ts";
-import { upgradeSession } from "../token-response.ts";
-import { UUID, validatePhone } from "../validate.ts";
-import { verifyWebAuthnFactor, webAuthnFactorChallenge } from "../webauthn-factor.ts";
+import { phoneChallengeCode, phoneCodeMatches } from "../phone/phone-factor.ts";
+import { upgradeSession } from "../tokens/token-response.ts";
+import { verifyWebAuthnFactor, webAuthnFactorChallenge } from "../webauthn/webauthn-factor.ts";
 
 /** Unverified factors and challenges live 300 s (GOTRUE_MFA_FACTOR_EXPIRY_DURATION and
  * GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION defaults). */
@@ -101,7 +101,7 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     secret,
   });
   const uri = key.toString();
-  // loaded after the start, not with it (loadAfterStart in api.ts): 40 ms of every start
+  // loaded after the start, not with it (loadAfterStart in http/app.ts): 40 ms of every start
   const { default: QRCode } = await import("qrcode");
   const qrCode = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "H" });
 

@@ -2,15 +2,15 @@ import { randomBytes } from "node:crypto";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { validateChannel, validateEmail, validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { createFlowState } from "../models/flow-state.ts";
 import { createUser, findUserByEmail, findUserByPhone } from "../models/users.ts";
-import { signUpWithPhone } from "../phone-signup.ts";
-import { pkceRequested } from "../pkce.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, readParams } from "../request.ts";
-import { sendSms } from "../sms.ts";
-import { validateChannel, validateEmail, validatePhone } from "../validate.ts";
+import { signUpWithPhone } from "../phone/phone-signup.ts";
+import { sendSms } from "../phone/sms.ts";
+import { pkceRequested } from "../tokens/pkce.ts";
 
 /**
  * POST /otp: an email with a magic link and a code (signInWithOtp). A new address gets an account

@@ -1,5 +1,7 @@
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
+import { clientIp } from "../http/request.ts";
+import { UUID } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { findUserById, isBanned } from "../models/users.ts";
 import {
@@ -8,10 +10,8 @@ import {
   deleteExpiredWebAuthnChallenges,
 } from "../models/webauthn-challenges.ts";
 import { findPasskeyByCredentialId, markPasskeyUsed } from "../models/webauthn-credentials.ts";
-import { readCeremonyParams, requirePasskeysEnabled } from "../passkey-request.ts";
-import { clientIp } from "../request.ts";
-import { issueSession } from "../token-response.ts";
-import { UUID } from "../validate.ts";
+import { issueSession } from "../tokens/token-response.ts";
+import { readCeremonyParams, requirePasskeysEnabled } from "../webauthn/passkey-request.ts";
 import {
   assertedUserId,
   credentialIdOf,
@@ -19,7 +19,7 @@ import {
   relyingParty,
   requestOptions,
   verifyAssertion,
-} from "../webauthn.ts";
+} from "../webauthn/webauthn.ts";
 
 /** POST /passkeys/authentication/options: request options for a discoverable sign-in (no user
  * named, no allowCredentials), rate-limited per client address (RATE_LIMIT_PASSKEY). */

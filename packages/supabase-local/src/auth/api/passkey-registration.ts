@@ -1,6 +1,7 @@
-import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
+import { type Caller, requireUser } from "../http/authenticate.ts";
+import { clientIp } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
 import type { UserRow } from "../models/users.ts";
 import {
@@ -17,8 +18,7 @@ import {
   readCeremonyParams,
   requirePasskeyManagementAal,
   requirePasskeysEnabled,
-} from "../passkey-request.ts";
-import { clientIp } from "../request.ts";
+} from "../webauthn/passkey-request.ts";
 import {
   base64url,
   creationOptions,
@@ -27,7 +27,7 @@ import {
   passkeyName,
   relyingParty,
   verifyRegistration,
-} from "../webauthn.ts";
+} from "../webauthn/webauthn.ts";
 
 /** requireAuthentication + requireNotAnonymous, then the passkey checks of both steps. */
 async function registrationCaller(ctx: AuthContext, request: Request): Promise<Caller> {

@@ -1,6 +1,8 @@
-import { requireAdmin, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
+import { requireAdmin, requireUser } from "../http/authenticate.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { UUID } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { findUserById } from "../models/users.ts";
 import {
@@ -14,9 +16,7 @@ import {
   passkeyIdOf,
   requirePasskeyManagementAal,
   requirePasskeysEnabled,
-} from "../passkey-request.ts";
-import { clientIp, readParams } from "../request.ts";
-import { UUID } from "../validate.ts";
+} from "../webauthn/passkey-request.ts";
 
 /** GET /passkeys: the signed-in user's passkeys, oldest first. */
 export async function listPasskeys(ctx: AuthContext, request: Request): Promise<Response> {

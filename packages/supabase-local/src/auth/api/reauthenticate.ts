@@ -1,10 +1,10 @@
-import { requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { requireUser } from "../http/authenticate.ts";
+import { clientIp } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
-import { clientIp } from "../request.ts";
-import { sendSms } from "../sms.ts";
+import { sendSms } from "../phone/sms.ts";
 
 /** GET /reauthenticate: emails (or, for a phone-only user, "texts") a nonce (code) that PUT /user
  * accepts as `nonce`. */

@@ -1,13 +1,13 @@
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { validateEmail } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { createFlowState } from "../models/flow-state.ts";
 import { findUserByEmail } from "../models/users.ts";
-import { pkceRequested } from "../pkce.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, readParams } from "../request.ts";
-import { validateEmail } from "../validate.ts";
+import { pkceRequested } from "../tokens/pkce.ts";
 
 /** POST /recover: a password-recovery email. Unknown addresses get the same 200 (no enumeration). */
 export async function recover(ctx: AuthContext, request: Request): Promise<Response> {

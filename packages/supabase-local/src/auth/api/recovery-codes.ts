@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { type Caller, requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { type Caller, requireUser } from "../http/authenticate.ts";
+import { clientIp, readBody, readParams } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
 import {
   deleteExpiredUnverifiedFactors,
@@ -28,9 +29,8 @@ import {
   hashRecoveryCode,
   normalizeRecoveryCode,
   recoveryCodeMatches,
-} from "../recovery-codes.ts";
-import { clientIp, readBody, readParams } from "../request.ts";
-import { upgradeSession } from "../token-response.ts";
+} from "../tokens/recovery-code-hashing.ts";
+import { upgradeSession } from "../tokens/token-response.ts";
 
 /** DefaultRecoveryCodeFriendlyName. */
 const DEFAULT_NAME = "Recovery codes";

@@ -1,14 +1,14 @@
 import type { AuthContext } from "../context.ts";
 import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { validateEmail, validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { createFlowState } from "../models/flow-state.ts";
 import { findUserByEmail, findUserByPhone } from "../models/users.ts";
-import { pkceRequested } from "../pkce.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, readParams } from "../request.ts";
-import { sendSms } from "../sms.ts";
-import { validateEmail, validatePhone } from "../validate.ts";
+import { sendSms } from "../phone/sms.ts";
+import { pkceRequested } from "../tokens/pkce.ts";
 
 /** POST /resend: the signup confirmation or the email-change email again (same 200 for unknown). */
 export async function resend(ctx: AuthContext, request: Request): Promise<Response> {

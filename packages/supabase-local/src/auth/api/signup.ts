@@ -2,6 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { validateChannel, validateEmail } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { createFlowState } from "../models/flow-state.ts";
 import {
@@ -12,12 +15,9 @@ import {
   userJson,
 } from "../models/users.ts";
 import { checkPasswordStrength, hashPassword } from "../passwords.ts";
-import { signUpWithPhone } from "../phone-signup.ts";
-import { pkceRequested } from "../pkce.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, readParams } from "../request.ts";
-import { issueSession } from "../token-response.ts";
-import { validateChannel, validateEmail } from "../validate.ts";
+import { signUpWithPhone } from "../phone/phone-signup.ts";
+import { pkceRequested } from "../tokens/pkce.ts";
+import { issueSession } from "../tokens/token-response.ts";
 
 const SHAPE = {
   email: "string",

@@ -1,14 +1,14 @@
-import { requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { authError, oauthError } from "../errors.ts";
+import { requireUser } from "../http/authenticate.ts";
+import { clientIp, readParams } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
 import { consumeFlowState } from "../models/flow-state.ts";
 import { revokeFamilyOf } from "../models/refresh-tokens.ts";
 import type { AuthMethod } from "../models/sessions.ts";
 import { findUserByEmail, findUserById, findUserByPhone, isBanned } from "../models/users.ts";
 import { comparePasswordForSignIn } from "../passwords.ts";
-import { clientIp, readParams } from "../request.ts";
-import { issueSession, refreshSession } from "../token-response.ts";
+import { issueSession, refreshSession } from "../tokens/token-response.ts";
 
 /** POST /token?grant_type=password|refresh_token|pkce|id_token|web3 */
 export async function token(ctx: AuthContext, request: Request): Promise<Response> {

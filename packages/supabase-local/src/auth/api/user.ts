@@ -1,7 +1,10 @@
-import { requireUser } from "../authenticate.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmailChange, sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { requireUser } from "../http/authenticate.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { validateChannel, validateEmail, validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { hasVerifiedFactor } from "../models/factors.ts";
 import { createFlowState } from "../models/flow-state.ts";
@@ -20,11 +23,8 @@ import {
   userJson,
 } from "../models/users.ts";
 import { checkPasswordStrength, comparePassword, hashPassword } from "../passwords.ts";
-import { pkceRequested } from "../pkce.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, readParams } from "../request.ts";
-import { SMS_OTP_EXPIRY, sendSms } from "../sms.ts";
-import { validateChannel, validateEmail, validatePhone } from "../validate.ts";
+import { SMS_OTP_EXPIRY, sendSms } from "../phone/sms.ts";
+import { pkceRequested } from "../tokens/pkce.ts";
 
 /** GET /user: the signed-in user. */
 export async function getUser(ctx: AuthContext, request: Request): Promise<Response> {

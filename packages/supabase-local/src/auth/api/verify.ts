@@ -1,6 +1,9 @@
 import type { AuthContext } from "../context.ts";
 import { sendNotification } from "../emails/send.ts";
 import { AuthError, authError } from "../errors.ts";
+import { redirectTarget } from "../http/redirect.ts";
+import { clientIp, readParams } from "../http/request.ts";
+import { validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import { issueAuthCode } from "../models/flow-state.ts";
@@ -23,11 +26,8 @@ import {
   sentTooLongAgo,
   type UserRow,
 } from "../models/users.ts";
-import { redirectTarget } from "../redirect.ts";
-import { clientIp, readParams } from "../request.ts";
-import { SMS_OTP_EXPIRY, testOtp } from "../sms.ts";
-import { issueSession } from "../token-response.ts";
-import { validatePhone } from "../validate.ts";
+import { SMS_OTP_EXPIRY, testOtp } from "../phone/sms.ts";
+import { issueSession } from "../tokens/token-response.ts";
 
 const EMAIL_TYPES = ["signup", "invite", "magiclink", "recovery", "email_change", "email"] as const;
 type VerifyType = (typeof EMAIL_TYPES)[number];

@@ -10,9 +10,9 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { jwtVerify, SignJWT } from "jose";
+import { baseSnapshot, snapshotCacheDir } from "../../../src/database/snapshot.ts";
 import { applyMigrations, KEYS, openDatabase } from "../../../src/index.ts";
 import { createRestHandler } from "../../../src/rest/index.ts";
-import { baseSnapshot, snapshotCacheDir } from "../../../src/snapshot.ts";
 
 // The Supabase CLI's well-known local JWT secret and demo keys (public values, not secrets).
 const SECRET = new TextEncoder().encode(KEYS.jwtSecret);

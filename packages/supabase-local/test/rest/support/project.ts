@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { QUICK_PASSWORD_HASH_COST } from "../../../../../tests/support/backend.ts";
+import { createLocalBackend, type LocalBackend } from "../../../src/backend.ts";
 import { KEYS } from "../../../src/index.ts";
-import { createLocalBackend, type LocalBackend } from "../../../src/server.ts";
 import { withBaseSnapshot } from "../../support/base-snapshot.ts";
 
 export interface Project {

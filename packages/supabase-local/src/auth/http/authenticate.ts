@@ -1,0 +1,55 @@
+import { requestContext } from "../../http/context.ts";
+import { type Claims, JwtRejected } from "../../http/jwt.ts";
+import type { AuthContext } from "../context.ts";
+import { authError } from "../errors.ts";
+import { findSession, type SessionRow } from "../models/sessions.ts";
+import { findUserById, type UserRow } from "../models/users.ts";
+import { UUID } from "./validate.ts";
+
+export type { Claims };
+
+/** The bearer JWT's claims (requireAuthentication's first half): 401 without one, 403 bad_jwt. */
+export async function requireClaims(_ctx: AuthContext, request: Request): Promise<Claims> {
+  // the gateway picked the bearer and verifies it once (http/app.ts)
+  const context = requestContext(request);
+  if (!context.bearer) throw authError("noAuthorization");
+  try {
+    return await context.claims();
+  } catch (error) {
+    if (!(error instanceof JwtRejected)) throw error;
+    throw authError("badJwt", `invalid JWT: unable to parse or verify signature, ${error.auth}`);
+  }
+}
+
+export interface Caller {
+  claims: Claims;
+  user: UserRow;
+  session?: SessionRow;
+}
+
+/** A signed-in user: valid JWT whose sub is a user and whose session_id still exists. */
+export async function requireUser(ctx: AuthContext, request: Request): Promise<Caller> {
+  const claims = await requireClaims(ctx, request);
+  const sub = claims.sub;
+  if (typeof sub !== "string" || sub === "") throw authError("jwtMissingSub");
+  if (!UUID.test(sub)) throw authError("badJwt", "invalid claim: sub claim must be a UUID");
+  const user = await findUserById(ctx.db, sub);
+  if (!user) throw authError("userFromSubMissing");
+  let session: SessionRow | undefined;
+  const sessionId = claims.session_id;
+  if (typeof sessionId === "string" && sessionId !== "") {
+    if (!UUID.test(sessionId))
+      throw authError("badJwt", "invalid claim: session_id claim must be a UUID");
+    session = await findSession(ctx.db, sessionId);
+    if (!session) throw authError("sessionFromJwtMissing");
+  }
+  return { claims, user, session };
+}
+
+/** requireAdmin: a JWT whose role is service_role (or supabase_admin). */
+export async function requireAdmin(ctx: AuthContext, request: Request): Promise<Claims> {
+  const claims = await requireClaims(ctx, request);
+  if (claims.role !== "service_role" && claims.role !== "supabase_admin")
+    throw authError("notAdmin");
+  return claims;
+}

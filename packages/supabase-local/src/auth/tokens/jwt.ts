@@ -1,0 +1,35 @@
+import { SignJWT } from "jose";
+import type { AuthContext } from "../context.ts";
+import type { AmrEntry } from "../models/sessions.ts";
+import type { UserRow } from "../models/users.ts";
+
+/** Signs a user access token (the current signing key: ES256 or RS256, its kid in the header) with the real service's claims. */
+export async function signAccessToken(
+  ctx: AuthContext,
+  user: UserRow,
+  session: { id: string; aal: string; amr: AmrEntry[] },
+): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
+  const iat = Math.floor(Date.now() / 1000);
+  const expiresIn = ctx.config.auth.jwtExpiry;
+  const claims = {
+    iss: ctx.externalUrl(),
+    sub: user.id,
+    aud: user.aud,
+    exp: iat + expiresIn,
+    iat,
+    email: user.email ?? "",
+    phone: user.phone ?? "",
+    app_metadata: user.raw_app_meta_data ?? {},
+    user_metadata: user.raw_user_meta_data ?? {},
+    role: user.role,
+    aal: session.aal,
+    amr: session.amr,
+    session_id: session.id,
+    is_anonymous: user.is_anonymous,
+  };
+  const key = ctx.signingKeys.current;
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" })
+    .sign(key.privateKey);
+  return { token, expiresAt: iat + expiresIn, expiresIn };
+}

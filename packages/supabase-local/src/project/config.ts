@@ -1,0 +1,435 @@
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { parse, TomlError } from "smol-toml";
+import { projectPaths } from "./paths.ts";
+
+/** The parts of supabase/config.toml the local backend honours, with the Supabase CLI's defaults. */
+export interface Config {
+  api: { port: number; schemas: string[]; extraSearchPath: string[]; maxRows: number };
+  /** [db]: the Postgres port (54322) and [db.seed], the seed files of a fresh database. */
+  db: {
+    port: number;
+    /** sql_paths are relative to supabase/ and may hold `*` globs, as the CLI reads them. */
+    seed: { enabled: boolean; sqlPaths: string[] };
+  };
+  /** [inbucket]: the mail catcher (Mailpit in the CLI); its API port (54324). */
+  inbucket: { enabled: boolean; port: number };
+  auth: {
+    siteUrl: string;
+    additionalRedirectUrls: string[];
+    jwtExpiry: number;
+    enableSignup: boolean;
+    enableAnonymousSignIns: boolean;
+    enableRefreshTokenRotation: boolean;
+    refreshTokenReuseInterval: number;
+    enableManualLinking: boolean;
+    minimumPasswordLength: number;
+    /**
+     * bcrypt cost of new password hashes: 10 as the real service (Go's bcrypt.DefaultCost). Not a
+     * config.toml key; a test run may lower it to bcrypt's minimum, 4, as upstream's own tests do
+     * (crypto.QuickHashCost): a hash then takes about 1 ms instead of 70.
+     */
+    passwordHashCost: number;
+    email: {
+      enableSignup: boolean;
+      enableConfirmations: boolean;
+      doubleConfirmChanges: boolean;
+      securePasswordChange: boolean;
+      maxFrequencySeconds: number;
+      otpLength: number;
+      otpExpiry: number;
+      templates: Record<string, { subject?: string; contentPath?: string }>;
+      /** [auth.email.notification.<kind>]: security notices (password_changed, email_changed,
+       * identity_linked, identity_unlinked, mfa_factor_enrolled, mfa_factor_unenrolled). */
+      notifications: Record<string, { enabled: boolean; subject?: string; contentPath?: string }>;
+    };
+    mfa: {
+      maxEnrolledFactors: number;
+      totp: { enrollEnabled: boolean; verifyEnabled: boolean };
+      /** [auth.mfa.web_authn]: WebAuthn as a second factor. */
+      webAuthn: { enrollEnabled: boolean; verifyEnabled: boolean };
+      /**
+       * [auth.mfa.phone]: a code by SMS as a second factor. otp_length and template shape the SMS
+       * of a real provider; none is sent here ([auth.sms.test_otp] numbers get their fixed code).
+       */
+      phone: { enrollEnabled: boolean; verifyEnabled: boolean; maxFrequencySeconds: number };
+      /**
+       * Recovery codes (GOTRUE_MFA_RECOVERY_CODES_*). The CLI has no config.toml section yet; the
+       * local backend reads [auth.mfa.recovery_codes] enroll_enabled / verify_enabled. Count, length,
+       * attempts and lockout have no key (createLocalBackend's `config` can change them).
+       */
+      recoveryCodes: {
+        enrollEnabled: boolean;
+        verifyEnabled: boolean;
+        count: number;
+        codeLength: number;
+        maxVerifyAttempts: number;
+        lockoutSeconds: number;
+      };
+    };
+    /** [auth.passkey]: passkey sign-in (GOTRUE_PASSKEY_ENABLED). */
+    passkey: { enabled: boolean; maxPasskeysPerUser: number };
+    /** [auth.webauthn]: the relying party of passkeys and WebAuthn factors (GOTRUE_WEBAUTHN_*). */
+    webauthn: {
+      rpId: string;
+      rpDisplayName: string;
+      rpOrigins: string[];
+      /** GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION (5 min); no config.toml key. */
+      challengeExpirySeconds: number;
+    };
+    /** [auth.external.<provider>]: which OAuth providers are on (served by the local provider page). */
+    external: Record<string, { enabled: boolean }>;
+    rateLimit: {
+      emailSent: number;
+      /** SMS codes an hour, project-wide (GOTRUE_RATE_LIMIT_SMS_SENT). */
+      smsSent: number;
+      tokenRefresh: number;
+      signInSignUps: number;
+      tokenVerifications: number;
+      anonymousUsers: number;
+      /**
+       * MFA challenges and verifications a minute per IP (GOTRUE_MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY,
+       * 15). The CLI has no config.toml key for it, so it is always the real default unless a
+       * caller of createLocalBackend overrides it (the test runs do).
+       */
+      mfaChallengeAndVerify: number;
+      /** POST /passkeys/authentication/options per 5 min per IP (GOTRUE_RATE_LIMIT_PASSKEY, 30); no
+       * config.toml key. */
+      passkey: number;
+    };
+    /** [auth] signing_keys_path, resolved against supabase/ as the CLI does (absolute here). */
+    signingKeysPath?: string;
+    /** [auth.sms]: phone sign-in. No SMS ever leaves the machine: only test_otp numbers get codes. */
+    sms: {
+      enableSignup: boolean;
+      enableConfirmations: boolean;
+      maxFrequencySeconds: number;
+      /** [auth.sms.test_otp]: number (without +) -> its fixed code. */
+      testOtp: Record<string, string>;
+    };
+  };
+  /**
+   * supabase/local-backend.toml: the local backend's own settings, beside the CLI's file. The
+   * Supabase CLI refuses or warns on keys it does not know, so nothing local-only goes in
+   * config.toml; hosted Supabase keeps these in the dashboard or has no such setting.
+   */
+  local: LocalSettings;
+}
+
+/** supabase/local-backend.toml, read (and validated) by loadConfig. */
+export interface LocalSettings {
+  /**
+   * [auth] sb_forwarded_for: Auth takes the caller's address from `Sb-Forwarded-For` when a
+   * server sends it with the secret key (the dashboard's "IP Address Forwarding",
+   * GOTRUE_SECURITY_SB_FORWARDED_FOR_ENABLED). Off by default, as on a new hosted project.
+   */
+  sbForwardedFor: boolean;
+  /**
+   * [api] cors_origins: origins granted CORS besides those of auth.site_url and
+   * auth.additional_redirect_urls (local-only.ts), e.g. another dev server of the project's.
+   */
+  corsOrigins: string[];
+}
+
+type Table = Record<string, unknown>;
+
+/** A project setting the backend cannot start with (the CLI prints its message, no stack). */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface LoadConfigOptions {
+  /** The project whose supabase/config.toml to read (default: the working directory). */
+  projectDir?: string;
+  /** Another config file instead of the project's. */
+  configFile?: string;
+  /** The local settings (default: local-backend.toml beside the config file). */
+  localFile?: string;
+  /** Deep-merged over the file (tests that need another setting). */
+  overrides?: DeepPartial<Config>;
+}
+
+/** Reads supabase/config.toml and supabase/local-backend.toml (a missing file = all defaults),
+ * with the Supabase CLI's defaults for absent keys; `overrides` is deep-merged on top. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const path = options.configFile ?? projectPaths(options.projectDir).configFile;
+  const localPath = options.localFile ?? join(dirname(path), LOCAL_FILE);
+  const base = {
+    ...fromToml(readToml(path)),
+    local: fromLocalToml(readToml(localPath), localPath),
+  };
+  const config = merge(base, options.overrides ?? {}) as Config;
+  const keys = config.auth.signingKeysPath;
+  if (keys) config.auth.signingKeysPath = resolve(dirname(path), keys);
+  return config;
+}
+
+/** The file the local settings live in, beside config.toml. */
+export const LOCAL_FILE = "local-backend.toml";
+
+function readToml(path: string): Table {
+  try {
+    return substituteEnv(parse(readFileSync(path, "utf8"))) as Table;
+  } catch (error) {
+    // a file that is not TOML stops the start with the file, the line and the column, as the
+    // Supabase CLI refuses it, rather than with a stack trace
+    if (error instanceof TomlError)
+      throw new ConfigError(`failed to parse config: ${path}: ${error.message}`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    return {};
+  }
+}
+
+function fromToml(toml: Table): Omit<Config, "local"> {
+  const api = table(toml.api);
+  const db = table(toml.db);
+  const seed = table(db.seed);
+  const inbucket = table(toml.inbucket);
+  const auth = table(toml.auth);
+  const email = table(auth.email);
+  const mfa = table(auth.mfa);
+  const totp = table(mfa.totp);
+  const webAuthnFactor = table(mfa.web_authn);
+  const phoneFactor = table(mfa.phone);
+  const recoveryCodes = table(mfa.recovery_codes);
+  const passkey = table(auth.passkey);
+  const webauthn = table(auth.webauthn);
+  const notifications: Config["auth"]["email"]["notifications"] = {};
+  for (const [name, value] of Object.entries(table(email.notification))) {
+    const n = table(value);
+    notifications[name] = {
+      enabled: bool(n.enabled, false),
+      subject: str(n.subject),
+      contentPath: str(n.content_path),
+    };
+  }
+  const rate = table(auth.rate_limit);
+  const sms = table(auth.sms);
+  const testOtp: Config["auth"]["sms"]["testOtp"] = {};
+  for (const [phone, code] of Object.entries(table(sms.test_otp))) {
+    testOtp[phone.replace(/^\+/, "").replaceAll(" ", "")] = String(code);
+  }
+  const external: Config["auth"]["external"] = {};
+  for (const [name, value] of Object.entries(table(auth.external))) {
+    external[name] = { enabled: bool(table(value).enabled, false) };
+  }
+  const templates: Config["auth"]["email"]["templates"] = {};
+  for (const [name, value] of Object.entries(table(email.template))) {
+    const t = table(value);
+    templates[name] = { subject: str(t.subject), contentPath: str(t.content_path) };
+  }
+  return {
+    api: {
+      port: port(api.port, 54321, "api.port"),
+      schemas: strs(api.schemas, ["public", "graphql_public"]),
+      extraSearchPath: strs(api.extra_search_path, ["public", "extensions"]),
+      maxRows: num(api.max_rows, 1000),
+    },
+    db: {
+      port: port(db.port, 54322, "db.port"),
+      seed: { enabled: bool(seed.enabled, true), sqlPaths: strs(seed.sql_paths, ["./seed.sql"]) },
+    },
+    inbucket: {
+      enabled: bool(inbucket.enabled, true),
+      port: port(inbucket.port, 54324, "inbucket.port"),
+    },
+    auth: {
+      siteUrl: str(auth.site_url) ?? "http://127.0.0.1:3000",
+      additionalRedirectUrls: strs(auth.additional_redirect_urls, ["https://127.0.0.1:3000"]),
+      jwtExpiry: num(auth.jwt_expiry, 3600),
+      enableSignup: bool(auth.enable_signup, true),
+      enableAnonymousSignIns: bool(auth.enable_anonymous_sign_ins, false),
+      enableRefreshTokenRotation: bool(auth.enable_refresh_token_rotation, true),
+      refreshTokenReuseInterval: num(auth.refresh_token_reuse_interval, 10),
+      enableManualLinking: bool(auth.enable_manual_linking, false),
+      minimumPasswordLength: num(auth.minimum_password_length, 6),
+      passwordHashCost: 10,
+      email: {
+        enableSignup: bool(email.enable_signup, true),
+        enableConfirmations: bool(email.enable_confirmations, false),
+        doubleConfirmChanges: bool(email.double_confirm_changes, true),
+        securePasswordChange: bool(email.secure_password_change, false),
+        maxFrequencySeconds: duration(email.max_frequency, 1),
+        otpLength: num(email.otp_length, 6),
+        otpExpiry: num(email.otp_expiry, 3600),
+        templates,
+        notifications,
+      },
+      mfa: {
+        maxEnrolledFactors: num(mfa.max_enrolled_factors, 10),
+        totp: {
+          enrollEnabled: bool(totp.enroll_enabled, false),
+          verifyEnabled: bool(totp.verify_enabled, false),
+        },
+        webAuthn: {
+          enrollEnabled: bool(webAuthnFactor.enroll_enabled, false),
+          verifyEnabled: bool(webAuthnFactor.verify_enabled, false),
+        },
+        phone: {
+          enrollEnabled: bool(phoneFactor.enroll_enabled, false),
+          verifyEnabled: bool(phoneFactor.verify_enabled, false),
+          maxFrequencySeconds: duration(phoneFactor.max_frequency, 5),
+        },
+        recoveryCodes: {
+          enrollEnabled: bool(recoveryCodes.enroll_enabled, false),
+          verifyEnabled: bool(recoveryCodes.verify_enabled, false),
+          count: 10,
+          codeLength: 16,
+          maxVerifyAttempts: 10,
+          lockoutSeconds: 15 * 60,
+        },
+      },
+      passkey: { enabled: bool(passkey.enabled, false), maxPasskeysPerUser: 10 },
+      webauthn: {
+        rpId: str(webauthn.rp_id) ?? "",
+        rpDisplayName: str(webauthn.rp_display_name) ?? "",
+        rpOrigins: strs(webauthn.rp_origins, []),
+        challengeExpirySeconds: 300,
+      },
+      external,
+      rateLimit: {
+        emailSent: num(rate.email_sent, 2),
+        smsSent: num(rate.sms_sent, 30),
+        tokenRefresh: num(rate.token_refresh, 150),
+        signInSignUps: num(rate.sign_in_sign_ups, 30),
+        tokenVerifications: num(rate.token_verifications, 30),
+        anonymousUsers: num(rate.anonymous_users, 30),
+        mfaChallengeAndVerify: 15,
+        passkey: 30,
+      },
+      signingKeysPath: str(auth.signing_keys_path) || undefined,
+      sms: {
+        enableSignup: bool(sms.enable_signup, false),
+        enableConfirmations: bool(sms.enable_confirmations, false),
+        maxFrequencySeconds: duration(sms.max_frequency, 5),
+        testOtp,
+      },
+    },
+  };
+}
+
+/**
+ * Every key local-backend.toml may hold, each with its reader (a value of the wrong kind is a
+ * ConfigError naming the key). Unlike config.toml, whose keys the CLI owns, an unknown key here is
+ * refused too: a misspelt or misplaced setting would otherwise be silently off. A new setting is a
+ * line here, a field of LocalSettings and its line in fromLocalToml (and the README's list).
+ */
+const LOCAL_SCHEMA: Schema = {
+  auth: { sb_forwarded_for: boolean },
+  api: { cors_origins: origins },
+};
+
+type Reader = (value: unknown, key: string, file: string) => unknown;
+type Schema = { [key: string]: Schema | Reader };
+
+function fromLocalToml(toml: Table, file: string): LocalSettings {
+  const local = checked(toml, LOCAL_SCHEMA, "", file);
+  const auth = table(local.auth);
+  const api = table(local.api);
+  return {
+    sbForwardedFor: (auth.sb_forwarded_for as boolean | undefined) ?? false,
+    corsOrigins: (api.cors_origins as string[] | undefined) ?? [],
+  };
+}
+
+/** The table with each value read by its schema entry; unknown keys and wrong kinds throw. */
+function checked(toml: Table, schema: Schema, prefix: string, file: string): Table {
+  const out: Table = {};
+  for (const [key, value] of Object.entries(toml)) {
+    const name = `${prefix}${key}`;
+    const entry = schema[key];
+    if (entry === undefined) {
+      const known = Object.keys(schema).map((k) => `${prefix}${k}`);
+      throw new ConfigError(
+        `'${name}' in ${file} is not a setting of the local backend (known here: ${known.join(", ")})`,
+      );
+    }
+    if (typeof entry === "function") out[key] = entry(value, name, file);
+    else if (value && typeof value === "object" && !Array.isArray(value))
+      out[key] = checked(value as Table, entry, `${name}.`, file);
+    else throw new ConfigError(`'${name}' in ${file} must be a table ([${name}])`);
+  }
+  return out;
+}
+
+function boolean(value: unknown, key: string, file: string): boolean {
+  if (typeof value === "boolean") return value;
+  throw new ConfigError(`'${key}' in ${file} must be true or false, not ${JSON.stringify(value)}`);
+}
+
+/**
+ * Origins as a browser sends them (scheme://host[:port], no path, no trailing slash); `*` and
+ * `**` in the host or port match as in additional_redirect_urls (local-only.ts).
+ */
+function origins(value: unknown, key: string, file: string): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((origin) => {
+    const ok =
+      typeof origin === "string" &&
+      /^https?:\/\/[^/?#\s]+$/.test(origin) &&
+      (/[*?]/.test(origin) || (URL.canParse(origin) && new URL(origin).origin === origin));
+    if (!Array.isArray(value) || !ok) {
+      throw new ConfigError(
+        `'${key}' in ${file} must be a list of origins such as "http://localhost:3000" (scheme, host and port, no path), not ${JSON.stringify(Array.isArray(value) ? origin : value)}`,
+      );
+    }
+    return origin as string;
+  });
+}
+
+/**
+ * The CLI's env() substitution (LoadEnvHook): a string value that is exactly `env(NAME)` becomes
+ * the variable's value when it is set and not empty; otherwise it stays as written. Array items
+ * and nested tables too.
+ */
+function substituteEnv(value: unknown): unknown {
+  if (typeof value === "string") {
+    const match = /^env\((.*)\)$/.exec(value);
+    const env = match ? process.env[match[1] ?? ""] : undefined;
+    return env ? env : value;
+  }
+  if (Array.isArray(value)) return value.map(substituteEnv);
+  if (value && typeof value === "object" && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v)]));
+  }
+  return value;
+}
+
+const table = (v: unknown): Table => (v && typeof v === "object" ? (v as Table) : {});
+const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+const num = (v: unknown, d: number) => (typeof v === "number" ? v : d);
+
+/**
+ * A port number, 0 to 65535 (the CLI reads its ports as uint16 and refuses anything else): a
+ * start with another number would fail later, in Node's listen, with a stack trace.
+ */
+function port(v: unknown, d: number, key: string): number {
+  const value = num(v, d);
+  if (Number.isInteger(value) && value >= 0 && value <= 65535) return value;
+  throw new ConfigError(`'${key}' in config.toml must be a port number (0 to 65535), not ${value}`);
+}
+
+const bool = (v: unknown, d: boolean) => (typeof v === "boolean" ? v : d);
+const strs = (v: unknown, d: string[]) =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : d;
+
+/** Go durations as the CLI writes them ("1s", "1m0s", "60s"); a bare number is seconds. */
+function duration(v: unknown, d: number): number {
+  if (typeof v === "number") return v;
+  if (typeof v !== "string") return d;
+  let total = 0;
+  for (const [, n, unit] of v.matchAll(/(\d+(?:\.\d+)?)(h|m|s|ms)/g)) {
+    const factor = { h: 3600, m: 60, s: 1, ms: 0.001 }[unit as "h" | "m" | "s" | "ms"];
+    total += Number(n) * factor;
+  }
+  return total;
+}
+
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+function merge(base: unknown, over: unknown): unknown {
+  if (!over || typeof over !== "object" || Array.isArray(over)) return over ?? base;
+  const out: Table = { ...(base as Table) };
+  for (const [k, v] of Object.entries(over)) out[k] = v === undefined ? out[k] : merge(out[k], v);
+  return out;
+}

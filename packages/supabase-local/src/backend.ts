@@ -184,7 +184,11 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     throw error;
   }
 
-  const { app, mail, inbox } = apiModule.createApi({ db, project, keys, signingKeys, url });
+  const { app, mail, inbox } = apiModule.createApi({
+    db,
+    project: { ...project, keys, signingKeys },
+    url,
+  });
 
   let mailpitUrl = `${url}/inbox`;
   if (options.mailpitPort !== undefined && hosts.length > 0) {

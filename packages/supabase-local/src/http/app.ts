@@ -12,8 +12,7 @@ import { RateLimits } from "../auth/rate-limits.ts";
 import { preloadWebAuthn } from "../auth/webauthn/webauthn.ts";
 import { Inbox, inboxRoutes } from "../mail/inbox.ts";
 import { mailpitRoutes } from "../mail/mailpit.ts";
-import type { Keys, SigningKeys } from "../project/keys.ts";
-import type { Project } from "../project/project.ts";
+import type { KeyedProject } from "../project/project.ts";
 import { providerPageRoutes } from "../provider/page.ts";
 import { API_ROLES, type Authenticate, createRestHandler } from "../rest/index.ts";
 import { requestContext, withContext } from "./context.ts";
@@ -23,10 +22,8 @@ import { apiCaller, isLocalOnly, noFraming, ProjectOrigins, refuseForeign } from
 
 export interface ApiOptions {
   db: PGlite;
-  /** The project, resolved once at start (project/project.ts): its paths and config. */
-  project: Project;
-  keys: Keys;
-  signingKeys: SigningKeys;
+  /** The project, resolved once at start (project/project.ts): its paths, config and keys. */
+  project: KeyedProject;
   /** The backend's own URL, e.g. http://127.0.0.1:54321. */
   url: string;
 }
@@ -46,8 +43,8 @@ export interface Api {
 }
 
 export function createApi(options: ApiOptions): Api {
-  const { db, project, keys, signingKeys, url } = options;
-  const { config } = project;
+  const { db, project, url } = options;
+  const { config, keys, signingKeys } = project;
   const inbox = new Inbox();
   const ctx: AuthContext = {
     db,

@@ -1,12 +1,19 @@
-// The project a backend serves, resolved once at start: where its files are and what its
-// config says. createLocalBackend and the command line resolve it, and hand this value down.
+// The project a backend serves, resolved once at start: where its files are, what its config
+// says and, once known, its keys. createLocalBackend and the command line resolve it, and hand this value down.
 import { type Config, type DeepPartial, loadConfig } from "./config.ts";
+import type { Keys, SigningKeys } from "./keys.ts";
 import { type ProjectPaths, projectPaths } from "./paths.ts";
 
 export interface Project {
   readonly paths: ProjectPaths;
   /** supabase/config.toml and supabase/local-backend.toml, with the overrides merged in. */
   readonly config: Config;
+}
+
+/** The project with its keys, once they are known (they may be signed with the key file's key). */
+export interface KeyedProject extends Project {
+  readonly keys: Keys;
+  readonly signingKeys: SigningKeys;
 }
 
 export interface ProjectOptions {

@@ -478,8 +478,9 @@ function statementOf(b: Builder, plan: Plan): StatementSql {
       returnsBody: true,
     };
   }
+  // a scalar is one row: counted, it is 1 of 1 (PostgREST counts the call's one-row source)
   return {
-    text: `SELECT to_json(${call})::text AS body, 1 AS n${fromSql}`,
+    text: `SELECT to_json(${call})::text AS body, 1 AS n${count ? ", 1 AS total" : ""}${fromSql}`,
     params: b.params,
     returnsBody: true,
   };

@@ -372,6 +372,31 @@ describe("explain", () => {
 });
 
 describe("explain as Postgres prints it", () => {
+  test("verbose carries Postgres' Query Identifier (compute_query_id, as Supabase's pg_stat_statements)", async () => {
+    await b.db.exec(`alter role authenticator set pgrst.db_plan_enabled = 'true';
+      notify pgrst, 'reload config'`);
+    try {
+      let r: Response | undefined;
+      await eventually(async () => {
+        r = await raw("/rest_people?select=name&id=eq.1", {
+          Accept: 'application/vnd.pgrst.plan+text; for="application/json"; options=verbose',
+        });
+        expect(r.status).toBe(200);
+      });
+      expect(await (r as Response).text()).toMatch(/\nQuery Identifier: -?\d+\n$/);
+      const { data } = await service
+        .from("rest_people")
+        .select("name")
+        .explain({ verbose: true, format: "json" });
+      expect((data as { "Query Identifier"?: unknown }[])[0]?.["Query Identifier"]).toEqual(
+        expect.any(Number),
+      );
+    } finally {
+      await b.db.exec(`alter role authenticator reset pgrst.db_plan_enabled;
+        notify pgrst, 'reload config'`);
+    }
+  });
+
   test("a JSON plan is EXPLAIN's own text, then a newline", async () => {
     await b.db.exec(`alter role authenticator set pgrst.db_plan_enabled = 'true';
       notify pgrst, 'reload config'`);

@@ -146,6 +146,17 @@ describe("results", () => {
     expect(raw.headers.get("content-range")).toBe("0-1/4");
   });
 
+  test("Prefer: count=exact on a scalar function: one row of one (Content-Range 0-0/1)", async () => {
+    const r = await db.rpc("rest_add", { a: 1 }, { count: "exact" });
+    expect(r).toMatchObject({ status: 200, count: 1, data: 2 });
+    const raw = await b.fetch(`${b.url}/rest/v1/rpc/rest_add?a=2`, {
+      headers: { apikey: b.anonKey, Prefer: "count=exact" },
+    });
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get("content-range")).toBe("0-0/1");
+    expect(await raw.json()).toBe(3);
+  });
+
   test("a stable function runs read-only, even by POST: 405 25006", async () => {
     const r = await b.client(b.serviceKey).rpc("rest_stable_touch", { note: 1 });
     expect(r.status).toBe(405);

@@ -8,7 +8,13 @@
  * buffers for 100 connections), and PGlite zeroes all of it on every start: half a second of a
  * warm start. One session over a database of a few MB needs a fraction of it.
  */
-export const START_SETTINGS = ["shared_buffers=16MB", "max_connections=8"];
+export const START_SETTINGS = [
+  "shared_buffers=16MB",
+  "max_connections=8",
+  // Supabase preloads pg_stat_statements, which turns query ids on (compute_query_id=auto):
+  // EXPLAIN VERBOSE, the data API's explain() included, prints Postgres' own Query Identifier.
+  "compute_query_id=on",
+];
 
 /**
  * V8 optimises a WebAssembly function (TurboFan, on its background threads) once the function has

@@ -519,15 +519,14 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
       const payload = b.p(JSON.stringify(rows));
       stmt = `INSERT INTO ${target} AS ${alias} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${target}, ${payload}::json) AS pgrst_body`;
     }
-    if (plan.onConflict && plan.resolution) {
-      const conflictTarget = plan.onConflict.length
-        ? ` (${plan.onConflict.map(ident).join(", ")})`
-        : "";
-      const set = plan.columns
-        .filter((c) => !plan.onConflict?.includes(c))
-        .map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
+    // As PostgREST: no conflict columns (no on_conflict, no primary key) is a plain insert; a
+    // merge sets every column sent, the conflict columns too, so a row that sends only those is
+    // still updated (and returned)
+    if (plan.onConflict?.length && plan.resolution) {
+      const conflictTarget = ` (${plan.onConflict.map(ident).join(", ")})`;
+      const set = plan.columns.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
       stmt +=
-        plan.resolution === "ignore-duplicates" || set.length === 0 || !conflictTarget
+        plan.resolution === "ignore-duplicates" || set.length === 0
           ? ` ON CONFLICT${conflictTarget} DO NOTHING`
           : ` ON CONFLICT${conflictTarget} DO UPDATE SET ${set.join(", ")} WHERE ${countUpdated}`;
     }

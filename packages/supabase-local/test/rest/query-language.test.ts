@@ -449,6 +449,20 @@ describe("writes", () => {
     expect(ignored.status).toBe(201);
   });
 
+  test("upsert on a unique column: merge updates the row (200 with it), ignore keeps 201 []", async () => {
+    const handles = service.from("rest_handles");
+    const handle = `h${crypto.randomUUID().slice(0, 8)}`;
+    const inserted = await handles.upsert({ handle }, { onConflict: "handle" }).select();
+    expect(inserted).toMatchObject({ status: 201, error: null, data: [{ handle }] });
+    const id = (inserted.data as { id: number }[])[0]?.id;
+    const merged = await handles.upsert({ handle }, { onConflict: "handle" }).select();
+    expect(merged).toMatchObject({ status: 200, error: null, data: [{ id, handle }] });
+    const ignored = await handles
+      .upsert({ handle }, { onConflict: "handle", ignoreDuplicates: true })
+      .select();
+    expect(ignored).toMatchObject({ status: 201, error: null, data: [] });
+  });
+
   test("upsert with Prefer: missing=default: the same 201 or 200, absent keys take defaults", async () => {
     const items = service.from("rest_items");
     const options = { defaultToNull: false } as const;

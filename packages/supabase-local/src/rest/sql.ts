@@ -94,7 +94,8 @@ function filterSql(b: Builder, f: Filter, scope: Scope): string {
   let sql: string;
   if (embedIndex >= 0 && f.value.kind === "is") {
     const e = scope.embedAliases[embedIndex] as string;
-    sql = `${e}."r" IS ${f.value.value === "null" ? "" : "NOT "}NULL`;
+    const embed = scope.node.embeds[embedIndex] as EmbedNode;
+    sql = `${embedValue(e, embed)} IS ${f.value.value === "null" ? "" : "NOT "}NULL`;
   } else {
     const expr = fieldExpr(b, `${scope.alias}.${ident(f.field.name)}`, f.field);
     const v = f.value;
@@ -206,7 +207,7 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
   const where = [...o.where];
   for (const c of node.conditions) where.push(conditionSql(b, c, scope));
   node.embeds.forEach((e, i) => {
-    if (e.inner) where.push(`${embedAliases[i]}."r" IS NOT NULL`);
+    if (e.inner) where.push(`${embedValue(embedAliases[i] as string, e)} IS NOT NULL`);
   });
   let sql = `SELECT ${selectList.join(", ")} FROM ${o.from}${laterals.map((l) => ` ${l}`).join("")}`;
   if (where.length) sql += ` WHERE ${where.join(" AND ")}`;
@@ -234,6 +235,15 @@ export function rowQuery(b: Builder, node: ReadNode, o: RowOptions): string {
   if (o.paginate && node.offset !== undefined && node.offset > 0)
     sql += ` OFFSET ${b.p(String(node.offset))}::bigint`;
   return sql;
+}
+
+/**
+ * An embed's value, NULL only when nothing was embedded. A to-one embed is a row, and a row
+ * IS NULL when all its columns are, IS NOT NULL only when none is: an embedded row with a null
+ * column would count as missing. As JSON it is NULL only when there is no row.
+ */
+function embedValue(eAlias: string, e: EmbedNode): string {
+  return e.relationship.toOne ? `row_to_json(${eAlias}."r")` : `${eAlias}."r"`;
 }
 
 /** A to-one embed's column for ORDER BY: from the embedded row when selected, else looked up. */

@@ -80,6 +80,34 @@ describe("select", () => {
     expect(row.rest_labels).toEqual([{ name: "urgent" }, { name: "work" }]);
   });
 
+  test("!inner on a nullable to-one keeps every row with a parent, null columns and all", async () => {
+    // ann has no parent; the parents ann and ben have no mentor (a null column of the embed)
+    const inner = await db
+      .from("rest_people")
+      .select("name, parent:parent_id!inner(name, mentor_id)")
+      .order("id");
+    expect(inner).toMatchObject({
+      status: 200,
+      error: null,
+      data: [
+        { name: "ben", parent: { name: "ann", mentor_id: null } },
+        { name: "cy", parent: { name: "ann", mentor_id: null } },
+        { name: "di", parent: { name: "ben", mentor_id: null } },
+      ],
+    });
+    const found = await db
+      .from("rest_people")
+      .select("name, parent:parent_id(mentor_id)")
+      .not("parent", "is", null)
+      .order("id");
+    expect(found.data?.map((r) => r.name)).toEqual(["ben", "cy", "di"]);
+    const missing = await db
+      .from("rest_people")
+      .select("name, parent:parent_id(mentor_id)")
+      .is("parent", null);
+    expect(missing.data).toEqual([{ name: "ann", parent: null }]);
+  });
+
   test("!inner drops parents without matches; filters on embedded resources", async () => {
     const inner = await db
       .from("rest_notes")

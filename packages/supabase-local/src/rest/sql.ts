@@ -586,19 +586,24 @@ const countUpdated = `set_config('pgrst.updated', (coalesce(nullif(current_setti
 export const UPDATED_SQL = `SELECT coalesce(nullif(current_setting('pgrst.updated', true), '')::int, 0) AS updated`;
 
 /**
- * RETURNING only the columns the answer reads (its columns, embed join columns), so a role with
- * column-level SELECT on some columns gets them, as PostgREST's returning list does.
+ * RETURNING as PostgREST's (inferColsEmbedNeeds): the selected columns, the parent's columns of
+ * every embed's join and the primary key (for Location); `*` when the select has `*` or an embed
+ * is a computed relationship; `1` when that is nothing. So a role with column-level SELECT gets
+ * exactly the calls PostgREST allows it, no more, no fewer.
  */
 function returning(plan: MutatePlan, alias: string): string {
   const root = plan.root;
-  if (root.outputs.some((o) => o.kind === "all")) return `${alias}.*`;
+  const star = root.outputs.some(
+    (o) => o.kind === "all" || (o.kind === "column" && o.field.name === "*"),
+  );
+  if (star || root.embeds.some((e) => e.relationship.computed)) return `${alias}.*`;
   const cols = new Set<string>();
   for (const o of root.outputs)
     if (o.kind === "column" && plan.relation.columns.has(o.field.name)) cols.add(o.field.name);
   for (const e of root.embeds) {
     for (const [p] of e.relationship.pairs) cols.add(p);
     for (const [p] of e.relationship.junction?.parentPairs ?? []) cols.add(p);
-    if (e.relationship.computed) return `${alias}.*`;
   }
-  return cols.size ? [...cols].map((c) => `${alias}.${ident(c)}`).join(", ") : `${alias}.*`;
+  for (const k of plan.relation.primaryKey) cols.add(k);
+  return cols.size ? [...cols].map((c) => `${alias}.${ident(c)}`).join(", ") : "1";
 }

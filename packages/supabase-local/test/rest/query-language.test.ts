@@ -514,4 +514,36 @@ describe("writes", () => {
     expect(star.status).toBe(403);
     expect(star.error?.code).toBe("42501");
   });
+
+  test("RETURNING is the selected columns and the primary key, as PostgREST's; none without representation", async () => {
+    const user = b.client(await sign({ role: "authenticated", sub: crypto.randomUUID() }));
+    const secrets = await user.from("rest_secrets").insert({ label: "keyed" }).select("label");
+    expect(secrets).toMatchObject({ status: 201, error: null, data: [{ label: "keyed" }] });
+    // the key of rest_ballots is not readable: a minimal insert works, a returned one cannot
+    const minimal = await user.from("rest_ballots").insert({ choice: "yes" });
+    expect(minimal).toMatchObject({ status: 201, error: null, data: null });
+    const denied = {
+      status: 403,
+      data: null,
+      error: {
+        code: "42501",
+        message: "permission denied for table rest_ballots",
+        details: null,
+        hint: null,
+      },
+    };
+    expect(await user.from("rest_ballots").insert({ choice: "no" }).select("choice")).toMatchObject(
+      denied,
+    );
+    expect(
+      await user
+        .from("rest_ballots")
+        .update({ choice: "maybe" })
+        .eq("choice", "yes")
+        .select("choice"),
+    ).toMatchObject(denied);
+    expect(
+      await user.from("rest_ballots").update({ choice: "maybe" }).eq("choice", "yes"),
+    ).toMatchObject({ status: 204, error: null });
+  });
 });

@@ -36,7 +36,9 @@ export function findRoutine(
   keys: ReadonlySet<string>,
   body: BodyType | undefined,
 ): Resolved {
-  const overloads = (cache.routines.get(qualified(schema, name)) ?? []).filter((r) => r.callable);
+  const overloads = (cache.routines.get(qualified(schema, name)) ?? [])
+    .filter((r) => r.callable)
+    .sort(byPostgrestOrder);
   const matching = overloads.filter((r) => matchesParams(r, keys, body));
   const fallback = overloads.filter((r) => hasSingleUnnamedParam(r, body));
   const found = matching.length ? matching : fallback;
@@ -58,6 +60,28 @@ export function findRoutine(
     noFunctionHint(cache, schema, name, sorted, overloads),
   );
 }
+
+/**
+ * PostgREST's order of overloads (its `Ord Routine`), which PGRST203 lists them in: fewer
+ * parameters first, then the parameters compared in turn, each by name, type, then required
+ * after optional. (PostgREST compares a function's comment before its parameters; overloads
+ * with different comments may be listed the other way round.)
+ */
+function byPostgrestOrder(a: RoutineDef, b: RoutineDef): number {
+  if (a.args.length !== b.args.length) return a.args.length - b.args.length;
+  for (let i = 0; i < a.args.length; i++) {
+    const x = a.args[i] as RoutineDef["args"][number];
+    const y = b.args[i] as RoutineDef["args"][number];
+    const c =
+      compareText(x.name, y.name) ||
+      compareText(x.type, y.type) ||
+      Number(!x.hasDefault) - Number(!y.hasDefault);
+    if (c) return c;
+  }
+  return 0;
+}
+
+const compareText = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
 
 const isRaw = (body: BodyType): body is "text" | "xml" | "bytea" => RAW_BODIES.includes(body);
 

@@ -46,6 +46,19 @@ describe("overloads", () => {
     });
     expect((await db.rpc("rest_amb", { y: "why" })).data).toBe("why");
   });
+
+  test("one name, two types: 300 PGRST203 naming both", async () => {
+    const r = await db.rpc("rest_same", { a: 1 });
+    expect(r.status).toBe(300);
+    expect(r.data).toBeNull();
+    expect(r.error).toEqual({
+      code: "PGRST203",
+      message:
+        "Could not choose the best candidate function between: public.rest_same(a => integer), public.rest_same(a => text)",
+      details: null,
+      hint: "Try renaming the parameters or the function itself in the database so function overloading can be resolved",
+    });
+  });
 });
 
 describe("a single unnamed parameter", () => {
@@ -59,6 +72,25 @@ describe("a single unnamed parameter", () => {
       "application/octet-stream",
     );
     expect(await bytes.json()).toBe(4);
+  });
+
+  test("xml takes a text/xml body; json any JSON body, by POST only", async () => {
+    const xml = await post("rest_doc", "<a>1</a>", "text/xml");
+    expect(xml.status).toBe(200);
+    expect(await xml.json()).toBe("<a>1</a>");
+    const list = await post("rest_echo", "[1,2]", "application/json");
+    expect(list.status).toBe(200);
+    expect(await list.json()).toEqual([1, 2]);
+    const got = await db.rpc("rest_echo", {}, { get: true });
+    expect(got.status).toBe(404);
+    expect(got.error).toEqual({
+      code: "PGRST202",
+      message:
+        "Could not find the function public.rest_echo without parameters in the schema cache",
+      details:
+        "Searched for the function public.rest_echo without parameters, but no matches were found in the schema cache.",
+      hint: "Perhaps you meant to call the function public.rest_echo()",
+    });
   });
 
   test("a text/plain body for a function without a text parameter is PGRST202, no hint", async () => {

@@ -243,7 +243,8 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
     );
     // kept for computed relationships (a function of a row) even when not callable by /rpc
     if (!callable && !f.row_arg) continue;
-    const composite = f.typtype === "c" || (f.rettype === "record" && f.out_count > 0);
+    // as PostgREST: any OUT, INOUT or TABLE parameter makes the result rows of columns, even one
+    const composite = f.typtype === "c" || f.out_count > 0;
     const def: RoutineDef = {
       schema: f.schema,
       name: f.name,

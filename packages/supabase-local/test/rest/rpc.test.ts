@@ -165,6 +165,17 @@ describe("results", () => {
     ]);
   });
 
+  test("one TABLE or INOUT column is still a row of columns, every column without select", async () => {
+    const { data, error } = await db.rpc("rest_label_list").order("label");
+    expect(error).toBeNull();
+    expect(data).toEqual([{ label: "home" }, { label: "urgent" }, { label: "work" }]);
+    expect(await db.rpc("rest_next", { n: 1 })).toMatchObject({
+      status: 200,
+      error: null,
+      data: { n: 2 },
+    });
+  });
+
   test("Prefer: count=exact counts the function's rows (Content-Range, 206 for a part)", async () => {
     const all = await db.rpc("rest_series", { n: 5 }, { count: "exact" });
     expect(all).toMatchObject({ status: 200, count: 5, data: [1, 2, 3, 4, 5] });

@@ -67,7 +67,10 @@ describe("the Supabase CLI's config loader", () => {
   test("the CLI is the version the project pins", async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
     const version = await new Promise<string>((resolve, reject) =>
-      execFile(CLI, ["--version"], (error, stdout) => (error ? reject(error) : resolve(stdout))),
+      // in a workdir: the CLI notes its update check in supabase/.temp of the directory it runs in
+      execFile(CLI, ["--version"], { cwd: workdir() }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
     );
     expect(version.trim()).toBe(pkg.devDependencies.supabase);
   });

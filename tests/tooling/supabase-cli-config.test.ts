@@ -14,6 +14,14 @@ import { afterAll, describe, expect, test } from "vitest";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "node_modules", ".bin", "supabase");
 const workdirs: string[] = [];
+/** No update check (a network call) and no telemetry from the CLI. */
+const QUIET = {
+  SUPABASE_NO_UPDATE_NOTIFIER: "1",
+  SUPABASE_TELEMETRY_DISABLED: "1",
+  DO_NOT_TRACK: "1",
+};
+/** A run takes a second or two alone; more beside the other test files. */
+const TIMEOUT = 60_000;
 
 afterAll(() => {
   for (const dir of workdirs) rmSync(dir, { recursive: true, force: true });
@@ -39,8 +47,7 @@ function configMessages(dir: string): Promise<string[]> {
         env: {
           ...process.env,
           DOCKER_HOST: `unix://${join(dir, "no-docker.sock")}`,
-          SUPABASE_TELEMETRY_DISABLED: "1",
-          DO_NOT_TRACK: "1",
+          ...QUIET,
         },
         timeout: 60_000,
       },
@@ -64,39 +71,54 @@ function configMessages(dir: string): Promise<string[]> {
 }
 
 describe("the Supabase CLI's config loader", () => {
-  test("the CLI is the version the project pins", async () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
-    const version = await new Promise<string>((resolve, reject) =>
-      // in a workdir: the CLI notes its update check in supabase/.temp of the directory it runs in
-      execFile(CLI, ["--version"], { cwd: workdir() }, (error, stdout) =>
-        error ? reject(error) : resolve(stdout),
-      ),
-    );
-    expect(version.trim()).toBe(pkg.devDependencies.supabase);
-  });
+  test(
+    "the CLI is the version the project pins",
+    async () => {
+      const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+      const version = await new Promise<string>((resolve, reject) =>
+        // in a workdir: the CLI notes its update check in supabase/.temp of the directory it runs in
+        execFile(
+          CLI,
+          ["--version"],
+          { cwd: workdir(), env: { ...process.env, ...QUIET } },
+          (error, stdout) => (error ? reject(error) : resolve(stdout)),
+        ),
+      );
+      expect(version.trim()).toBe(pkg.devDependencies.supabase);
+    },
+    TIMEOUT,
+  );
 
-  test("loads supabase/config.toml with no error or warning", async () => {
-    expect(await configMessages(workdir())).toEqual([]);
-  });
+  test(
+    "loads supabase/config.toml with no error or warning",
+    async () => {
+      expect(await configMessages(workdir())).toEqual([]);
+    },
+    TIMEOUT,
+  );
 
-  test("reports what it refuses or warns about (the check sees them)", async () => {
-    const config = readFileSync(join(ROOT, "supabase", "config.toml"), "utf8");
-    const old = config
-      .replace(/^\[local_smtp\]$/m, "[inbucket]")
-      .replace(/^(\[auth\.email\]\n)enabled = /m, "$1enable_signup = ");
-    expect(old).not.toBe(config);
-    const refused = await configMessages(workdir(old));
-    expect(refused.join("\n")).toContain(
-      "[inbucket] in supabase/config.toml is no longer supported",
-    );
+  test(
+    "reports what it refuses or warns about (the check sees them)",
+    async () => {
+      const config = readFileSync(join(ROOT, "supabase", "config.toml"), "utf8");
+      const old = config
+        .replace(/^\[local_smtp\]$/m, "[inbucket]")
+        .replace(/^(\[auth\.email\]\n)enabled = /m, "$1enable_signup = ");
+      expect(old).not.toBe(config);
+      const refused = await configMessages(workdir(old));
+      expect(refused.join("\n")).toContain(
+        "[inbucket] in supabase/config.toml is no longer supported",
+      );
 
-    const deprecated = config
-      .replace(/^(\[auth\.email\]\n)enabled = /m, "$1enable_signup = ")
-      .concat("\n[auth.mfa.recovery_codes]\nenroll_enabled = true\n");
-    const warnings = await configMessages(workdir(deprecated));
-    expect(warnings.join("\n")).toContain("auth.email.enable_signup is deprecated");
-    expect(warnings.join("\n")).toContain(
-      "does not recognize and ignores: auth.mfa.recovery_codes",
-    );
-  });
+      const deprecated = config
+        .replace(/^(\[auth\.email\]\n)enabled = /m, "$1enable_signup = ")
+        .concat("\n[auth.mfa.recovery_codes]\nenroll_enabled = true\n");
+      const warnings = await configMessages(workdir(deprecated));
+      expect(warnings.join("\n")).toContain("auth.email.enable_signup is deprecated");
+      expect(warnings.join("\n")).toContain(
+        "does not recognize and ignores: auth.mfa.recovery_codes",
+      );
+    },
+    TIMEOUT,
+  );
 });

@@ -124,7 +124,7 @@ if (await alreadyRunning()) {
     projectDir: PROJECT.projectDir,
     dataDir: PROJECT.dataDir,
     postgresPort: config.db.port,
-    mailpitPort: config.inbucket.enabled ? config.inbucket.port : undefined,
+    mailpitPort: config.localSmtp.enabled ? config.localSmtp.port : undefined,
   }).catch(exitOnStartError); // exiting stops the app too
   console.log(
     `Local backend on ${backend.url} in ${Math.round(performance.now() - started)} ms` +
@@ -139,7 +139,7 @@ console.log(`
   App:       http://localhost:5173 (sign in at http://localhost:5173/sign-in)
   Accounts:  from supabase/seed.sql (a fresh database; npm run local:reset starts over)
 ${logins.join("\n")}
-  Mail:      ${URL_54321}/inbox (Mailpit API: http://127.0.0.1:${config.inbucket.port})
+  Mail:      ${URL_54321}/inbox (Mailpit API: http://127.0.0.1:${config.localSmtp.port})
   Database:  ${DB_URL}
 `);
 

@@ -1,6 +1,6 @@
 // The test backend's mail, read through Mailpit's API with the `mailpit-api` client, as a project's
 // tests read the CLI's Mailpit. The local backend serves that API under /inbox on its own port (and
-// on [inbucket] port for `npm run local`), so the shared test backend needs no port of its own.
+// on [local_smtp] port for `npm run local`), so the shared test backend needs no port of its own.
 // What only the local backend knows (the code, the token hash, redirect_to) comes from its
 // X-Local-* headers; the template's name is the message's tag.
 import type { InboxMessage } from "@edge-notes/supabase-local";

@@ -47,7 +47,7 @@ export interface LocalBackendOptions {
   postgresPort?: number;
   /**
    * Serve the mail inbox as Mailpit's API on this port, on the first host; `supabase-local start`
-   * passes config.toml [inbucket] port (54324). Default: none (the same API is always at /inbox).
+   * passes config.toml [local_smtp] port (54324). Default: none (the same API is always at /inbox).
    */
   mailpitPort?: number;
   /** How long (ms) a Postgres connection idle in a transaction may keep others waiting (10 000). */

@@ -291,7 +291,7 @@ describe("supabase/local-backend.toml (the local backend's own settings)", () =>
       corsOrigins: [],
     });
     const configToml = readFileSync(join(ROOT, "supabase", "config.toml"), "utf8");
-    expect(configToml).not.toMatch(/sb_forwarded_for|cors_origins/);
+    expect(configToml).not.toMatch(/sb_forwarded_for|cors_origins|recovery_codes/);
   });
 
   it("reads its keys (env() too), and createLocalBackend's config deep-merges over them", () => {
@@ -329,7 +329,7 @@ describe("supabase/local-backend.toml (the local backend's own settings)", () =>
       // a misspelt or misplaced key would otherwise be silently off
       [
         "[auth]\nsb_forwarded = true\n",
-        /'auth\.sb_forwarded' in .*local-backend\.toml is not a setting of the local backend \(known here: auth\.sb_forwarded_for\)/,
+        /'auth\.sb_forwarded' in .*local-backend\.toml is not a setting of the local backend \(known here: auth\.sb_forwarded_for, auth\.mfa\)/,
       ],
       [
         "sb_forwarded_for = true\n",

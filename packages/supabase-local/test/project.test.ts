@@ -46,7 +46,7 @@ test("a port that is not a port number is refused, naming its key, as the CLI re
   for (const [toml, key, value] of [
     ["[api]\nport = 99999\n", "api.port", "99999"],
     ["[db]\nport = -1\n", "db.port", "-1"],
-    ["[inbucket]\nport = 543.5\n", "inbucket.port", "543.5"],
+    ["[local_smtp]\nport = 543.5\n", "local_smtp.port", "543.5"],
   ] as const) {
     const file = join(dir, "ports.toml");
     await writeFile(file, toml);
@@ -56,10 +56,61 @@ test("a port that is not a port number is refused, naming its key, as the CLI re
   }
 });
 
-test("[db], [db.seed] and [inbucket] have the CLI's defaults", () => {
+test("[db], [db.seed] and [local_smtp] have the CLI's defaults", () => {
   const config = loadConfig({ configFile: join(dir, "no-config.toml") });
   expect(config.db).toEqual({ port: 54322, seed: { enabled: true, sqlPaths: ["./seed.sql"] } });
-  expect(config.inbucket).toEqual({ enabled: true, port: 54324 });
+  expect(config.localSmtp).toEqual({ enabled: true, port: 54324 });
+});
+
+test("[inbucket] is refused with the Supabase CLI 3's message", async () => {
+  const file = join(dir, "inbucket.toml");
+  await writeFile(file, "[inbucket]\nenabled = true\nport = 54324\n");
+  expect(() => loadConfig({ configFile: file })).toThrow(
+    new ConfigError(
+      "[inbucket] in supabase/config.toml is no longer supported. Use [local_smtp] instead.",
+    ),
+  );
+});
+
+test("[auth.email] enabled, and the deprecated enable_signup with the CLI's warning", async () => {
+  const warnings: string[] = [];
+  const warn = (message: string) => warnings.push(message);
+  const load = async (toml: string) => {
+    const file = join(dir, "email.toml");
+    await writeFile(file, toml);
+    return loadConfig({ configFile: file, warn }).auth.email.enabled;
+  };
+  expect(await load("")).toBe(true);
+  expect(await load("[auth.email]\nenabled = false\n")).toBe(false);
+  expect(warnings).toEqual([]);
+  expect(await load("[auth.email]\nenable_signup = false\n")).toBe(false);
+  expect(await load("[auth.email]\nenable_signup = false\nenabled = true\n")).toBe(true);
+  expect(warnings).toEqual(
+    Array(2).fill(
+      "auth.email.enable_signup is deprecated and will be removed in v4, use auth.email.enabled instead.",
+    ),
+  );
+});
+
+test("recovery codes: off by default, on from local-backend.toml, never from config.toml", async () => {
+  const project = await mkdtemp(join(tmpdir(), "recovery-codes-"));
+  try {
+    const configFile = join(project, "config.toml");
+    const localFile = join(project, "local-backend.toml");
+    await writeFile(configFile, "[auth.mfa.recovery_codes]\nenroll_enabled = true\n");
+    const codes = () => loadConfig({ configFile }).auth.mfa.recoveryCodes;
+    expect(codes()).toMatchObject({ enrollEnabled: false, verifyEnabled: false });
+    await writeFile(localFile, "[auth.mfa.recovery_codes]\nenroll_enabled = true\n");
+    expect(codes()).toMatchObject({ enrollEnabled: true, verifyEnabled: false, count: 10 });
+    await writeFile(localFile, "[auth.mfa.recovery_codes]\nverify_enabled = 1\n");
+    expect(codes).toThrow(
+      new ConfigError(
+        `'auth.mfa.recovery_codes.verify_enabled' in ${localFile} must be true or false, not 1`,
+      ),
+    );
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
 });
 
 test("[auth.mfa.phone] and [auth.rate_limit] sms_sent: the CLI's defaults, and as written", async () => {

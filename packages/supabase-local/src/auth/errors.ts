@@ -109,7 +109,6 @@ const TABLE = {
     "validation_failed",
     "Only an email address or phone number should be provided on verify",
   ],
-  verifyBadType: [400, "validation_failed", "Unsupported verification type"],
   hashNeedsEmailType: [400, "validation_failed", "Invalid email verification type"],
   invalidEmailFormat: [422, "validation_failed", "Invalid email format"],
   otpExpired: [403, "otp_expired", "Token has expired or is invalid"],

@@ -10,7 +10,7 @@
 //
 // --workdir <dir> names another project directory. LOCAL_BACKEND_PORT moves the API's port,
 // LOCAL_BACKEND_DB_PORT the Postgres port (config.toml [db] port, 54322), LOCAL_BACKEND_MAILPIT_PORT
-// the Mailpit API's ([inbucket] port, 54324).
+// the Mailpit API's ([local_smtp] port, 54324).
 
 import { existsSync, statSync } from "node:fs";
 import { relative } from "node:path";
@@ -37,7 +37,7 @@ function statusTable(url: string, keys: Keys, ports: Ports): string {
     ["Studio URL", "none (not part of the local backend)"],
     [
       "Mailpit URL",
-      ports.mail ? `http://127.0.0.1:${ports.mail}` : "none ([inbucket] enabled = false)",
+      ports.mail ? `http://127.0.0.1:${ports.mail}` : "none ([local_smtp] enabled = false)",
     ],
     ["Inbox URL", `${url}/inbox`],
     ["Publishable key", keys.publishable],
@@ -53,11 +53,11 @@ function statusTable(url: string, keys: Keys, ports: Ports): string {
 interface Ports {
   api: number;
   db: number;
-  /** The Mailpit API's port; undefined when [inbucket] is off. */
+  /** The Mailpit API's port; undefined when [local_smtp] is off. */
   mail: number | undefined;
 }
 
-/** config.toml's ports ([api], [db], [inbucket] port), or LOCAL_BACKEND_PORT / _DB_PORT / _MAILPIT_PORT. */
+/** config.toml's ports ([api], [db], [local_smtp] port), or LOCAL_BACKEND_PORT / _DB_PORT / _MAILPIT_PORT. */
 function configuredPorts(config: Config): Ports {
   const env = (name: string) => {
     const value = process.env[name];
@@ -69,8 +69,8 @@ function configuredPorts(config: Config): Ports {
   return {
     api: env("LOCAL_BACKEND_PORT") ?? config.api.port,
     db: env("LOCAL_BACKEND_DB_PORT") ?? config.db.port,
-    mail: config.inbucket.enabled
-      ? (env("LOCAL_BACKEND_MAILPIT_PORT") ?? config.inbucket.port)
+    mail: config.localSmtp.enabled
+      ? (env("LOCAL_BACKEND_MAILPIT_PORT") ?? config.localSmtp.port)
       : undefined,
   };
 }

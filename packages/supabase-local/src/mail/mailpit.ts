@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Inbox, Message } from "./inbox.ts";
 
 /**
- * The inbox as Mailpit's REST API (the mail catcher `supabase start` runs on [inbucket] port,
+ * The inbox as Mailpit's REST API (the mail catcher `supabase start` runs on [local_smtp] port,
  * 54324), for the `mailpit-api` client and the usual Playwright helpers. Served at the root of
  * that port and under /inbox on the API's port (a client with base URL `<api>/inbox` works too).
  *

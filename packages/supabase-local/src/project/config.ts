@@ -12,8 +12,11 @@ export interface Config {
     /** sql_paths are relative to supabase/ and may hold `*` globs, as the CLI reads them. */
     seed: { enabled: boolean; sqlPaths: string[] };
   };
-  /** [inbucket]: the mail catcher (Mailpit in the CLI); its API port (54324). */
-  inbucket: { enabled: boolean; port: number };
+  /**
+   * [local_smtp]: the mail catcher (Mailpit in the CLI); its API port (54324). The CLI's old name,
+   * [inbucket], is refused as the CLI 3 refuses it.
+   */
+  localSmtp: { enabled: boolean; port: number };
   auth: {
     siteUrl: string;
     additionalRedirectUrls: string[];
@@ -31,7 +34,9 @@ export interface Config {
      */
     passwordHashCost: number;
     email: {
-      enableSignup: boolean;
+      /** [auth.email] enabled: the email provider (sign-up and sign-in with email; hosted's
+       * external_email_enabled). The CLI still reads the deprecated enable_signup, with a warning. */
+      enabled: boolean;
       enableConfirmations: boolean;
       doubleConfirmChanges: boolean;
       securePasswordChange: boolean;
@@ -54,9 +59,11 @@ export interface Config {
        */
       phone: { enrollEnabled: boolean; verifyEnabled: boolean; maxFrequencySeconds: number };
       /**
-       * Recovery codes (GOTRUE_MFA_RECOVERY_CODES_*). The CLI has no config.toml section yet; the
-       * local backend reads [auth.mfa.recovery_codes] enroll_enabled / verify_enabled. Count, length,
-       * attempts and lockout have no key (createLocalBackend's `config` can change them).
+       * Recovery codes (GOTRUE_MFA_RECOVERY_CODES_*), a preview of Supabase Auth that hosted
+       * projects do not have: the CLI has no config.toml key for them, so enroll_enabled /
+       * verify_enabled come from local-backend.toml's [auth.mfa.recovery_codes], off by default.
+       * Count, length, attempts and lockout have no key (createLocalBackend's `config` can change
+       * them).
        */
       recoveryCodes: {
         enrollEnabled: boolean;
@@ -147,6 +154,8 @@ export interface LoadConfigOptions {
   localFile?: string;
   /** Deep-merged over the file (tests that need another setting). */
   overrides?: DeepPartial<Config>;
+  /** Where the CLI's warnings about config.toml go (a deprecated key); default: stderr, as the CLI. */
+  warn?: (message: string) => void;
 }
 
 /** Reads supabase/config.toml and supabase/local-backend.toml (a missing file = all defaults),
@@ -154,10 +163,14 @@ export interface LoadConfigOptions {
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const path = options.configFile ?? projectPaths(options.projectDir).configFile;
   const localPath = options.localFile ?? join(dirname(path), LOCAL_FILE);
-  const base = {
-    ...fromToml(readToml(path)),
-    local: fromLocalToml(readToml(localPath), localPath),
+  const warn = options.warn ?? ((message: string) => console.warn(`WARN: ${message}`));
+  const localToml = readToml(localPath);
+  const base = fromToml(readToml(path), warn);
+  base.auth.mfa.recoveryCodes = {
+    ...base.auth.mfa.recoveryCodes,
+    ...localRecoveryCodes(localToml, localPath),
   };
+  Object.assign(base, { local: fromLocalToml(localToml, localPath) });
   const config = merge(base, options.overrides ?? {}) as Config;
   const keys = config.auth.signingKeysPath;
   if (keys) config.auth.signingKeysPath = resolve(dirname(path), keys);
@@ -180,18 +193,22 @@ function readToml(path: string): Table {
   }
 }
 
-function fromToml(toml: Table): Omit<Config, "local"> {
+function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "local"> {
+  // the Supabase CLI 3's own refusals and deprecations, in its words
+  if (toml.inbucket !== undefined)
+    throw new ConfigError(
+      "[inbucket] in supabase/config.toml is no longer supported. Use [local_smtp] instead.",
+    );
   const api = table(toml.api);
   const db = table(toml.db);
   const seed = table(db.seed);
-  const inbucket = table(toml.inbucket);
+  const localSmtp = table(toml.local_smtp);
   const auth = table(toml.auth);
   const email = table(auth.email);
   const mfa = table(auth.mfa);
   const totp = table(mfa.totp);
   const webAuthnFactor = table(mfa.web_authn);
   const phoneFactor = table(mfa.phone);
-  const recoveryCodes = table(mfa.recovery_codes);
   const passkey = table(auth.passkey);
   const webauthn = table(auth.webauthn);
   const notifications: Config["auth"]["email"]["notifications"] = {};
@@ -229,9 +246,9 @@ function fromToml(toml: Table): Omit<Config, "local"> {
       port: port(db.port, 54322, "db.port"),
       seed: { enabled: bool(seed.enabled, true), sqlPaths: strs(seed.sql_paths, ["./seed.sql"]) },
     },
-    inbucket: {
-      enabled: bool(inbucket.enabled, true),
-      port: port(inbucket.port, 54324, "inbucket.port"),
+    localSmtp: {
+      enabled: bool(localSmtp.enabled, true),
+      port: port(localSmtp.port, 54324, "local_smtp.port"),
     },
     auth: {
       siteUrl: str(auth.site_url) ?? "http://127.0.0.1:3000",
@@ -245,7 +262,7 @@ function fromToml(toml: Table): Omit<Config, "local"> {
       minimumPasswordLength: num(auth.minimum_password_length, 6),
       passwordHashCost: 10,
       email: {
-        enableSignup: bool(email.enable_signup, true),
+        enabled: emailEnabled(email, warn),
         enableConfirmations: bool(email.enable_confirmations, false),
         doubleConfirmChanges: bool(email.double_confirm_changes, true),
         securePasswordChange: bool(email.secure_password_change, false),
@@ -271,8 +288,8 @@ function fromToml(toml: Table): Omit<Config, "local"> {
           maxFrequencySeconds: duration(phoneFactor.max_frequency, 5),
         },
         recoveryCodes: {
-          enrollEnabled: bool(recoveryCodes.enroll_enabled, false),
-          verifyEnabled: bool(recoveryCodes.verify_enabled, false),
+          enrollEnabled: false,
+          verifyEnabled: false,
           count: 10,
           codeLength: 16,
           maxVerifyAttempts: 10,
@@ -309,18 +326,42 @@ function fromToml(toml: Table): Omit<Config, "local"> {
 }
 
 /**
+ * [auth.email] enabled, or the deprecated enable_signup the CLI still reads (with its warning);
+ * the new key wins when both are there.
+ */
+function emailEnabled(email: Table, warn: (message: string) => void): boolean {
+  if (email.enable_signup !== undefined)
+    warn(
+      "auth.email.enable_signup is deprecated and will be removed in v4, use auth.email.enabled instead.",
+    );
+  return bool(email.enabled, bool(email.enable_signup, true));
+}
+
+/**
  * Every key local-backend.toml may hold, each with its reader (a value of the wrong kind is a
  * ConfigError naming the key). Unlike config.toml, whose keys the CLI owns, an unknown key here is
  * refused too: a misspelt or misplaced setting would otherwise be silently off. A new setting is a
  * line here, a field of LocalSettings and its line in fromLocalToml (and the README's list).
  */
 const LOCAL_SCHEMA: Schema = {
-  auth: { sb_forwarded_for: boolean },
+  auth: {
+    sb_forwarded_for: boolean,
+    mfa: { recovery_codes: { enroll_enabled: boolean, verify_enabled: boolean } },
+  },
   api: { cors_origins: origins },
 };
 
 type Reader = (value: unknown, key: string, file: string) => unknown;
 type Schema = { [key: string]: Schema | Reader };
+
+/** [auth.mfa.recovery_codes] of local-backend.toml (checked with the rest by fromLocalToml). */
+function localRecoveryCodes(toml: Table, file: string) {
+  const codes = table(table(table(checked(toml, LOCAL_SCHEMA, "", file).auth).mfa).recovery_codes);
+  return {
+    enrollEnabled: (codes.enroll_enabled as boolean | undefined) ?? false,
+    verifyEnabled: (codes.verify_enabled as boolean | undefined) ?? false,
+  };
+}
 
 function fromLocalToml(toml: Table, file: string): LocalSettings {
   const local = checked(toml, LOCAL_SCHEMA, "", file);

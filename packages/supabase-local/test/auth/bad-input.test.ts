@@ -216,6 +216,45 @@ describe("bad input gets the real 4xx, never a 500, and changes nothing", () => 
     expect(new URLSearchParams(location.hash.slice(1)).get("error_code")).toBe("otp_expired");
   });
 
+  it("GET /verify with an unknown type: a 303 carrying Auth's 'Invalid email verification type'", async () => {
+    const link = await authFetch(
+      "/verify?token=nope&type=bogus&redirect_to=http://localhost:5173/x",
+    );
+    expect(link.status).toBe(303);
+    const location = new URL(link.headers.get("location") ?? "");
+    expect(location.pathname).toBe("/x");
+    expect(Object.fromEntries(new URLSearchParams(location.hash.slice(1)))).toEqual({
+      error: "invalid_request",
+      error_code: "validation_failed",
+      error_description: "Invalid email verification type",
+      sb: "",
+    });
+  });
+
+  it("MFA enroll, challenge and verify without a user session, as the gateway forwards them", async () => {
+    const factor = crypto.randomUUID();
+    const calls = [
+      ["/factors", { factor_type: "totp" }],
+      [`/factors/${factor}/challenge`, {}],
+      [`/factors/${factor}/verify`, { challenge_id: crypto.randomUUID(), code: "123456" }],
+    ] as const;
+    for (const [path, body] of calls) {
+      // the key alone: the gateway hands Auth the key's JWT, which has no sub
+      expect(await post(path, JSON.stringify(body), NEW_SHAPE), path).toMatchObject({
+        status: 403,
+        body: { code: "bad_jwt", message: "invalid claim: missing sub claim" },
+      });
+    }
+    // an Authorization that is not a bearer token, which the gateway passes on as it is: none
+    for (const [path, body] of calls) {
+      const headers = { ...NEW_SHAPE, Authorization: "Basic dXNlcjpwYXNz" };
+      expect(await post(path, JSON.stringify(body), headers), path).toMatchObject({
+        status: 401,
+        body: { code: "no_authorization", message: "This endpoint requires a valid Bearer token" },
+      });
+    }
+  });
+
   it("PKCE exchange: wrong verifier, unknown code", async () => {
     const wrong = await post(
       "/token?grant_type=pkce",

@@ -8,7 +8,7 @@ export function settings({ config }: AuthContext): Response {
   return Response.json({
     external: {
       anonymous_users: auth.enableAnonymousSignIns,
-      email: auth.email.enableSignup,
+      email: auth.email.enabled,
       phone: auth.sms.enableSignup,
       apple: on("apple"),
       azure: on("azure"),

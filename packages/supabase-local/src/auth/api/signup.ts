@@ -55,7 +55,7 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
     const input = { phone, password: params.password, data, channel: params.channel || "sms" };
     return Response.json((await signUpWithPhone(ctx, request, input)).body);
   }
-  if (!config.auth.email.enableSignup) throw authError("emailSignupDisabled");
+  if (!config.auth.email.enabled) throw authError("emailSignupDisabled");
   const email = validateEmail(params.email);
   const data = params.data ?? {};
   const redirectTo = redirectTarget(config, request);

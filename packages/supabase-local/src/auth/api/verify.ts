@@ -69,7 +69,9 @@ async function verifyGet(ctx: AuthContext, request: Request): Promise<Response> 
   if (!token) throw authError("verifyNeedsToken");
   const pkce = token.startsWith(PKCE_PREFIX);
   try {
-    if (!isEmailType(type)) throw authError("verifyBadType");
+    // the link's token is read as a token hash (Auth's VerifyParams.Validate sets TokenHash from it),
+    // and a hash is of an emailed type only: the same refusal as POST's, in the redirect
+    if (!isEmailType(type)) throw authError("hashNeedsEmailType");
     type Outcome =
       | { kind: "message"; message: string }
       | { kind: "code"; code: string }

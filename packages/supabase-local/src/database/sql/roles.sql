@@ -22,9 +22,15 @@ grant anon, authenticated, service_role to authenticator;
 
 create schema if not exists extensions;
 create schema if not exists graphql_public;
--- As on a Supabase project: pgcrypto in schema extensions (seeds hash passwords with
--- extensions.crypt(…, extensions.gen_salt('bf'))). A PGlite of one's own loads it: see extensions.ts.
+-- As on a new Supabase project: pgcrypto and uuid-ossp in schema extensions (seeds hash passwords
+-- with crypt(…, gen_salt('bf'))). A PGlite of one's own loads them: see extensions.ts.
 create extension if not exists pgcrypto with schema extensions;
+create extension if not exists "uuid-ossp" with schema extensions;
+-- and postgres's search path, so that migrations and seeds (run as postgres) call them without a
+-- schema. Set for this session too: a role's settings apply from its next session on. The API
+-- roles get no search_path of their own (the data API adds [api] extra_search_path per request).
+alter role postgres set search_path = "$user", public, extensions;
+set search_path = "$user", public, extensions;
 
 grant usage on schema public, extensions, graphql_public to anon, authenticated, service_role;
 grant all on all tables in schema public to anon, authenticated, service_role;

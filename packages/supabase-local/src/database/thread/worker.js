@@ -88,6 +88,29 @@ async function readTimeout(db) {
 }
 
 /**
+ * The session's search_path from the role's setting (`alter role postgres set search_path = …`,
+ * sql/roles.sql), as a Postgres session starts with it. PGlite starts its one session with
+ * `-c search_path=public`, which outranks role settings, so migrations, seeds and the Postgres
+ * port would otherwise miss Supabase's `"$user", public, extensions`.
+ * @param {PGlite} db
+ */
+async function roleSearchPath(db) {
+  await exec(
+    db,
+    `do $$
+     declare wanted text;
+     begin
+       select substr(c, length('search_path=') + 1) into wanted
+       from pg_db_role_setting s, unnest(s.setconfig) c
+       where s.setrole = current_user::regrole and c like 'search\\_path=%'
+         and s.setdatabase in (0, (select oid from pg_database where datname = current_database()))
+       order by s.setdatabase desc limit 1;
+       if wanted is not null then perform set_config('search_path', wanted, false); end if;
+     end $$`,
+  );
+}
+
+/**
  * @param {PGlite} db
  * @param {string} sql
  * @param {boolean} inTransaction
@@ -250,6 +273,7 @@ try {
     startParams: [...PGlite.defaultStartParams, ...START_SETTINGS.flatMap((s) => ["-c", s])],
   });
   await db.waitReady;
+  await roleSearchPath(db);
   await readTimeout(db);
   /** @type {number | undefined} */
   let listening;

@@ -212,8 +212,13 @@ describe("settings and storage", () => {
     const { email } = await strict.signedIn();
     const { client, aal1 } = await userWithTotp(strict.fetch, strict.backend.url, email);
     const { data } = await client.auth.mfa.recoveryCodes.generate();
+    // This user's codes only: the worker's test files share one database (memoryBackend).
     const stored = await strict.backend.db.query<{ code_hash: string }>(
-      "select code_hash from auth.mfa_recovery_codes",
+      `select c.code_hash from auth.mfa_recovery_codes c
+         join auth.mfa_recovery_code_sets s on s.id = c.mfa_recovery_code_set_id
+         join auth.users u on u.id = s.user_id
+       where u.email = $1`,
+      [email],
     );
     expect(stored.rows).toHaveLength(10);
     for (const { code_hash } of stored.rows) {

@@ -1,0 +1,78 @@
+// The channels of every socket, by topic: a join puts a channel under its topic, a broadcast goes
+// to the channels there. Public and private channels of the same name are apart, as upstream's
+// tenant topics are (`Tenants.tenant_topic(tenant, sub_topic, public?)`).
+import { broadcastJson, type Message, type UserBroadcast, type Vsn } from "./serializer.ts";
+
+/** What the hub needs of a joined channel: where to deliver, and whether it sends to itself. */
+export interface Member {
+  readonly vsn: Vsn;
+  readonly topic: string;
+  readonly self: boolean;
+  /** A JSON message (vsn's format) to this channel's socket. */
+  push(message: Message): void;
+  /** A user broadcast as a binary frame (2.0.0 sockets only). */
+  pushBinary(broadcast: UserBroadcast): void;
+}
+
+/** A broadcast: a JSON payload ({type, event, payload}) or a user broadcast from a binary frame. */
+export type Broadcast = { json: unknown } | { user: UserBroadcast };
+
+export class Hub {
+  readonly #topics = new Map<string, Set<Member>>();
+
+  add(key: string, member: Member): void {
+    let members = this.#topics.get(key);
+    if (!members) this.#topics.set(key, (members = new Set()));
+    members.add(member);
+  }
+
+  remove(key: string, member: Member): void {
+    const members = this.#topics.get(key);
+    if (!members) return;
+    members.delete(member);
+    if (members.size === 0) this.#topics.delete(key);
+  }
+
+  /** Sends to every channel under the key; to the sender too only when it asked (`self`). */
+  broadcast(key: string, broadcast: Broadcast, from?: Member): void {
+    const members = this.#topics.get(key);
+    if (!members) return;
+    for (const member of members) {
+      if (member === from && !member.self) continue;
+      deliver(member, broadcast);
+    }
+  }
+}
+
+/** The hub's key of a topic: public and private channels of one name never meet. */
+export function topicKey(subTopic: string, isPrivate: boolean): string {
+  return `${isPrivate ? "private" : "public"}:${subTopic}`;
+}
+
+function deliver(member: Member, broadcast: Broadcast): void {
+  if ("json" in broadcast) {
+    member.push({
+      join_ref: null,
+      ref: null,
+      topic: member.topic,
+      event: "broadcast",
+      payload: broadcast.json,
+    });
+    return;
+  }
+  if (member.vsn === "2.0.0") {
+    member.pushBinary(broadcast.user);
+    return;
+  }
+  // 1.0.0 has no binary frames: a JSON user payload goes as JSON, raw bytes cannot go at all
+  const json = broadcastJson(broadcast.user);
+  if (json) {
+    member.push({
+      join_ref: null,
+      ref: null,
+      topic: member.topic,
+      event: "broadcast",
+      payload: json,
+    });
+  }
+}

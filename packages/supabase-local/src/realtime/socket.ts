@@ -1,0 +1,291 @@
+// One client's socket, as a Phoenix socket with Realtime's one channel module behaves: heartbeats
+// on `phoenix`, `phx_join` on `realtime:<name>` (any other topic is "unmatched topic"), one channel
+// per topic (a second join closes the first), `phx_leave` answered and closed, and each channel's
+// `broadcast` and `access_token` messages as upstream's RealtimeChannel handles them.
+import type { WebSocket } from "ws";
+import { type Broadcast, type Hub, type Member, topicKey } from "./channels.ts";
+import {
+  decode,
+  encode,
+  encodeBroadcast,
+  type Message,
+  type UserBroadcast,
+  type Vsn,
+} from "./serializer.ts";
+import { confirmToken, type Verify } from "./tokens.ts";
+
+export interface SocketOptions {
+  vsn: Vsn;
+  /** The socket's own token: the gateway's bearer (the publishable key's is the anon JWT). */
+  token: string;
+  verify: Verify;
+  hub: Hub;
+  /** Upstream's tenant default max_channels_per_client. */
+  maxChannels: number;
+}
+
+interface JoinConfig {
+  self: boolean;
+  ack: boolean;
+  private: boolean;
+  postgresChanges: Array<Record<string, unknown>>;
+}
+
+class Channel implements Member {
+  readonly vsn: Vsn;
+  readonly topic: string;
+  readonly subTopic: string;
+  readonly joinRef: string | null;
+  readonly key: string;
+  readonly self: boolean;
+  readonly ack: boolean;
+  token: string;
+  timer: NodeJS.Timeout | undefined;
+  readonly #socket: RealtimeSocket;
+
+  constructor(
+    socket: RealtimeSocket,
+    topic: string,
+    joinRef: string | null,
+    config: JoinConfig,
+    token: string,
+  ) {
+    this.#socket = socket;
+    this.vsn = socket.vsn;
+    this.topic = topic;
+    this.subTopic = topic.slice("realtime:".length);
+    this.joinRef = joinRef;
+    this.key = topicKey(this.subTopic, config.private);
+    this.self = config.self;
+    this.ack = config.ack;
+    this.token = token;
+  }
+
+  push(message: Message): void {
+    this.#socket.send(message);
+  }
+
+  pushBinary(broadcast: UserBroadcast): void {
+    this.#socket.sendBinary(encodeBroadcast(this.topic, broadcast));
+  }
+}
+
+export class RealtimeSocket {
+  readonly vsn: Vsn;
+  readonly #ws: WebSocket;
+  readonly #options: SocketOptions;
+  readonly #channels = new Map<string, Channel>();
+  /** Messages are handled one at a time, in order, as a Phoenix socket's process does. */
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(ws: WebSocket, options: SocketOptions) {
+    this.#ws = ws;
+    this.#options = options;
+    this.vsn = options.vsn;
+    ws.on("message", (data, isBinary) => {
+      const bytes = toBytes(data);
+      this.#queue = this.#queue
+        .then(() => this.#receive(bytes, isBinary))
+        .catch((error) => {
+          console.error("[supabase-local] realtime:", error);
+          this.#ws.close(1011);
+        });
+    });
+    ws.on("close", () => this.#closeAll());
+    ws.on("error", () => this.#closeAll());
+  }
+
+  send(message: Message): void {
+    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(encode(this.vsn, message));
+  }
+
+  sendBinary(frame: Uint8Array): void {
+    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame, { binary: true });
+  }
+
+  async #receive(data: Uint8Array, binary: boolean): Promise<void> {
+    const decoded = decode(this.vsn, data, binary);
+    // A frame the serializer cannot read ends the socket, as Phoenix's does (its decoder raises)
+    if (decoded.kind === "invalid") {
+      this.#ws.close(1011, "invalid frame");
+      return;
+    }
+    const { message } = decoded;
+    const { topic, event } = message;
+    if (topic === "phoenix" && event === "heartbeat") {
+      this.#reply(message, "ok", {});
+      return;
+    }
+    if (event === "phx_join") {
+      await this.#join(message);
+      return;
+    }
+    const channel = this.#channels.get(topic);
+    if (!channel || (message.join_ref !== null && message.join_ref !== channel.joinRef)) {
+      this.#reply(message, "error", { reason: "unmatched topic" });
+      return;
+    }
+    if (event === "phx_leave") {
+      this.#reply(message, "ok", {});
+      this.#close(channel);
+      return;
+    }
+    if (event === "broadcast") {
+      const broadcast: Broadcast =
+        decoded.kind === "broadcast" ? { user: decoded.broadcast } : { json: message.payload };
+      this.#options.hub.broadcast(channel.key, broadcast, channel);
+      if (channel.ack) this.#reply(message, "ok", {});
+      return;
+    }
+    if (event === "access_token") {
+      await this.#accessToken(channel, message.payload);
+      return;
+    }
+    // upstream logs and drops any other event (presence comes with its own handler)
+  }
+
+  async #join(message: Message): Promise<void> {
+    const { topic } = message;
+    if (!topic.startsWith("realtime:")) {
+      this.#reply(message, "error", { reason: "unmatched topic" });
+      return;
+    }
+    if (topic === "realtime:") {
+      this.#reply(message, "error", { reason: "TopicNameRequired: You must provide a topic name" });
+      return;
+    }
+    // Phoenix: a second join of a topic closes the channel already there
+    const existing = this.#channels.get(topic);
+    if (existing) this.#close(existing);
+    if (this.#channels.size >= this.#options.maxChannels) {
+      this.#reply(message, "error", { reason: "ChannelRateLimitReached: Too many channels" });
+      return;
+    }
+    const params = isObject(message.payload) ? message.payload : {};
+    const config = joinConfig(params.config);
+    const given = params.access_token ?? params.user_token;
+    // an `sb_` key as the token means the socket's own (the publishable key's is the anon JWT)
+    const token =
+      typeof given === "string" && !given.startsWith("sb_") ? given : this.#options.token;
+    const confirmed = await confirmToken(token, this.#options.verify);
+    if (!confirmed.ok) {
+      this.#reply(message, "error", { reason: `${confirmed.code}: ${confirmed.message}` });
+      return;
+    }
+    if (config.private) {
+      // Private channels are authorized by RLS on realtime.messages, which is not served yet:
+      // upstream answers so when it cannot read the policies.
+      this.#reply(message, "error", {
+        reason: "Realtime was unable to connect to the project database",
+      });
+      return;
+    }
+    const channel = new Channel(this, topic, message.join_ref, config, token);
+    this.#channels.set(topic, channel);
+    this.#options.hub.add(channel.key, channel);
+    this.#schedule(channel, confirmed.recheckIn);
+    const postgresChanges = config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }));
+    this.#reply(message, "ok", { postgres_changes: postgresChanges });
+    if (postgresChanges.length > 0) {
+      // The change feed is not served yet: say so as upstream reports a subscription it cannot make.
+      this.#system(channel, "postgres_changes", "error", "postgres_changes is not served yet");
+    }
+  }
+
+  /** access_token: `sb_` keys, nulls and the same token are ignored; another is confirmed. */
+  async #accessToken(channel: Channel, payload: unknown): Promise<void> {
+    const token = isObject(payload) ? payload.access_token : undefined;
+    if (typeof token !== "string" || token.startsWith("sb_") || token === channel.token) return;
+    channel.token = token;
+    const confirmed = await confirmToken(token, this.#options.verify);
+    if (!confirmed.ok) {
+      this.#shutdown(channel, confirmed.message);
+      return;
+    }
+    this.#schedule(channel, confirmed.recheckIn);
+  }
+
+  /** Re-confirms the channel's token when its time is up (upstream's :confirm_token). */
+  #schedule(channel: Channel, delay: number): void {
+    clearTimeout(channel.timer);
+    channel.timer = setTimeout(() => {
+      this.#queue = this.#queue.then(async () => {
+        if (this.#channels.get(channel.topic) !== channel) return;
+        const confirmed = await confirmToken(channel.token, this.#options.verify);
+        if (confirmed.ok) this.#schedule(channel, confirmed.recheckIn);
+        else this.#shutdown(channel, confirmed.message);
+      });
+    }, delay);
+    channel.timer.unref();
+  }
+
+  /** Upstream's shutdown_response: a system error on the channel, then the channel closes. */
+  #shutdown(channel: Channel, message: string): void {
+    this.#system(channel, "system", "error", message);
+    this.#close(channel);
+  }
+
+  #system(channel: Channel, extension: string, status: string, text: string): void {
+    channel.push({
+      join_ref: channel.joinRef,
+      ref: null,
+      topic: channel.topic,
+      event: "system",
+      payload: { extension, status, message: text, channel: channel.subTopic },
+    });
+  }
+
+  /** The channel ends: out of the hub, and phx_close to the client (Phoenix's on any stop). */
+  #close(channel: Channel): void {
+    clearTimeout(channel.timer);
+    this.#options.hub.remove(channel.key, channel);
+    this.#channels.delete(channel.topic);
+    this.send({
+      join_ref: channel.joinRef,
+      ref: channel.joinRef,
+      topic: channel.topic,
+      event: "phx_close",
+      payload: {},
+    });
+  }
+
+  #closeAll(): void {
+    for (const channel of this.#channels.values()) {
+      clearTimeout(channel.timer);
+      this.#options.hub.remove(channel.key, channel);
+    }
+    this.#channels.clear();
+  }
+
+  #reply(message: Message, status: "ok" | "error", response: unknown): void {
+    this.send({
+      join_ref: message.join_ref,
+      ref: message.ref,
+      topic: message.topic,
+      event: "phx_reply",
+      payload: { status, response },
+    });
+  }
+}
+
+function joinConfig(value: unknown): JoinConfig {
+  const config = isObject(value) ? value : {};
+  const broadcast = isObject(config.broadcast) ? config.broadcast : {};
+  const changes = Array.isArray(config.postgres_changes) ? config.postgres_changes : [];
+  return {
+    self: broadcast.self === true,
+    ack: broadcast.ack === true,
+    private: config.private === true,
+    postgresChanges: changes.filter(isObject),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function toBytes(data: Buffer | ArrayBuffer | Buffer[]): Uint8Array {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return data;
+}

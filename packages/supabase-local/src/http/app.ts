@@ -128,7 +128,10 @@ export function createApi(options: ApiOptions): Api {
     authenticate: authenticateRest,
   });
   app.all("/rest/v1/*", (c) => rest(withoutApiKeyParam(c.req.raw)));
-  const realtime = createRealtime({ verify: (token) => verifyJwt(token, keys, signingKeys) });
+  const realtime = createRealtime({
+    db,
+    verify: (token) => verifyJwt(token, keys, signingKeys),
+  });
   app.get("/realtime/v1/websocket", (c) => realtime.websocket(c.req.raw));
   app.route("/inbox", inboxRoutes(inbox));
   app.route("/inbox", mailpitRoutes(inbox));

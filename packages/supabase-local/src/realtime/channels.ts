@@ -8,6 +8,8 @@ export interface Member {
   readonly vsn: Vsn;
   readonly topic: string;
   readonly self: boolean;
+  /** Whether broadcasts reach it: always on public channels, by RLS on private ones. */
+  readonly readsBroadcast: boolean;
   /** A JSON message (vsn's format) to this channel's socket. */
   push(message: Message): void;
   /** A user broadcast as a binary frame (2.0.0 sockets only). */
@@ -38,7 +40,7 @@ export class Hub {
     const members = this.#topics.get(key);
     if (!members) return;
     for (const member of members) {
-      if (member === from && !member.self) continue;
+      if ((member === from && !member.self) || !member.readsBroadcast) continue;
       deliver(member, broadcast);
     }
   }

@@ -2,9 +2,10 @@
 // every route, once the app's rules (local-only.ts, the gateway) have passed it. An accepted
 // upgrade leaves its socket's start on the Request for the server (backend.ts) to take: only the
 // server holds the raw connection that becomes the WebSocket.
+import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
 import { requestContext } from "../http/context.ts";
-import { Hub } from "./channels.ts";
+import { Hub, topicKey } from "./channels.ts";
 import { parseVsn } from "./serializer.ts";
 import { RealtimeSocket } from "./socket.ts";
 import { confirmToken, type Verify } from "./tokens.ts";
@@ -12,6 +13,8 @@ import { confirmToken, type Verify } from "./tokens.ts";
 export interface RealtimeOptions {
   /** Verifies a JWT as every API does (http/jwt.ts), throwing a JwtRejected. */
   verify: Verify;
+  /** The project's database: RLS for private channels, and the messages realtime.send() writes. */
+  db: PGlite;
 }
 
 /** Upstream's tenant defaults (Realtime's `tenants` table, as the CLI's Realtime seeds it). */
@@ -31,6 +34,28 @@ export interface Realtime {
 
 export function createRealtime(options: RealtimeOptions): Realtime {
   const hub = new Hub();
+  const { db } = options;
+  // Messages the database sends (realtime.send(), realtime.broadcast_changes()): each row's id is
+  // announced at its commit (sql/realtime.sql), then read here and broadcast on its topic. Heard
+  // from the first socket on: before it, nobody could receive them.
+  let feed: Promise<unknown> | undefined;
+  const listen = () =>
+    (feed ??= db
+      .listen("supabase_local_realtime", (id) => {
+        db.query<{ topic: string; event: string | null; payload: unknown; private: boolean }>(
+          "select topic, event, payload, private from realtime.messages where id = $1",
+          [id],
+        )
+          .then(({ rows }) => {
+            const row = rows[0];
+            if (!row) return;
+            hub.broadcast(topicKey(row.topic, row.private === true), {
+              json: { type: "broadcast", event: row.event, payload: row.payload, meta: { id } },
+            });
+          })
+          .catch(() => {});
+      })
+      .catch(() => {}));
   return {
     async websocket(request) {
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
@@ -44,12 +69,14 @@ export function createRealtime(options: RealtimeOptions): Realtime {
       if (!token || !(await confirmToken(token, options.verify)).ok) {
         return new Response(null, { status: 403 });
       }
+      await listen();
       const accept: Accept = (ws) => {
         new RealtimeSocket(ws, {
           vsn,
           token,
           verify: options.verify,
           hub,
+          db,
           maxChannels: TENANT_DEFAULTS.maxChannelsPerClient,
         });
       };

@@ -2,7 +2,9 @@
 // on `phoenix`, `phx_join` on `realtime:<name>` (any other topic is "unmatched topic"), one channel
 // per topic (a second join closes the first), `phx_leave` answered and closed, and each channel's
 // `broadcast` and `access_token` messages as upstream's RealtimeChannel handles them.
+import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
+import { authorize, type Policies } from "./authorization.ts";
 import { type Broadcast, type Hub, type Member, topicKey } from "./channels.ts";
 import {
   decode,
@@ -20,6 +22,8 @@ export interface SocketOptions {
   token: string;
   verify: Verify;
   hub: Hub;
+  /** The project's database: private channels are authorized by its RLS on realtime.messages. */
+  db: PGlite;
   /** Upstream's tenant default max_channels_per_client. */
   maxChannels: number;
 }
@@ -39,6 +43,9 @@ class Channel implements Member {
   readonly key: string;
   readonly self: boolean;
   readonly ack: boolean;
+  readonly isPrivate: boolean;
+  /** A private channel's rights, from RLS at the join and at each new token (upstream caches them). */
+  policies: Policies | undefined;
   token: string;
   timer: NodeJS.Timeout | undefined;
   readonly #socket: RealtimeSocket;
@@ -58,7 +65,12 @@ class Channel implements Member {
     this.key = topicKey(this.subTopic, config.private);
     this.self = config.self;
     this.ack = config.ack;
+    this.isPrivate = config.private;
     this.token = token;
+  }
+
+  get readsBroadcast(): boolean {
+    return !this.isPrivate || this.policies?.broadcast.read === true;
   }
 
   push(message: Message): void {
@@ -131,6 +143,11 @@ export class RealtimeSocket {
       return;
     }
     if (event === "broadcast") {
+      // a private channel's broadcast needs the write policy; without it upstream drops it
+      if (channel.isPrivate && !channel.policies?.broadcast.write) {
+        if (channel.ack) this.#reply(message, "ok", {});
+        return;
+      }
       const broadcast: Broadcast =
         decoded.kind === "broadcast" ? { user: decoded.broadcast } : { json: message.payload };
       this.#options.hub.broadcast(channel.key, broadcast, channel);
@@ -172,15 +189,16 @@ export class RealtimeSocket {
       this.#reply(message, "error", { reason: `${confirmed.code}: ${confirmed.message}` });
       return;
     }
-    if (config.private) {
-      // Private channels are authorized by RLS on realtime.messages, which is not served yet:
-      // upstream answers so when it cannot read the policies.
-      this.#reply(message, "error", {
-        reason: "Realtime was unable to connect to the project database",
-      });
-      return;
-    }
     const channel = new Channel(this, topic, message.join_ref, config, token);
+    if (config.private) {
+      channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
+      if (!channel.policies.broadcast.read && !channel.policies.presence.read) {
+        this.#reply(message, "error", {
+          reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${channel.subTopic}`,
+        });
+        return;
+      }
+    }
     this.#channels.set(topic, channel);
     this.#options.hub.add(channel.key, channel);
     this.#schedule(channel, confirmed.recheckIn);
@@ -201,6 +219,20 @@ export class RealtimeSocket {
     if (!confirmed.ok) {
       this.#shutdown(channel, confirmed.message);
       return;
+    }
+    if (channel.isPrivate) {
+      const previous = channel.policies;
+      channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
+      const revoked =
+        (previous?.broadcast.read && !channel.policies.broadcast.read) ||
+        (previous?.presence.read && !channel.policies.presence.read);
+      if (revoked) {
+        this.#shutdown(
+          channel,
+          `You no longer have permission to read from this Channel topic: ${channel.subTopic}`,
+        );
+        return;
+      }
     }
     this.#schedule(channel, confirmed.recheckIn);
   }

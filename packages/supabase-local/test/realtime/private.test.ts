@@ -1,0 +1,139 @@
+// Private channels, authorized by the project's RLS on realtime.messages with realtime.topic(), per
+// extension, read and write apart; and broadcasts from the database (realtime.send(),
+// realtime.broadcast_changes()) reaching subscribers after commit. A backend of its own: the
+// policies and the sends are this file's.
+import { fileURLToPath } from "node:url";
+import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { QUICK_PASSWORD_HASH_COST } from "../../../../tests/support/backend.ts";
+import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
+
+let backend: LocalBackend;
+const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
+const clients: SupabaseClient[] = [];
+
+beforeAll(async () => {
+  backend = await createLocalBackend({
+    projectDir: fileURLToPath(new URL("../../../../", import.meta.url)),
+    port: 0,
+    host: "127.0.0.1",
+    seed: false,
+    config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
+  });
+  await backend.db.exec(`
+    create policy "read open and read-only topics, and your own" on realtime.messages
+      for select to authenticated
+      using (realtime.topic() like 'open:%' or realtime.topic() like 'readonly:%'
+             or realtime.topic() = 'user:' || auth.uid()::text);
+    create policy "write open topics, and your own" on realtime.messages
+      for insert to authenticated
+      with check (realtime.topic() like 'open:%' or realtime.topic() = 'user:' || auth.uid()::text);
+  `);
+}, 60_000);
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.removeAllChannels();
+});
+afterAll(() => backend?.close());
+
+async function user(): Promise<{ client: SupabaseClient; id: string }> {
+  const client = createClient(backend.url, backend.keys.publishable, { auth: noPersist });
+  clients.push(client);
+  const email = `rt-${crypto.randomUUID()}@example.com`;
+  const admin = createClient(backend.url, backend.keys.secret, { auth: noPersist });
+  const created = await admin.auth.admin.createUser({
+    email,
+    password: "correct-horse-battery",
+    email_confirm: true,
+  });
+  if (created.error) throw created.error;
+  const { error } = await client.auth.signInWithPassword({
+    email,
+    password: "correct-horse-battery",
+  });
+  if (error) throw error;
+  await client.realtime.setAuth();
+  return { client, id: created.data.user.id };
+}
+
+function subscribed(channel: RealtimeChannel): Promise<void> {
+  return new Promise((resolve, reject) => {
+    channel.subscribe((status, error) => {
+      if (status === "SUBSCRIBED") resolve();
+      else if (status !== "CLOSED") reject(error ?? new Error(status));
+    });
+  });
+}
+
+describe("private channels", () => {
+  it("join only when RLS lets the caller read the topic", async () => {
+    const anon = createClient(backend.url, backend.keys.publishable, { auth: noPersist });
+    clients.push(anon);
+    const name = `open:${crypto.randomUUID()}`;
+    await expect(subscribed(anon.channel(name, { config: { private: true } }))).rejects.toThrow(
+      `Unauthorized: You do not have permissions to read from this Channel topic: ${name}`,
+    );
+    const { client, id } = await user();
+    await subscribed(client.channel(name, { config: { private: true } }));
+    await subscribed(client.channel(`user:${id}`, { config: { private: true } }));
+    const other = await user();
+    await expect(
+      subscribed(other.client.channel(`user:${id}`, { config: { private: true } })),
+    ).rejects.toThrow(/^Unauthorized: /);
+  });
+
+  it("broadcasts only with the write policy, and never to the public channel of the same name", async () => {
+    const a = await user();
+    const b = await user();
+    const name = `open:${crypto.randomUUID()}`;
+    const readonly = `readonly:${crypto.randomUUID()}`;
+    const got: string[] = [];
+    const listen = (client: SupabaseClient, topic: string, isPrivate: boolean, tag: string) =>
+      client
+        .channel(topic, { config: { private: isPrivate, broadcast: { ack: true } } })
+        .on("broadcast", { event: "m" }, ({ payload }) => got.push(`${tag}:${payload.n}`));
+    const aOpen = listen(a.client, name, true, "a-open");
+    const bOpen = listen(b.client, name, true, "b-open");
+    const publicOne = listen(
+      createClient(backend.url, backend.keys.publishable, { auth: noPersist }),
+      name,
+      false,
+      "public",
+    );
+    const aRead = listen(a.client, readonly, true, "a-read");
+    const bRead = listen(b.client, readonly, true, "b-read");
+    await Promise.all([aOpen, bOpen, publicOne, aRead, bRead].map(subscribed));
+    expect(await aOpen.send({ type: "broadcast", event: "m", payload: { n: 1 } })).toBe("ok");
+    // readers without the insert policy: acknowledged, not delivered (upstream drops it)
+    expect(await aRead.send({ type: "broadcast", event: "m", payload: { n: 2 } })).toBe("ok");
+    await expect.poll(() => got).toEqual(["b-open:1"]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(got).toEqual(["b-open:1"]);
+    await publicOne.unsubscribe();
+  });
+});
+
+describe("broadcasts from the database", () => {
+  it("realtime.send() reaches the topic's readers after commit, none after a rollback", async () => {
+    const { client, id } = await user();
+    const got: unknown[] = [];
+    const channel = client
+      .channel(`user:${id}`, { config: { private: true } })
+      .on("broadcast", { event: "*" }, (message) => got.push(message));
+    await subscribed(channel);
+    await backend.db
+      .transaction(async (tx) => {
+        await tx.query("select realtime.send('{\"a\": 1}', 'rolled-back', $1)", [`user:${id}`]);
+        await tx.rollback();
+      })
+      .catch(() => {});
+    await backend.db.query("select realtime.send('{\"a\": 2}', 'changed', $1)", [`user:${id}`]);
+    // a public send does not reach the private channel
+    await backend.db.query("select realtime.send('{\"a\": 3}', 'public', $1, false)", [
+      `user:${id}`,
+    ]);
+    await expect.poll(() => got.length).toBe(1);
+    expect(got[0]).toMatchObject({ type: "broadcast", event: "changed", payload: { a: 2 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(got).toHaveLength(1);
+  });
+});

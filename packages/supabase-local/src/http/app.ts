@@ -133,6 +133,10 @@ export function createApi(options: ApiOptions): Api {
     verify: (token) => verifyJwt(token, keys, signingKeys),
   });
   app.get("/realtime/v1/websocket", (c) => realtime.websocket(c.req.raw));
+  app.post("/realtime/v1/api/broadcast", (c) => realtime.broadcast(c.req.raw));
+  app.post("/realtime/v1/api/broadcast/:topic/events/:event", (c) =>
+    realtime.broadcast(c.req.raw, { topic: c.req.param("topic"), event: c.req.param("event") }),
+  );
   app.route("/inbox", inboxRoutes(inbox));
   app.route("/inbox", mailpitRoutes(inbox));
   app.route("/provider", providerPageRoutes(ctx));

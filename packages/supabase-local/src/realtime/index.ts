@@ -6,6 +6,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
 import { requestContext } from "../http/context.ts";
 import { Hub, topicKey } from "./channels.ts";
+import { httpBroadcast } from "./http-broadcast.ts";
 import { parseVsn } from "./serializer.ts";
 import { RealtimeSocket } from "./socket.ts";
 import { confirmToken, type Verify } from "./tokens.ts";
@@ -30,6 +31,8 @@ type Carrier = Request & { [ACCEPTED]?: Accept };
 export interface Realtime {
   /** GET /realtime/v1/websocket, after the gateway: a refusal, or an accepted upgrade. */
   websocket(request: Request): Promise<Response>;
+  /** POST /realtime/v1/api/broadcast (messages in the body), or …/:topic/events/:event. */
+  broadcast(request: Request, target?: { topic: string; event: string }): Promise<Response>;
 }
 
 export function createRealtime(options: RealtimeOptions): Realtime {
@@ -57,6 +60,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
       })
       .catch(() => {}));
   return {
+    broadcast: (request, target) => httpBroadcast(request, hub, db, target),
     async websocket(request) {
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
         // a plain GET: what Phoenix's websocket transport answers one

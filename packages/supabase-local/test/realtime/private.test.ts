@@ -137,3 +137,42 @@ describe("broadcasts from the database", () => {
     expect(got).toHaveLength(1);
   });
 });
+
+describe("broadcasts over HTTP", () => {
+  it("httpSend() answers 202 and reaches subscribers; private ones only with the write policy", async () => {
+    const { client, id } = await user();
+    const got: string[] = [];
+    const mine = client
+      .channel(`user:${id}`, { config: { private: true } })
+      .on("broadcast", { event: "e" }, ({ payload }) => got.push(`mine:${payload.n}`));
+    const open = client
+      .channel(`open:${id}`)
+      .on("broadcast", { event: "e" }, ({ payload }) => got.push(`public:${payload.n}`));
+    await Promise.all([mine, open].map(subscribed));
+    expect(await mine.httpSend("e", { n: 1 })).toEqual({ success: true });
+    expect(await open.httpSend("e", { n: 2 })).toEqual({ success: true });
+    // another user may not write to this user's topic: 202, and nothing goes out
+    const other = await user();
+    const theirs = other.client.channel(`user:${id}`, { config: { private: true } });
+    expect(await theirs.httpSend("e", { n: 3 })).toEqual({ success: true });
+    // the older form, which send() falls back to before a join
+    const old = await fetch(`${backend.url}/realtime/v1/api/broadcast`, {
+      method: "POST",
+      headers: { apikey: backend.keys.publishable, "Content-Type": "application/json" },
+      body: JSON.stringify({ messages: [{ topic: `open:${id}`, event: "e", payload: { n: 4 } }] }),
+    });
+    expect(old.status).toBe(202);
+    await expect.poll(() => [...got].sort()).toEqual(["mine:1", "public:2", "public:4"]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(got).toHaveLength(3);
+    // bad input: 400, never a 500; no key: the gateway's 401
+    const bad = await fetch(`${backend.url}/realtime/v1/api/broadcast`, {
+      method: "POST",
+      headers: { apikey: backend.keys.publishable, "Content-Type": "application/json" },
+      body: "{not json",
+    });
+    expect(bad.status).toBe(400);
+    const noKey = await fetch(`${backend.url}/realtime/v1/api/broadcast`, { method: "POST" });
+    expect(noKey.status).toBe(401);
+  });
+});

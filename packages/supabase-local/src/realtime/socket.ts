@@ -31,6 +31,8 @@ export interface SocketOptions {
 interface JoinConfig {
   self: boolean;
   ack: boolean;
+  presenceKey: string;
+  presenceEnabled: boolean;
   private: boolean;
   postgresChanges: Array<Record<string, unknown>>;
 }
@@ -44,6 +46,8 @@ class Channel implements Member {
   readonly self: boolean;
   readonly ack: boolean;
   readonly isPrivate: boolean;
+  readonly presenceKey: string;
+  presenceEnabled: boolean;
   /** A private channel's rights, from RLS at the join and at each new token (upstream caches them). */
   policies: Policies | undefined;
   token: string;
@@ -66,11 +70,18 @@ class Channel implements Member {
     this.self = config.self;
     this.ack = config.ack;
     this.isPrivate = config.private;
+    // upstream's default key: a UUID of the channel's own
+    this.presenceKey = config.presenceKey || crypto.randomUUID();
+    this.presenceEnabled = config.presenceEnabled;
     this.token = token;
   }
 
   get readsBroadcast(): boolean {
     return !this.isPrivate || this.policies?.broadcast.read === true;
+  }
+
+  get readsPresence(): boolean {
+    return !this.isPrivate || this.policies?.presence.read === true;
   }
 
   push(message: Message): void {
@@ -154,6 +165,10 @@ export class RealtimeSocket {
       if (channel.ack) this.#reply(message, "ok", {});
       return;
     }
+    if (event === "presence") {
+      this.#presence(channel, message);
+      return;
+    }
     if (event === "access_token") {
       await this.#accessToken(channel, message.payload);
       return;
@@ -204,10 +219,49 @@ export class RealtimeSocket {
     this.#schedule(channel, confirmed.recheckIn);
     const postgresChanges = config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }));
     this.#reply(message, "ok", { postgres_changes: postgresChanges });
+    if (channel.presenceEnabled) this.#presenceState(channel);
     if (postgresChanges.length > 0) {
       // The change feed is not served yet: say so as upstream reports a subscription it cannot make.
       this.#system(channel, "postgres_changes", "error", "postgres_changes is not served yet");
     }
+  }
+
+  /** track / untrack, as upstream's PresenceHandler: a private channel needs the write policy. */
+  #presence(channel: Channel, message: Message): void {
+    const payload = isObject(message.payload) ? message.payload : {};
+    if (channel.isPrivate && !channel.policies?.presence.write) {
+      this.#reply(message, "error", {});
+      return;
+    }
+    if (payload.event === "track") {
+      if (!isObject(payload.payload)) {
+        this.#reply(message, "error", { reason: "Presence track payload must be a map" });
+        return;
+      }
+      this.#options.hub.track(channel.key, channel, channel.presenceKey, payload.payload);
+    } else if (payload.event === "untrack") {
+      this.#options.hub.untrack(channel.key, channel);
+    } else {
+      this.#reply(message, "error", {});
+      return;
+    }
+    this.#reply(message, "ok", {});
+    // a track is what enables presence for a channel that joined without it: it gets the state now
+    if (!channel.presenceEnabled) {
+      channel.presenceEnabled = true;
+      this.#presenceState(channel);
+    }
+  }
+
+  #presenceState(channel: Channel): void {
+    if (!channel.readsPresence) return;
+    channel.push({
+      join_ref: channel.joinRef,
+      ref: null,
+      topic: channel.topic,
+      event: "presence_state",
+      payload: this.#options.hub.presenceState(channel.key),
+    });
   }
 
   /** access_token: `sb_` keys, nulls and the same token are ignored; another is confirmed. */
@@ -303,10 +357,13 @@ export class RealtimeSocket {
 function joinConfig(value: unknown): JoinConfig {
   const config = isObject(value) ? value : {};
   const broadcast = isObject(config.broadcast) ? config.broadcast : {};
+  const presence = isObject(config.presence) ? config.presence : {};
   const changes = Array.isArray(config.postgres_changes) ? config.postgres_changes : [];
   return {
     self: broadcast.self === true,
     ack: broadcast.ack === true,
+    presenceKey: typeof presence.key === "string" ? presence.key : "",
+    presenceEnabled: presence.enabled === true,
     private: config.private === true,
     postgresChanges: changes.filter(isObject),
   };

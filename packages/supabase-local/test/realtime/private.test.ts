@@ -112,6 +112,24 @@ describe("private channels", () => {
   });
 });
 
+describe("presence on private channels", () => {
+  it("needs the write policy to track, and the read policy to see others", async () => {
+    const a = await user();
+    const b = await user();
+    const open = `open:${crypto.randomUUID()}`;
+    const readonly = `readonly:${crypto.randomUUID()}`;
+    const config = (key: string) => ({ config: { private: true, presence: { key } } });
+    const aOpen = a.client.channel(open, config("a"));
+    const bOpen = b.client.channel(open, config("b")).on("presence", { event: "sync" }, () => {});
+    const bRead = b.client.channel(readonly, config("b"));
+    await Promise.all([aOpen, bOpen, bRead].map(subscribed));
+    expect(await aOpen.track({ name: "A" })).toBe("ok");
+    await expect.poll(() => Object.keys(bOpen.presenceState())).toEqual(["a"]);
+    // the readonly topic: no insert policy, so no track
+    expect(await bRead.track({ name: "B" })).toBe("error");
+  });
+});
+
 describe("broadcasts from the database", () => {
   it("realtime.send() reaches the topic's readers after commit, none after a rollback", async () => {
     const { client, id } = await user();

@@ -5,6 +5,7 @@
 import { fileURLToPath } from "node:url";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { QUICK_PASSWORD_HASH_COST } from "../../../../tests/support/backend.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
 
@@ -127,6 +128,48 @@ describe("presence on private channels", () => {
     await expect.poll(() => Object.keys(bOpen.presenceState())).toEqual(["a"]);
     // the readonly topic: no insert policy, so no track
     expect(await bRead.track({ name: "B" })).toBe("error");
+  });
+});
+
+describe("a new token on a private channel", () => {
+  it("that may no longer read the topic closes it with upstream's system message", async () => {
+    const a = await user();
+    const b = await user();
+    const aToken = (await a.client.auth.getSession()).data.session?.access_token as string;
+    const bToken = (await b.client.auth.getSession()).data.session?.access_token as string;
+    const ws = new WebSocket(
+      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
+    );
+    const frames: unknown[] = [];
+    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
+    await new Promise((resolve) => ws.once("open", resolve));
+    try {
+      const topic = `realtime:user:${a.id}`;
+      const config = { private: true, broadcast: {}, presence: { enabled: false } };
+      ws.send(JSON.stringify(["1", "1", topic, "phx_join", { config, access_token: aToken }]));
+      await expect.poll(() => frames).toHaveLength(1);
+      expect(frames[0]).toMatchObject(["1", "1", topic, "phx_reply", { status: "ok" }]);
+      // the same user's new token keeps it open; another user's closes it
+      ws.send(JSON.stringify(["1", "2", topic, "access_token", { access_token: bToken }]));
+      await expect.poll(() => frames).toHaveLength(3);
+      expect(frames.slice(1)).toEqual([
+        [
+          "1",
+          null,
+          topic,
+          "system",
+          {
+            extension: "system",
+            status: "error",
+            message: `You no longer have permission to read from this Channel topic: user:${a.id}`,
+            channel: `user:${a.id}`,
+          },
+        ],
+        ["1", "1", topic, "phx_close", {}],
+      ]);
+    } finally {
+      ws.terminate();
+    }
   });
 });
 

@@ -1,4 +1,6 @@
+import type { IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
 import { hasDatabase } from "./database/data-dir.ts";
@@ -7,6 +9,7 @@ import { openDatabase } from "./database/open.ts";
 import { snapshotCacheDir, snapshotFor } from "./database/snapshot.ts";
 import { listenOnceFree } from "./database/thread/port-in-use.js";
 import { peerAddress } from "./http/client-address.ts";
+import { refuseUpgrade, type UpgradeResult, upgradeRequest, WebSockets } from "./http/upgrade.ts";
 import type { Inbox } from "./mail/inbox.ts";
 import type { Config, DeepPartial } from "./project/config.ts";
 import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./project/keys.ts";
@@ -118,12 +121,29 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     await ready;
     return (handler as NonNullable<typeof handler>)(request, peer);
   };
+  // The Realtime socket: an upgrade goes through the app as a request (http/upgrade.ts).
+  let upgrader: ((request: Request, peer: string) => Promise<UpgradeResult>) | undefined;
+  const webSockets = new WebSockets();
+  const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => {});
+    try {
+      const request = upgradeRequest(req);
+      const peer = peerAddress(request, req.socket.remoteAddress, trustProxyHeader);
+      await ready;
+      const result = await (upgrader as NonNullable<typeof upgrader>)(request, peer);
+      if ("accept" in result) await webSockets.accept(req, socket, head, result.accept);
+      else await refuseUpgrade(socket, result.response);
+    } catch {
+      socket.destroy();
+    }
+  };
   const servers: ReturnType<typeof serve>[] = [];
   const hosts = options.host === false ? [] : [options.host ?? ["127.0.0.1", "::1"]].flat();
   let actualPort = port;
   for (const [i, hostname] of hosts.entries()) {
     try {
       const server = await listen(early, hostname, i === 0 ? port : actualPort);
+      server.on("upgrade", onUpgrade);
       actualPort = (server.address() as AddressInfo).port;
       servers.push(server);
     } catch (error) {
@@ -184,7 +204,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     throw error;
   }
 
-  const { app, mail, inbox } = apiModule.createApi({
+  const { app, mail, inbox, upgrade } = apiModule.createApi({
     db,
     project: { ...project, keys, signingKeys },
     url,
@@ -209,6 +229,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
 
   // The peer goes to the app with the request (http/app.ts), whose gateway decides the caller once.
   handler = async (request: Request, peer: string) => app.fetch(request, { peer });
+  upgrader = (request: Request, peer: string) => upgrade(request, { peer });
   // In-process callers (tests) have no socket: their address is this machine's, or the trusted header.
   const fetch = async (request: Request) =>
     app.fetch(request, { peer: peerAddress(request, undefined, trustProxyHeader) });
@@ -227,6 +248,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     config,
     inbox,
     close: async () => {
+      await webSockets.close();
       await Promise.all(servers.map(closeServer));
       if (!options.db) await db.close();
     },

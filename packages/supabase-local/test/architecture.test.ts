@@ -16,6 +16,7 @@
 //   auth/*/                   what handlers share (errors, request parsing, tokens, emails, ...)
 //   auth/models/*.ts          data: the only SQL, no Request/Response, nothing above
 //   provider/, mail/, rest/   services of their own: they never import Auth
+//   realtime/                 a service: never imports Auth or the data API
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -209,6 +210,15 @@ describe("services apart from Auth", () => {
     expect(edges(separate, (t) => t.startsWith("auth/"))).toEqual([]);
   });
 
+  test("Realtime never imports Auth or the data API", () => {
+    expect(
+      edges(
+        (f) => f.startsWith("realtime/"),
+        (t) => t.startsWith("auth/") || t.startsWith("rest/"),
+      ),
+    ).toEqual([]);
+  });
+
   test("the data API imports nothing outside rest/", () => {
     expect(
       edges(
@@ -222,7 +232,7 @@ describe("services apart from Auth", () => {
 /** Whether `file` sits in `folder` (a folder of src/ with a trailing slash, or "" for the top). */
 const inFolder = (folder: string) => (file: string) =>
   folder === "" ? !file.includes("/") : file.startsWith(folder);
-const SERVICES = ["auth/", "rest/", "mail/", "provider/"];
+const SERVICES = ["auth/", "rest/", "realtime/", "mail/", "provider/"];
 const isService = (f: string) => SERVICES.some((s) => f.startsWith(s));
 
 describe("a folder per subsystem", () => {

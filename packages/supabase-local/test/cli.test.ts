@@ -132,6 +132,15 @@ describe("supabase-local", () => {
       const out = await start.printed("Press Ctrl-C to stop.");
       expect(row(out, "API URL")).toBe(url);
       expect(row(out, "Inbox URL")).toBe(`${url}/inbox`);
+      const realtimeUrl = `ws://127.0.0.1:${port}/realtime/v1`;
+      expect(row(out, "Realtime URL")).toBe(realtimeUrl);
+      // the socket answers there (the key in the URL, as realtime-js sends it)
+      const socket = new WebSocket(`${realtimeUrl}/websocket?apikey=${KEYS.publishable}&vsn=2.0.0`);
+      await new Promise((resolve, reject) => {
+        socket.onopen = resolve;
+        socket.onerror = reject;
+      });
+      socket.close();
       const mailpitUrl = `http://127.0.0.1:${mailPort}`;
       expect(row(out, "Mailpit URL")).toBe(mailpitUrl);
       expect((await fetch(`${mailpitUrl}/api/v1/messages`)).status).toBe(200);

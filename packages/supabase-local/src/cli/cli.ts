@@ -32,6 +32,8 @@ function statusTable(url: string, keys: Keys, ports: Ports): string {
     ["API URL", url],
     ["Auth API URL", `${url}/auth/v1`],
     ["REST API URL", `${url}/rest/v1`],
+    // our addition: `supabase status` prints no Realtime URL
+    ["Realtime URL", `${url.replace(/^http/, "ws")}/realtime/v1`],
     ["JWKS URL", `${url}/auth/v1/.well-known/jwks.json`],
     ["DB URL", `postgresql://postgres:postgres@127.0.0.1:${ports.db}/postgres`],
     ["Studio URL", "none (not part of the local backend)"],

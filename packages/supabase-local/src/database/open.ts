@@ -29,12 +29,13 @@ export async function openDatabase(dataDir?: string, options: OpenOptions = {}):
   return db as unknown as PGlite;
 }
 
-/** The SQL that sets a database up for Supabase's API: sql/roles.sql, then sql/auth.sql. Read
- * synchronously, as snapshot.ts reads a snapshot's inputs (snapshotKey says why). */
-export async function setupSql(): Promise<{ roles: string; auth: string }> {
+/** The SQL that sets a database up for Supabase's API: sql/roles.sql, sql/auth.sql, then
+ * sql/realtime.sql. Read synchronously, as snapshot.ts reads a snapshot's inputs (snapshotKey says why). */
+export async function setupSql(): Promise<{ roles: string; auth: string; realtime: string }> {
   return {
     roles: readFileSync(new URL("roles.sql", here), "utf8"),
     auth: readFileSync(new URL("auth.sql", here), "utf8"),
+    realtime: readFileSync(new URL("realtime.sql", here), "utf8"),
   };
 }
 
@@ -52,8 +53,8 @@ export async function prepareDatabase(db: {
   exec(sql: string): Promise<unknown>;
   query<T>(sql: string, params?: unknown[]): Promise<Results<T>>;
 }): Promise<void> {
-  const { roles, auth } = await setupSql();
-  const mark = `${SETUP_MARK}${createHash("sha256").update(roles).update("\0").update(auth).digest("hex")}`;
+  const { roles, auth, realtime } = await setupSql();
+  const mark = `${SETUP_MARK}${createHash("sha256").update(roles).update("\0").update(auth).update("\0").update(realtime).digest("hex")}`;
   // pg_description itself, not obj_description(): that SQL function is parsed and planned on its
   // first call, and this is one of the first queries a database answers (alone, 19-38 ms against
   // 49-78 ms; within a whole start, lost in the noise).
@@ -64,5 +65,6 @@ export async function prepareDatabase(db: {
   if (rows[0]?.mark === mark) return;
   await db.exec(roles);
   await db.exec(auth);
+  await db.exec(realtime);
   await db.exec(`COMMENT ON SCHEMA auth IS '${mark}'`);
 }

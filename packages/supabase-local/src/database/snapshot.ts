@@ -59,13 +59,14 @@ export function snapshotCacheDir(projectDir: string): string {
 
 /** The key of the base snapshot: PGlite with the API roles and auth schema, no project yet. */
 async function baseKey(): Promise<string> {
-  const { roles, auth } = await setupSql();
+  const { roles, auth, realtime } = await setupSql();
   return digest([
     ["format", String(FORMAT)],
     ["pglite", await pgliteVersion()],
     ["extensions", Object.keys(EXTENSIONS).sort().join(",")],
     ["roles.sql", roles],
     ["auth.sql", auth],
+    ["realtime.sql", realtime],
   ]);
 }
 

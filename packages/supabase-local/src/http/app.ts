@@ -14,10 +14,11 @@ import { Inbox, inboxRoutes } from "../mail/inbox.ts";
 import { mailpitRoutes } from "../mail/mailpit.ts";
 import type { KeyedProject } from "../project/project.ts";
 import { providerPageRoutes } from "../provider/page.ts";
+import { type Accept, acceptedUpgrade, createRealtime } from "../realtime/index.ts";
 import { API_ROLES, type Authenticate, createRestHandler } from "../rest/index.ts";
 import { requestContext, withContext } from "./context.ts";
 import { gateway, openGatewayRoute } from "./gateway.ts";
-import { JwtRejected } from "./jwt.ts";
+import { JwtRejected, verifyJwt } from "./jwt.ts";
 import { apiCaller, isLocalOnly, noFraming, ProjectOrigins, refuseForeign } from "./local-only.ts";
 
 export interface ApiOptions {
@@ -40,6 +41,11 @@ export interface Api {
   /** The inbox as Mailpit's API at its root, for Mailpit's own port. */
   mail: Hono;
   inbox: Inbox;
+  /**
+   * An HTTP upgrade request (the Realtime socket), through the same rules as every request: the
+   * socket's start when accepted, or the answer to send back.
+   */
+  upgrade(request: Request, peer: Peer): Promise<{ accept: Accept } | { response: Response }>;
 }
 
 export function createApi(options: ApiOptions): Api {
@@ -122,6 +128,15 @@ export function createApi(options: ApiOptions): Api {
     authenticate: authenticateRest,
   });
   app.all("/rest/v1/*", (c) => rest(withoutApiKeyParam(c.req.raw)));
+  const realtime = createRealtime({
+    db,
+    verify: (token) => verifyJwt(token, keys, signingKeys),
+  });
+  app.get("/realtime/v1/websocket", (c) => realtime.websocket(c.req.raw));
+  app.post("/realtime/v1/api/broadcast", (c) => realtime.broadcast(c.req.raw));
+  app.post("/realtime/v1/api/broadcast/:topic/events/:event", (c) =>
+    realtime.broadcast(c.req.raw, { topic: c.req.param("topic"), event: c.req.param("event") }),
+  );
   app.route("/inbox", inboxRoutes(inbox));
   app.route("/inbox", mailpitRoutes(inbox));
   app.route("/provider", providerPageRoutes(ctx));
@@ -137,14 +152,19 @@ export function createApi(options: ApiOptions): Api {
   });
   mail.route("/", mailpitRoutes(inbox));
   mail.get("/", (c) => c.redirect(`${url}/inbox`));
-  return { app, mail, inbox };
+  const upgrade: Api["upgrade"] = async (request, peer) => {
+    const response = await app.fetch(request, peer);
+    const accept = acceptedUpgrade(request);
+    return accept ? { accept } : { response };
+  };
+  return { app, mail, inbox, upgrade };
 }
 
 /**
  * The local APIs: each request passes apiCaller and the gateway before its service sees it.
- * /storage/v1 and the Realtime socket (/realtime/v1) join this list when they come.
+ * /storage/v1 joins this list when it comes.
  */
-const LOCAL_API = /^\/(?:auth|rest)\/v1(?:\/|$)/;
+const LOCAL_API = /^\/(?:auth|rest|realtime)\/v1(?:\/|$)/;
 
 /**
  * The request the data API sees: Kong's key-auth strips `?apikey=` before PostgREST (kong.yml's

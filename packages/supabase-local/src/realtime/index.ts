@@ -1,0 +1,96 @@
+// Realtime at /realtime/v1: the socket's upgrade, answered as a plain Request -> Response like
+// every route, once the app's rules (local-only.ts, the gateway) have passed it. An accepted
+// upgrade leaves its socket's start on the Request for the server (backend.ts) to take: only the
+// server holds the raw connection that becomes the WebSocket.
+import type { PGlite } from "@electric-sql/pglite";
+import type { WebSocket } from "ws";
+import { requestContext } from "../http/context.ts";
+import { Hub, topicKey } from "./channels.ts";
+import { httpBroadcast } from "./http-broadcast.ts";
+import { parseVsn } from "./serializer.ts";
+import { RealtimeSocket } from "./socket.ts";
+import { confirmToken, type Verify } from "./tokens.ts";
+
+export interface RealtimeOptions {
+  /** Verifies a JWT as every API does (http/jwt.ts), throwing a JwtRejected. */
+  verify: Verify;
+  /** The project's database: RLS for private channels, and the messages realtime.send() writes. */
+  db: PGlite;
+}
+
+/** Upstream's tenant defaults (Realtime's `tenants` table, as the CLI's Realtime seeds it). */
+export const TENANT_DEFAULTS = {
+  maxChannelsPerClient: 100,
+};
+
+export type Accept = (ws: WebSocket) => void;
+
+const ACCEPTED = Symbol("supabase-local realtime upgrade");
+type Carrier = Request & { [ACCEPTED]?: Accept };
+
+export interface Realtime {
+  /** GET /realtime/v1/websocket, after the gateway: a refusal, or an accepted upgrade. */
+  websocket(request: Request): Promise<Response>;
+  /** POST /realtime/v1/api/broadcast (messages in the body), or …/:topic/events/:event. */
+  broadcast(request: Request, target?: { topic: string; event: string }): Promise<Response>;
+}
+
+export function createRealtime(options: RealtimeOptions): Realtime {
+  const hub = new Hub();
+  const { db } = options;
+  // Messages the database sends (realtime.send(), realtime.broadcast_changes()): each row's id is
+  // announced at its commit (sql/realtime.sql), then read here and broadcast on its topic. Heard
+  // from the first socket on: before it, nobody could receive them.
+  let feed: Promise<unknown> | undefined;
+  const listen = () =>
+    (feed ??= db
+      .listen("supabase_local_realtime", (id) => {
+        db.query<{ topic: string; event: string | null; payload: unknown; private: boolean }>(
+          "select topic, event, payload, private from realtime.messages where id = $1",
+          [id],
+        )
+          .then(({ rows }) => {
+            const row = rows[0];
+            if (!row) return;
+            hub.broadcast(topicKey(row.topic, row.private === true), {
+              json: { type: "broadcast", event: row.event, payload: row.payload, meta: { id } },
+            });
+          })
+          .catch(() => {});
+      })
+      .catch(() => {}));
+  return {
+    broadcast: (request, target) => httpBroadcast(request, hub, db, target),
+    async websocket(request) {
+      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+        // a plain GET: what Phoenix's websocket transport answers one
+        return new Response(null, { status: 400 });
+      }
+      const vsn = parseVsn(new URL(request.url).searchParams.get("vsn"));
+      if (!vsn) return new Response(null, { status: 400 });
+      const token = requestContext(request).bearer;
+      // The socket's own token must verify and be current (upstream's UserSocket.connect: 403).
+      if (!token || !(await confirmToken(token, options.verify)).ok) {
+        return new Response(null, { status: 403 });
+      }
+      await listen();
+      const accept: Accept = (ws) => {
+        new RealtimeSocket(ws, {
+          vsn,
+          token,
+          verify: options.verify,
+          hub,
+          db,
+          maxChannels: TENANT_DEFAULTS.maxChannelsPerClient,
+        });
+      };
+      Object.defineProperty(request, ACCEPTED, { value: accept });
+      return new Response(null, { status: 200 });
+    },
+  };
+}
+
+/** The accepted upgrade's socket start, if the app accepted this request's upgrade. */
+export function acceptedUpgrade(request: Request): Accept | undefined {
+  return (request as Carrier)[ACCEPTED];
+}

@@ -1,0 +1,380 @@
+// One client's socket, as a Phoenix socket with Realtime's one channel module behaves: heartbeats
+// on `phoenix`, `phx_join` on `realtime:<name>` (any other topic is "unmatched topic"), one channel
+// per topic (a second join closes the first), `phx_leave` answered and closed, and each channel's
+// `broadcast` and `access_token` messages as upstream's RealtimeChannel handles them.
+import type { PGlite } from "@electric-sql/pglite";
+import type { WebSocket } from "ws";
+import { authorize, type Policies } from "./authorization.ts";
+import { type Broadcast, type Hub, type Member, topicKey } from "./channels.ts";
+import {
+  decode,
+  encode,
+  encodeBroadcast,
+  type Message,
+  type UserBroadcast,
+  type Vsn,
+} from "./serializer.ts";
+import { confirmToken, type Verify } from "./tokens.ts";
+
+export interface SocketOptions {
+  vsn: Vsn;
+  /** The socket's own token: the gateway's bearer (the publishable key's is the anon JWT). */
+  token: string;
+  verify: Verify;
+  hub: Hub;
+  /** The project's database: private channels are authorized by its RLS on realtime.messages. */
+  db: PGlite;
+  /** Upstream's tenant default max_channels_per_client. */
+  maxChannels: number;
+}
+
+interface JoinConfig {
+  self: boolean;
+  ack: boolean;
+  presenceKey: string;
+  presenceEnabled: boolean;
+  private: boolean;
+  postgresChanges: Array<Record<string, unknown>>;
+}
+
+class Channel implements Member {
+  readonly vsn: Vsn;
+  readonly topic: string;
+  readonly subTopic: string;
+  readonly joinRef: string | null;
+  readonly key: string;
+  readonly self: boolean;
+  readonly ack: boolean;
+  readonly isPrivate: boolean;
+  readonly presenceKey: string;
+  presenceEnabled: boolean;
+  /** A private channel's rights, from RLS at the join and at each new token (upstream caches them). */
+  policies: Policies | undefined;
+  token: string;
+  timer: NodeJS.Timeout | undefined;
+  readonly #socket: RealtimeSocket;
+
+  constructor(
+    socket: RealtimeSocket,
+    topic: string,
+    joinRef: string | null,
+    config: JoinConfig,
+    token: string,
+  ) {
+    this.#socket = socket;
+    this.vsn = socket.vsn;
+    this.topic = topic;
+    this.subTopic = topic.slice("realtime:".length);
+    this.joinRef = joinRef;
+    this.key = topicKey(this.subTopic, config.private);
+    this.self = config.self;
+    this.ack = config.ack;
+    this.isPrivate = config.private;
+    // upstream's default key: a UUID of the channel's own
+    this.presenceKey = config.presenceKey || crypto.randomUUID();
+    this.presenceEnabled = config.presenceEnabled;
+    this.token = token;
+  }
+
+  get readsBroadcast(): boolean {
+    return !this.isPrivate || this.policies?.broadcast.read === true;
+  }
+
+  get readsPresence(): boolean {
+    return !this.isPrivate || this.policies?.presence.read === true;
+  }
+
+  push(message: Message): void {
+    this.#socket.send(message);
+  }
+
+  pushBinary(broadcast: UserBroadcast): void {
+    this.#socket.sendBinary(encodeBroadcast(this.topic, broadcast));
+  }
+}
+
+export class RealtimeSocket {
+  readonly vsn: Vsn;
+  readonly #ws: WebSocket;
+  readonly #options: SocketOptions;
+  readonly #channels = new Map<string, Channel>();
+  /** Messages are handled one at a time, in order, as a Phoenix socket's process does. */
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(ws: WebSocket, options: SocketOptions) {
+    this.#ws = ws;
+    this.#options = options;
+    this.vsn = options.vsn;
+    ws.on("message", (data, isBinary) => {
+      const bytes = toBytes(data);
+      this.#queue = this.#queue
+        .then(() => this.#receive(bytes, isBinary))
+        .catch((error) => {
+          console.error("[supabase-local] realtime:", error);
+          this.#ws.close(1011);
+        });
+    });
+    ws.on("close", () => this.#closeAll());
+    ws.on("error", () => this.#closeAll());
+  }
+
+  send(message: Message): void {
+    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(encode(this.vsn, message));
+  }
+
+  sendBinary(frame: Uint8Array): void {
+    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame, { binary: true });
+  }
+
+  async #receive(data: Uint8Array, binary: boolean): Promise<void> {
+    const decoded = decode(this.vsn, data, binary);
+    // A frame the serializer cannot read ends the socket, as Phoenix's does (its decoder raises)
+    if (decoded.kind === "invalid") {
+      this.#ws.close(1011, "invalid frame");
+      return;
+    }
+    const { message } = decoded;
+    const { topic, event } = message;
+    if (topic === "phoenix" && event === "heartbeat") {
+      this.#reply(message, "ok", {});
+      return;
+    }
+    if (event === "phx_join") {
+      await this.#join(message);
+      return;
+    }
+    const channel = this.#channels.get(topic);
+    if (!channel || (message.join_ref !== null && message.join_ref !== channel.joinRef)) {
+      this.#reply(message, "error", { reason: "unmatched topic" });
+      return;
+    }
+    if (event === "phx_leave") {
+      this.#reply(message, "ok", {});
+      this.#close(channel);
+      return;
+    }
+    if (event === "broadcast") {
+      // a private channel's broadcast needs the write policy; without it upstream drops it
+      if (channel.isPrivate && !channel.policies?.broadcast.write) {
+        if (channel.ack) this.#reply(message, "ok", {});
+        return;
+      }
+      const broadcast: Broadcast =
+        decoded.kind === "broadcast" ? { user: decoded.broadcast } : { json: message.payload };
+      this.#options.hub.broadcast(channel.key, broadcast, channel);
+      if (channel.ack) this.#reply(message, "ok", {});
+      return;
+    }
+    if (event === "presence") {
+      this.#presence(channel, message);
+      return;
+    }
+    if (event === "access_token") {
+      await this.#accessToken(channel, message.payload);
+      return;
+    }
+    // upstream logs and drops any other event (presence comes with its own handler)
+  }
+
+  async #join(message: Message): Promise<void> {
+    const { topic } = message;
+    if (!topic.startsWith("realtime:")) {
+      this.#reply(message, "error", { reason: "unmatched topic" });
+      return;
+    }
+    if (topic === "realtime:") {
+      this.#reply(message, "error", { reason: "TopicNameRequired: You must provide a topic name" });
+      return;
+    }
+    // Phoenix: a second join of a topic closes the channel already there
+    const existing = this.#channels.get(topic);
+    if (existing) this.#close(existing);
+    if (this.#channels.size >= this.#options.maxChannels) {
+      this.#reply(message, "error", { reason: "ChannelRateLimitReached: Too many channels" });
+      return;
+    }
+    const params = isObject(message.payload) ? message.payload : {};
+    const config = joinConfig(params.config);
+    const given = params.access_token ?? params.user_token;
+    // an `sb_` key as the token means the socket's own (the publishable key's is the anon JWT)
+    const token =
+      typeof given === "string" && !given.startsWith("sb_") ? given : this.#options.token;
+    const confirmed = await confirmToken(token, this.#options.verify);
+    if (!confirmed.ok) {
+      this.#reply(message, "error", { reason: `${confirmed.code}: ${confirmed.message}` });
+      return;
+    }
+    const channel = new Channel(this, topic, message.join_ref, config, token);
+    if (config.private) {
+      channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
+      if (!channel.policies.broadcast.read && !channel.policies.presence.read) {
+        this.#reply(message, "error", {
+          reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${channel.subTopic}`,
+        });
+        return;
+      }
+    }
+    this.#channels.set(topic, channel);
+    this.#options.hub.add(channel.key, channel);
+    this.#schedule(channel, confirmed.recheckIn);
+    const postgresChanges = config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }));
+    this.#reply(message, "ok", { postgres_changes: postgresChanges });
+    if (channel.presenceEnabled) this.#presenceState(channel);
+    if (postgresChanges.length > 0) {
+      // The change feed is not served yet: say so as upstream reports a subscription it cannot make.
+      this.#system(channel, "postgres_changes", "error", "postgres_changes is not served yet");
+    }
+  }
+
+  /** track / untrack, as upstream's PresenceHandler: a private channel needs the write policy. */
+  #presence(channel: Channel, message: Message): void {
+    const payload = isObject(message.payload) ? message.payload : {};
+    if (channel.isPrivate && !channel.policies?.presence.write) {
+      this.#reply(message, "error", {});
+      return;
+    }
+    if (payload.event === "track") {
+      if (!isObject(payload.payload)) {
+        this.#reply(message, "error", { reason: "Presence track payload must be a map" });
+        return;
+      }
+      this.#options.hub.track(channel.key, channel, channel.presenceKey, payload.payload);
+    } else if (payload.event === "untrack") {
+      this.#options.hub.untrack(channel.key, channel);
+    } else {
+      this.#reply(message, "error", {});
+      return;
+    }
+    this.#reply(message, "ok", {});
+    // a track is what enables presence for a channel that joined without it: it gets the state now
+    if (!channel.presenceEnabled) {
+      channel.presenceEnabled = true;
+      this.#presenceState(channel);
+    }
+  }
+
+  #presenceState(channel: Channel): void {
+    if (!channel.readsPresence) return;
+    channel.push({
+      join_ref: channel.joinRef,
+      ref: null,
+      topic: channel.topic,
+      event: "presence_state",
+      payload: this.#options.hub.presenceState(channel.key),
+    });
+  }
+
+  /** access_token: `sb_` keys, nulls and the same token are ignored; another is confirmed. */
+  async #accessToken(channel: Channel, payload: unknown): Promise<void> {
+    const token = isObject(payload) ? payload.access_token : undefined;
+    if (typeof token !== "string" || token.startsWith("sb_") || token === channel.token) return;
+    channel.token = token;
+    const confirmed = await confirmToken(token, this.#options.verify);
+    if (!confirmed.ok) {
+      this.#shutdown(channel, confirmed.message);
+      return;
+    }
+    if (channel.isPrivate) {
+      const previous = channel.policies;
+      channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
+      const revoked =
+        (previous?.broadcast.read && !channel.policies.broadcast.read) ||
+        (previous?.presence.read && !channel.policies.presence.read);
+      if (revoked) {
+        this.#shutdown(
+          channel,
+          `You no longer have permission to read from this Channel topic: ${channel.subTopic}`,
+        );
+        return;
+      }
+    }
+    this.#schedule(channel, confirmed.recheckIn);
+  }
+
+  /** Re-confirms the channel's token when its time is up (upstream's :confirm_token). */
+  #schedule(channel: Channel, delay: number): void {
+    clearTimeout(channel.timer);
+    channel.timer = setTimeout(() => {
+      this.#queue = this.#queue.then(async () => {
+        if (this.#channels.get(channel.topic) !== channel) return;
+        const confirmed = await confirmToken(channel.token, this.#options.verify);
+        if (confirmed.ok) this.#schedule(channel, confirmed.recheckIn);
+        else this.#shutdown(channel, confirmed.message);
+      });
+    }, delay);
+    channel.timer.unref();
+  }
+
+  /** Upstream's shutdown_response: a system error on the channel, then the channel closes. */
+  #shutdown(channel: Channel, message: string): void {
+    this.#system(channel, "system", "error", message);
+    this.#close(channel);
+  }
+
+  #system(channel: Channel, extension: string, status: string, text: string): void {
+    channel.push({
+      join_ref: channel.joinRef,
+      ref: null,
+      topic: channel.topic,
+      event: "system",
+      payload: { extension, status, message: text, channel: channel.subTopic },
+    });
+  }
+
+  /** The channel ends: out of the hub, and phx_close to the client (Phoenix's on any stop). */
+  #close(channel: Channel): void {
+    clearTimeout(channel.timer);
+    this.#options.hub.remove(channel.key, channel);
+    this.#channels.delete(channel.topic);
+    this.send({
+      join_ref: channel.joinRef,
+      ref: channel.joinRef,
+      topic: channel.topic,
+      event: "phx_close",
+      payload: {},
+    });
+  }
+
+  #closeAll(): void {
+    for (const channel of this.#channels.values()) {
+      clearTimeout(channel.timer);
+      this.#options.hub.remove(channel.key, channel);
+    }
+    this.#channels.clear();
+  }
+
+  #reply(message: Message, status: "ok" | "error", response: unknown): void {
+    this.send({
+      join_ref: message.join_ref,
+      ref: message.ref,
+      topic: message.topic,
+      event: "phx_reply",
+      payload: { status, response },
+    });
+  }
+}
+
+function joinConfig(value: unknown): JoinConfig {
+  const config = isObject(value) ? value : {};
+  const broadcast = isObject(config.broadcast) ? config.broadcast : {};
+  const presence = isObject(config.presence) ? config.presence : {};
+  const changes = Array.isArray(config.postgres_changes) ? config.postgres_changes : [];
+  return {
+    self: broadcast.self === true,
+    ack: broadcast.ack === true,
+    presenceKey: typeof presence.key === "string" ? presence.key : "",
+    presenceEnabled: presence.enabled === true,
+    private: config.private === true,
+    postgresChanges: changes.filter(isObject),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function toBytes(data: Buffer | ArrayBuffer | Buffer[]): Uint8Array {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return data;
+}

@@ -1,0 +1,408 @@
+// Realtime's socket through @supabase/supabase-js (Node's WebSocket) and, where the client hides
+// the wire, a raw `ws`: both serializers, heartbeats, joins and their errors, public broadcasts
+// (binary frames from the default client, `self`, `ack`), tokens, and the upgrade's rules.
+import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
+import { SignJWT } from "jose";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import {
+  BACKEND_URL,
+  PUBLISHABLE_KEY,
+  SECRET_KEY,
+  SERVICE_ROLE_KEY,
+  signedInClient,
+} from "../../../../tests/support/backend.ts";
+import { KEYS } from "../../src/index.ts";
+
+const WS_URL = `${BACKEND_URL.replace("http", "ws")}/realtime/v1/websocket`;
+const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
+const CHROME =
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
+
+const clients: SupabaseClient[] = [];
+const sockets: WebSocket[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.removeAllChannels();
+  for (const ws of sockets.splice(0)) ws.terminate();
+});
+
+function client(vsn?: "1.0.0" | "2.0.0"): SupabaseClient {
+  const c = createClient(BACKEND_URL, PUBLISHABLE_KEY, {
+    auth: noPersist,
+    realtime: vsn ? { vsn } : {},
+  });
+  clients.push(c);
+  return c;
+}
+
+function subscribed(channel: RealtimeChannel): Promise<void> {
+  return new Promise((resolve, reject) => {
+    channel.subscribe((status, error) => {
+      if (status === "SUBSCRIBED") resolve();
+      else if (status !== "CLOSED") reject(error ?? new Error(status));
+    });
+  });
+}
+
+function topic() {
+  return `room-${crypto.randomUUID()}`;
+}
+
+/** A raw socket that collects every frame it gets. */
+async function raw(query = `apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`) {
+  const ws = new WebSocket(`${WS_URL}?${query}`);
+  sockets.push(ws);
+  const frames: unknown[] = [];
+  const waiters: Array<() => void> = [];
+  ws.on("message", (data, binary) => {
+    frames.push(binary ? new Uint8Array(data as Buffer) : JSON.parse(String(data)));
+    for (const wake of waiters.splice(0)) wake();
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  const next = async (): Promise<unknown> => {
+    const deadline = Date.now() + 5000;
+    while (frames.length === 0) {
+      if (Date.now() > deadline) throw new Error("no frame");
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 100);
+      });
+    }
+    return frames.shift();
+  };
+  return { ws, next, send: (value: unknown) => ws.send(JSON.stringify(value)) };
+}
+
+/** The upgrade's HTTP answer when it is refused. */
+function refusal(url: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on("open", () => reject(new Error("accepted")));
+    ws.on("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (chunk) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on("error", () => {});
+  });
+}
+
+function jwt(claims: Record<string, unknown>, exp: number | undefined) {
+  const signer = new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "JWT" });
+  if (exp !== undefined) signer.setExpirationTime(exp);
+  return signer.sign(new TextEncoder().encode(KEYS.jwtSecret));
+}
+
+describe("the socket", () => {
+  it("joins public channels with supabase-js, on both serializers", async () => {
+    for (const vsn of ["1.0.0", "2.0.0"] as const) {
+      const channel = client(vsn).channel(topic());
+      await subscribed(channel);
+      expect(channel.state).toBe("joined");
+    }
+  });
+
+  it("answers heartbeats, and joins with upstream's reply", async () => {
+    const socket = await raw();
+    socket.send([null, "1", "phoenix", "heartbeat", {}]);
+    expect(await socket.next()).toEqual([
+      null,
+      "1",
+      "phoenix",
+      "phx_reply",
+      { status: "ok", response: {} },
+    ]);
+    const name = topic();
+    socket.send([
+      "2",
+      "2",
+      `realtime:${name}`,
+      "phx_join",
+      { config: { broadcast: {} }, access_token: PUBLISHABLE_KEY },
+    ]);
+    expect(await socket.next()).toEqual([
+      "2",
+      "2",
+      `realtime:${name}`,
+      "phx_reply",
+      { status: "ok", response: { postgres_changes: [] } },
+    ]);
+    // leave: the reply, then phx_close
+    socket.send(["2", "3", `realtime:${name}`, "phx_leave", {}]);
+    expect(await socket.next()).toEqual([
+      "2",
+      "3",
+      `realtime:${name}`,
+      "phx_reply",
+      { status: "ok", response: {} },
+    ]);
+    expect(await socket.next()).toEqual(["2", "2", `realtime:${name}`, "phx_close", {}]);
+  });
+
+  it("speaks 1.0.0 as JSON objects", async () => {
+    const socket = await raw(`apikey=${PUBLISHABLE_KEY}&vsn=1.0.0`);
+    socket.send({ topic: "phoenix", event: "heartbeat", payload: {}, ref: "7", join_ref: null });
+    expect(await socket.next()).toEqual({
+      topic: "phoenix",
+      event: "phx_reply",
+      payload: { status: "ok", response: {} },
+      ref: "7",
+      join_ref: null,
+    });
+  });
+
+  it("gives unknown topics and events upstream's answers, and ends the socket on a frame it cannot read", async () => {
+    const socket = await raw();
+    socket.send([
+      null,
+      "1",
+      "realtime:nowhere",
+      "broadcast",
+      { type: "broadcast", event: "x", payload: {} },
+    ]);
+    expect(await socket.next()).toEqual([
+      null,
+      "1",
+      "realtime:nowhere",
+      "phx_reply",
+      { status: "error", response: { reason: "unmatched topic" } },
+    ]);
+    socket.send(["2", "2", "lobby", "phx_join", {}]);
+    expect(await socket.next()).toEqual([
+      "2",
+      "2",
+      "lobby",
+      "phx_reply",
+      { status: "error", response: { reason: "unmatched topic" } },
+    ]);
+    socket.send(["3", "3", "realtime:", "phx_join", {}]);
+    expect(await socket.next()).toMatchObject([
+      "3",
+      "3",
+      "realtime:",
+      "phx_reply",
+      { status: "error", response: { reason: "TopicNameRequired: You must provide a topic name" } },
+    ]);
+    // an unknown event on a joined channel is dropped; the socket goes on
+    const name = `realtime:${topic()}`;
+    socket.send(["4", "4", name, "phx_join", {}]);
+    expect(await socket.next()).toMatchObject(["4", "4", name, "phx_reply", { status: "ok" }]);
+    socket.send(["4", "5", name, "no_such_event", {}]);
+    socket.send([null, "6", "phoenix", "heartbeat", {}]);
+    expect(await socket.next()).toMatchObject([
+      null,
+      "6",
+      "phoenix",
+      "phx_reply",
+      { status: "ok" },
+    ]);
+    // not JSON, a wrong shape, a binary frame of an unknown kind: each ends the socket
+    for (const frame of ["{not json", JSON.stringify({ topic: "x" }), new Uint8Array([9, 0, 0])]) {
+      const other = await raw();
+      const closed = new Promise<number>((resolve) => other.ws.once("close", resolve));
+      other.ws.send(frame);
+      expect(await closed).toBe(1011);
+    }
+  });
+
+  it("refuses joins whose token does not do, with upstream's reasons", async () => {
+    const socket = await raw();
+    const cases: Array<[string, string]> = [
+      [
+        await jwt({ role: "anon" }, Math.floor(Date.now() / 1000) - 30),
+        "InvalidJWTToken: Token has expired 30 seconds ago",
+      ],
+      [
+        await jwt({ role: "anon" }, undefined),
+        "InvalidJWTToken: Fields `role` and `exp` are required in JWT",
+      ],
+      [
+        await jwt({ sub: "x" }, Math.floor(Date.now() / 1000) + 60),
+        "InvalidJWTToken: Fields `role` and `exp` are required in JWT",
+      ],
+      [
+        `${PUBLISHABLE_KEY.slice(0, 0)}${SERVICE_ROLE_KEY.slice(0, -3)}abc`,
+        "JwtSignatureError: Failed to validate JWT signature",
+      ],
+      ["not-a-jwt", "MalformedJWT: The token provided is not a valid JWT"],
+    ];
+    for (const [i, [token, reason]] of cases.entries()) {
+      const name = `realtime:${topic()}`;
+      socket.send([String(i), String(i), name, "phx_join", { access_token: token }]);
+      const reply = (await socket.next()) as unknown[];
+      expect(reply[4]).toMatchObject({ status: "error", response: { reason: expect.any(String) } });
+      const got = (reply[4] as { response: { reason: string } }).response.reason;
+      if (reason.includes("seconds ago"))
+        expect(got).toMatch(/^InvalidJWTToken: Token has expired 3[01] seconds ago$/);
+      else expect(got).toBe(reason);
+    }
+  });
+
+  it("allows 100 channels per client", async () => {
+    const socket = await raw();
+    for (let i = 0; i < 100; i++) {
+      socket.send([String(i), String(i), `realtime:${topic()}`, "phx_join", {}]);
+      expect(await socket.next()).toMatchObject([
+        String(i),
+        String(i),
+        expect.any(String),
+        "phx_reply",
+        { status: "ok" },
+      ]);
+    }
+    socket.send(["x", "x", `realtime:${topic()}`, "phx_join", {}]);
+    expect(await socket.next()).toMatchObject([
+      "x",
+      "x",
+      expect.any(String),
+      "phx_reply",
+      { status: "error", response: { reason: "ChannelRateLimitReached: Too many channels" } },
+    ]);
+  });
+});
+
+describe("public broadcast", () => {
+  it("reaches the other subscribers, not the sender unless `self`, with `ack`", async () => {
+    const name = topic();
+    const received: Record<string, unknown[]> = { a: [], b: [], c: [] };
+    const channels = (["a", "b", "c"] as const).map((who) =>
+      client(who === "c" ? "1.0.0" : "2.0.0")
+        .channel(name, { config: { broadcast: { self: who === "b", ack: who === "a" } } })
+        .on("broadcast", { event: "hello" }, (message) => received[who]?.push(message)),
+    );
+    await Promise.all(channels.map(subscribed));
+    const [a, b] = channels as [RealtimeChannel, RealtimeChannel];
+    // the default client sends this as a binary frame; `ack` makes send() wait for the reply
+    expect(await a.send({ type: "broadcast", event: "hello", payload: { from: "a", n: 1 } })).toBe(
+      "ok",
+    );
+    await b.send({ type: "broadcast", event: "hello", payload: { from: "b" } });
+    await expect.poll(() => received.c?.length).toBe(2);
+    await expect.poll(() => received.b?.length).toBe(2);
+    expect(received.a).toEqual([{ type: "broadcast", event: "hello", payload: { from: "b" } }]);
+    expect(received.c).toEqual([
+      { type: "broadcast", event: "hello", payload: { from: "a", n: 1 } },
+      { type: "broadcast", event: "hello", payload: { from: "b" } },
+    ]);
+    expect(received.b).toEqual(received.c);
+  });
+
+  it("refuses a private join that no policy on realtime.messages allows (private.test.ts has the rest)", async () => {
+    const name = topic();
+    const channel = client().channel(name, { config: { private: true } });
+    await expect(subscribed(channel)).rejects.toThrow(
+      `Unauthorized: You do not have permissions to read from this Channel topic: ${name}`,
+    );
+  });
+});
+
+describe("tokens", () => {
+  it("closes the channel with upstream's system message when its token expires", async () => {
+    const socket = await raw();
+    const name = `realtime:${topic()}`;
+    const token = await jwt({ role: "anon" }, Math.floor(Date.now() / 1000) + 2);
+    socket.send(["1", "1", name, "phx_join", { access_token: token }]);
+    expect(await socket.next()).toMatchObject(["1", "1", name, "phx_reply", { status: "ok" }]);
+    const system = (await new Promise((resolve) => setTimeout(resolve, 2500)).then(
+      socket.next,
+    )) as unknown[];
+    expect(system.slice(0, 4)).toEqual(["1", null, name, "system"]);
+    expect(system[4]).toMatchObject({
+      extension: "system",
+      status: "error",
+      channel: name.slice(9),
+    });
+    expect((system[4] as { message: string }).message).toMatch(
+      /^Token has expired \d+ seconds ago$/,
+    );
+    expect(await socket.next()).toEqual(["1", "1", name, "phx_close", {}]);
+  });
+
+  it("ignores `sb_` keys as access tokens and closes the channel on a bad one", async () => {
+    const socket = await raw();
+    const name = `realtime:${topic()}`;
+    socket.send(["1", "1", name, "phx_join", {}]);
+    expect(await socket.next()).toMatchObject(["1", "1", name, "phx_reply", { status: "ok" }]);
+    socket.send(["1", "2", name, "access_token", { access_token: PUBLISHABLE_KEY }]);
+    socket.send([null, "3", "phoenix", "heartbeat", {}]);
+    expect(await socket.next()).toMatchObject([
+      null,
+      "3",
+      "phoenix",
+      "phx_reply",
+      { status: "ok" },
+    ]);
+    const { session } = await signedInClient();
+    socket.send(["1", "4", name, "access_token", { access_token: session.access_token }]);
+    socket.send([null, "5", "phoenix", "heartbeat", {}]);
+    expect(await socket.next()).toMatchObject([
+      null,
+      "5",
+      "phoenix",
+      "phx_reply",
+      { status: "ok" },
+    ]);
+    socket.send([
+      "1",
+      "6",
+      name,
+      "access_token",
+      { access_token: await jwt({ role: "anon" }, undefined) },
+    ]);
+    expect(await socket.next()).toEqual([
+      "1",
+      null,
+      name,
+      "system",
+      {
+        extension: "system",
+        status: "error",
+        message: "Fields `role` and `exp` are required in JWT",
+        channel: name.slice(9),
+      },
+    ]);
+    expect(await socket.next()).toEqual(["1", "1", name, "phx_close", {}]);
+  });
+});
+
+describe("the upgrade", () => {
+  it("goes through the API's rules: a key, a loopback Host, no secret key from a browser", async () => {
+    expect(await refusal(`${WS_URL}?vsn=2.0.0`)).toEqual({
+      status: 401,
+      body: JSON.stringify({
+        message: "No API key found in request",
+        hint: "No `apikey` request header or url param was found.",
+      }),
+    });
+    expect((await refusal(`${WS_URL}?apikey=nope&vsn=2.0.0`)).status).toBe(401);
+    const secret = await refusal(`${WS_URL}?apikey=${SECRET_KEY}&vsn=2.0.0`, {
+      "User-Agent": CHROME,
+    });
+    expect(secret.status).toBe(401);
+    expect(JSON.parse(secret.body).message).toBe("Forbidden use of secret API key in browser");
+    const host = await refusal(`${WS_URL}?apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`, {
+      Host: `attacker.example:${new URL(BACKEND_URL).port}`,
+    });
+    expect(host.status).toBe(403);
+    const foreign = await refusal(`${WS_URL}?apikey=${SERVICE_ROLE_KEY}&vsn=2.0.0`, {
+      Origin: "https://attacker.example",
+    });
+    expect(foreign.status).toBe(401);
+    expect(JSON.parse(foreign.body).message).toBe(
+      "Forbidden use of a service_role or HS256 JWT from another origin",
+    );
+    expect((await refusal(`${WS_URL}?apikey=${PUBLISHABLE_KEY}&vsn=3.0.0`)).status).toBe(400);
+    // the secret key from a server is fine; a plain GET is not an upgrade
+    const server = await raw(`apikey=${SECRET_KEY}&vsn=2.0.0`);
+    server.ws.close();
+    const plain = await fetch(
+      `${BACKEND_URL}/realtime/v1/websocket?apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`,
+    );
+    expect(plain.status).toBe(400);
+  });
+});

@@ -1,0 +1,103 @@
+// The `realtime` schema exists before a project's migrations, as on the CLI: a migration can write
+// policies on realtime.messages with realtime.topic(), and triggers that call realtime.send() or
+// realtime.broadcast_changes(); the supabase_realtime publication is there to add tables to.
+import type { PGlite } from "@electric-sql/pglite";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { openDatabase } from "../../src/database/open.ts";
+import { baseSnapshot, snapshotCacheDir } from "../../src/database/snapshot.ts";
+
+let db: PGlite;
+beforeAll(async () => {
+  db = await openDatabase(undefined, {
+    snapshot: await baseSnapshot(snapshotCacheDir(process.cwd())),
+  });
+}, 60_000);
+afterAll(() => db?.close());
+
+describe("the realtime schema", () => {
+  test("realtime.messages has upstream's columns, RLS on, and the publication exists", async () => {
+    const { rows } = await db.query<{ column_name: string }>(
+      `select column_name from information_schema.columns
+       where table_schema = 'realtime' and table_name = 'messages' order by ordinal_position`,
+    );
+    expect(rows.map((r) => r.column_name)).toEqual([
+      "topic",
+      "extension",
+      "payload",
+      "event",
+      "private",
+      "updated_at",
+      "inserted_at",
+      "id",
+    ]);
+    const rls = await db.query<{ relrowsecurity: boolean }>(
+      "select relrowsecurity from pg_class where oid = 'realtime.messages'::regclass",
+    );
+    expect(rls.rows[0]?.relrowsecurity).toBe(true);
+    const publication = await db.query(
+      "select 1 from pg_publication where pubname = 'supabase_realtime'",
+    );
+    expect(publication.rows).toHaveLength(1);
+  });
+
+  test("a migration's policy and trigger can use it; send() and broadcast_changes() write messages, announced at commit only", async () => {
+    await db.exec(`
+      create table public.rt_things (id int primary key, name text);
+      create policy "read room" on realtime.messages for select to authenticated
+        using (realtime.topic() = 'room:1');
+      create function public.rt_things_changed() returns trigger language plpgsql as $$
+      begin
+        perform realtime.broadcast_changes('things', tg_op, tg_op, tg_table_name, tg_table_schema, new, old);
+        return null;
+      end $$;
+      create trigger rt_things_changed after insert or update or delete on public.rt_things
+        for each row execute function public.rt_things_changed();
+      alter publication supabase_realtime add table public.rt_things;
+    `);
+    const announced: string[] = [];
+    const stop = await db.listen("supabase_local_realtime", (id) => announced.push(id));
+    try {
+      await db.query("select realtime.send('{\"a\": 1}', 'hello', 'room:1', false)");
+      await db.query("insert into public.rt_things values (1, 'one')");
+      await db
+        .transaction(async (tx) => {
+          await tx.query("select realtime.send('{}', 'rolled', 'room:1')");
+          await tx.rollback();
+        })
+        .catch(() => {});
+      await expect.poll(() => announced.length).toBe(2);
+      const { rows } = await db.query<{
+        id: string;
+        topic: string;
+        event: string;
+        private: boolean;
+        payload: Record<string, unknown>;
+      }>(
+        "select id, topic, event, private, payload from realtime.messages order by inserted_at, event",
+      );
+      expect(rows.map((r) => r.id).sort()).toEqual([...announced].sort());
+      const hello = rows.find((r) => r.event === "hello");
+      expect(hello).toMatchObject({
+        topic: "room:1",
+        private: false,
+        payload: { a: 1, id: hello?.id },
+      });
+      expect(rows.find((r) => r.event === "INSERT")).toMatchObject({
+        topic: "things",
+        private: true,
+        payload: {
+          operation: "INSERT",
+          table: "rt_things",
+          schema: "public",
+          record: { id: 1, name: "one" },
+          old_record: null,
+        },
+      });
+      // the topic is only what the check sets
+      const topic = await db.query<{ topic: string | null }>("select realtime.topic() as topic");
+      expect(topic.rows[0]?.topic).toBeNull();
+    } finally {
+      await stop();
+    }
+  });
+});

@@ -13,36 +13,17 @@ import {
   signedInClient,
 } from "../../../../tests/support/backend.ts";
 import { KEYS } from "../../src/index.ts";
+import { anonClients, noPersist, subscribed } from "./support.ts";
 
 const WS_URL = `${BACKEND_URL.replace("http", "ws")}/realtime/v1/websocket`;
-const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
 const CHROME =
   "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
 
-const clients: SupabaseClient[] = [];
+const client = anonClients();
 const sockets: WebSocket[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.removeAllChannels();
+afterEach(() => {
   for (const ws of sockets.splice(0)) ws.terminate();
 });
-
-function client(vsn?: "1.0.0" | "2.0.0"): SupabaseClient {
-  const c = createClient(BACKEND_URL, PUBLISHABLE_KEY, {
-    auth: noPersist,
-    realtime: vsn ? { vsn } : {},
-  });
-  clients.push(c);
-  return c;
-}
-
-function subscribed(channel: RealtimeChannel): Promise<void> {
-  return new Promise((resolve, reject) => {
-    channel.subscribe((status, error) => {
-      if (status === "SUBSCRIBED") resolve();
-      else if (status !== "CLOSED") reject(error ?? new Error(status));
-    });
-  });
-}
 
 function topic() {
   return `room-${crypto.randomUUID()}`;

@@ -3,30 +3,9 @@
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { BACKEND_URL, PUBLISHABLE_KEY } from "../../../../tests/support/backend.ts";
+import { anonClients, subscribed } from "./support.ts";
 
-const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
-const clients: SupabaseClient[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.removeAllChannels();
-});
-
-function client(vsn?: "1.0.0" | "2.0.0"): SupabaseClient {
-  const c = createClient(BACKEND_URL, PUBLISHABLE_KEY, {
-    auth: noPersist,
-    realtime: vsn ? { vsn } : {},
-  });
-  clients.push(c);
-  return c;
-}
-
-function subscribed(channel: RealtimeChannel): Promise<void> {
-  return new Promise((resolve, reject) => {
-    channel.subscribe((status, error) => {
-      if (status === "SUBSCRIBED") resolve();
-      else if (status !== "CLOSED") reject(error ?? new Error(status));
-    });
-  });
-}
+const client = anonClients();
 
 /** Who is on the channel, as the client's presence state has it: key -> the names tracked. */
 function who(channel: RealtimeChannel): Record<string, unknown[]> {

@@ -8,9 +8,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { QUICK_PASSWORD_HASH_COST } from "../../../../tests/support/backend.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
+import { noPersist, subscribed } from "./support.ts";
 
 let backend: LocalBackend;
-const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
 const clients: SupabaseClient[] = [];
 
 beforeAll(async () => {
@@ -54,15 +54,6 @@ async function user(): Promise<{ client: SupabaseClient; id: string }> {
   if (error) throw error;
   await client.realtime.setAuth();
   return { client, id: created.data.user.id };
-}
-
-function subscribed(channel: RealtimeChannel): Promise<void> {
-  return new Promise((resolve, reject) => {
-    channel.subscribe((status, error) => {
-      if (status === "SUBSCRIBED") resolve();
-      else if (status !== "CLOSED") reject(error ?? new Error(status));
-    });
-  });
 }
 
 describe("private channels", () => {

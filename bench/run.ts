@@ -23,7 +23,12 @@ import {
   startPreview,
   waitForPreview,
 } from "../tests/support/preview.ts";
-import { START_SETTINGS, startBackendThread, WASM_TIERING_BUDGET } from "./backend.ts";
+import {
+  START_SETTINGS,
+  startBackendThread,
+  WASM_TIERING_BUDGET,
+  WITHOUT_SESSION_CHECK,
+} from "./backend.ts";
 import { type Budget, judge, parseAllowed, type Verdict } from "./budgets.ts";
 import {
   leftOutSupabaseClients,
@@ -64,22 +69,6 @@ const BUDGETS = {
   backendFreshMs: 1000,
   backendWarmMs: 500,
 };
-
-/**
- * The ended-session check (supabase/migrations/20261127000400_ended_sessions_signed_out_at_once.sql:
- * the data API's pre-request and the restrictive policies) taken out of the bench's backend, for
- * the last arm: GET /notes as it was before that check (decision 023).
- */
-const WITHOUT_SESSION_CHECK = `
-  alter role authenticator reset pgrst.db_pre_request;
-  do $$ declare p record; begin
-    for p in select schemaname, tablename from pg_policies
-             where policyname = 'Ended sessions reach no app data' loop
-      execute format('drop policy %I on %I.%I', 'Ended sessions reach no app data',
-                     p.schemaname, p.tablename);
-    end loop;
-  end $$;
-  notify pgrst, 'reload config';`;
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 /** The machine's 1-minute load average when the arms start and end: other work skews the figures. */

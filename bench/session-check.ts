@@ -10,21 +10,10 @@
 import { createLocalBackend, KEYS } from "@edge-notes/supabase-local";
 import { createClient } from "@supabase/supabase-js";
 import { ROOT } from "../tests/support/preview.ts";
+import { WITHOUT_SESSION_CHECK } from "./backend.ts";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 300);
 const PASSWORD = `bench-${crypto.randomUUID()}`;
-
-/** The check taken out, as run.ts does for its last arm. */
-const WITHOUT_SESSION_CHECK = `
-  alter role authenticator reset pgrst.db_pre_request;
-  do $$ declare p record; begin
-    for p in select schemaname, tablename from pg_policies
-             where policyname = 'Ended sessions reach no app data' loop
-      execute format('drop policy %I on %I.%I', 'Ended sessions reach no app data',
-                     p.schemaname, p.tablename);
-    end loop;
-  end $$;
-  notify pgrst, 'reload config';`;
 
 async function notesPage(withCheck: boolean) {
   const backend = await createLocalBackend({

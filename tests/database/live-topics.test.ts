@@ -306,7 +306,9 @@ describe("what the database says", () => {
     // Deleting the note: the owner's list and the page; the recipient through the share's cascade.
     expect((await ada.client.from("notes").delete().eq("id", noteId)).error).toBeNull();
     await expect.poll(count).toEqual([3, 4]);
-    await expect.poll(() => page.map((m) => m.event)).toEqual(["note", "note", "note", "note", "note"]);
+    await expect
+      .poll(() => page.map((m) => m.event))
+      .toEqual(["note", "note", "note", "note", "note"]);
     for (const message of [...adaList, ...graceList, ...page]) {
       expect(message.payload.note_id).toBe(noteId);
     }

@@ -212,7 +212,7 @@ describe("presence and broadcast on a note", () => {
 
     expect(await graceChannel.track({ name: "Grace" })).toBe("ok");
     await expect
-      .poll(() => adaChannel.presenceState()[grace.id]?.map((p) => p.name))
+      .poll(() => adaChannel.presenceState<{ name: string }>()[grace.id]?.map((p) => p.name))
       .toEqual(["Grace"]);
 
     // Acknowledged (as upstream does) but dropped: neither reader may write a broadcast.

@@ -55,24 +55,27 @@ export function useLiveTopic(
   return others;
 }
 
+/** One re-read for a burst of messages, whichever topics of the page they came on. */
+let pending: ReturnType<typeof setTimeout> | undefined;
+const REREAD_DELAY_MS = 100;
+
 /**
  * Re-runs the page's loaders (the data API, as the user: RLS decides) when a message on `topic`
- * passes `relevant`, or after a rejoin; a burst of messages is one re-read.
+ * passes `relevant`, or after a rejoin; a burst of messages, on any of the page's topics, is one
+ * re-read.
  */
 export function useLiveRevalidation(
   topic: string | null,
   options: { relevant?: (payload: Record<string, unknown>) => boolean; presenceName?: string } = {},
 ): string[] {
   const { revalidate } = useRevalidator();
-  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
   const relevant = options.relevant;
-  useEffect(() => () => clearTimeout(timer.current), []);
   return useLiveTopic(topic, {
     presenceName: options.presenceName,
     onChange: (payload) => {
       if (payload && relevant && !relevant(payload)) return;
-      clearTimeout(timer.current);
-      timer.current = setTimeout(() => void revalidate(), 100);
+      clearTimeout(pending);
+      pending = setTimeout(() => void revalidate(), REREAD_DELAY_MS);
     },
   });
 }

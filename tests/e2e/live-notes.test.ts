@@ -5,6 +5,7 @@
 // page stops updating: its next read is refused.
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
 import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
@@ -26,8 +27,8 @@ async function writeNote(page: Page, title: string, shareWith?: string) {
 }
 
 /** Signed in, as a person with a display name, in a browser of their own. */
-async function person(browser: { open(): Promise<Page> }, name: string) {
-  const user = await freshUser(stack, name.toLowerCase(), name);
+async function person(browser: { open(): Promise<Page> }, name: string, displayName = name) {
+  const user = await freshUser(stack, name.toLowerCase(), displayName);
   const page = await browser.open();
   await signInWithPassword(page, stack, user);
   return { ...user, page };
@@ -44,13 +45,19 @@ describe("live notes", () => {
   test("the owner's edit reaches the reader's open page and the owner's other tab; presence comes and goes", async ({
     browser,
   }) => {
-    const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
+    // A display name is whatever its owner typed: it is shown as text, never as markup.
+    const [ada, grace] = await Promise.all([
+      person(browser, "Ada"),
+      person(browser, "Grace", "Grace <b>Hopper</b>"),
+    ]);
     const path = await writeNote(ada.page, "Engine notes", grace.email);
 
     await visit(grace.page, stack, path);
     // Each sees the other, by display name.
-    expect(await viewers(ada.page)).toBe("Grace is also viewing");
+    expect(await viewers(ada.page)).toBe("Grace <b>Hopper</b> is also viewing");
+    expect(await ada.page.getByTestId("viewers").locator("b").count()).toBe(0);
     expect(await viewers(grace.page)).toBe("Ada is also viewing");
+    await expectAccessible(grace.page, "/notes/:id with someone else viewing");
 
     // Ada edits in a second tab; the first tab and Grace's page follow without a reload.
     const tab = await ada.page.context().newPage();
@@ -92,6 +99,7 @@ describe("live notes", () => {
     // Saving it anyway: refused, with the saved version shown above hers.
     await submit(ada.page, "Save changes");
     await ada.page.getByTestId("conflict-notice").waitFor();
+    await expectAccessible(ada.page, "/notes/:id/edit with a conflict");
     expect(await ada.page.getByTestId("conflict-notice").textContent()).toContain("Theirs: lemons");
     expect(await ada.page.inputValue("#field-body")).toBe("Mine: oat milk");
     await visit(other, stack, path);
@@ -147,6 +155,7 @@ describe("live notes", () => {
     await ada.page.getByText("Not shared with anyone.").waitFor();
     await refused;
     await grace.page.getByTestId("note-gone").waitFor();
+    await expectAccessible(grace.page, "/notes/:id no longer shared");
     expect(await grace.page.getByText("Ledger").count()).toBe(0);
 
     // Ada's later edit never reaches it.

@@ -4,17 +4,12 @@ import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { dataNoStore, notFound, redirectNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/edit";
-import {
-  loadNote,
-  parseNoteId,
-  saveNoteVersion,
-  setNoteTags,
-  viewerName,
-} from "./parts/data.server";
+import { loadNote, ownsNote, parseNoteId, saveNoteVersion, setNoteTags } from "./parts/data.server";
 import { useLiveNote } from "./parts/live";
 import { renderMarkdown } from "./parts/markdown.server";
 import { BackLink, NoteForm, NotePage } from "./parts/note-form";
 import { ChangedElsewhere, SavedVersion, Viewers } from "./parts/note-live";
+import { ownerName } from "./parts/note-meta";
 import { NOTE_FORM, previewDraft, saveFailure } from "./parts/save.server";
 import { noteSchema, noteVersion } from "./parts/schemas.server";
 
@@ -24,13 +19,10 @@ export const meta: Route.MetaFunction = ({ loaderData }) => [
 
 export async function loader({ request, context, params }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
-  const [note, name] = await Promise.all([
-    loadNote(supabase, parseNoteId(params.id)),
-    viewerName(supabase, claims.sub),
-  ]);
+  const note = await loadNote(supabase, parseNoteId(params.id));
   // A note shared with this user is theirs to read, not to edit: the same 404 as any other.
   if (note.owner_id !== claims.sub) notFound();
-  return dataNoStore({ note, viewerName: name });
+  return dataNoStore({ note, viewerName: ownerName(note.owner) });
 }
 
 export async function action({ request, context, params }: Route.ActionArgs) {
@@ -42,6 +34,8 @@ export async function action({ request, context, params }: Route.ActionArgs) {
   if (!parsed.ok) return formFailure(parsed);
   const version = noteVersion.safeParse(values.version);
   if (!version.success) {
+    // someone else's note (or none) is the same 404 as ever, whatever the form holds
+    if (!(await ownsNote(supabase, id, claims.sub))) notFound();
     return formFailure({
       errors: {
         fields: {},

@@ -35,12 +35,12 @@ export const meta: Route.MetaFunction = ({ loaderData }) => [
 export async function loader({ request, context, params }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
   const id = parseNoteId(params.id);
-  const [note, name] = await Promise.all([
-    loadNote(supabase, id),
-    viewerName(supabase, claims.sub),
-  ]);
+  const note = await loadNote(supabase, id);
   const mine = note.owner_id === claims.sub;
-  const shares = mine ? await listShares(supabase, id) : [];
+  // The owner's second read is the shares; a reader's, their own name (for "… is also viewing").
+  const [shares, name] = mine
+    ? [await listShares(supabase, id), ownerName(note.owner)]
+    : [[], await viewerName(supabase, claims.sub)];
   return dataNoStore({
     note,
     mine,

@@ -168,15 +168,19 @@ export async function saveNoteVersion(
     .select("id");
   if (error) return error;
   if (rows.length > 0) return "saved";
-  const { data: still, error: readError } = await supabase
+  return (await ownsNote(supabase, request.id, request.ownerId)) ? "conflict" : "missing";
+}
+
+/** Whether the note exists and is the user's (one shared with them is readable, not theirs). */
+export async function ownsNote(supabase: Client, id: string, userId: string): Promise<boolean> {
+  const { data, error } = await supabase
     .from("notes")
     .select("id")
-    .eq("id", request.id)
-    // a note shared with the user is readable, not theirs to edit: missing, not a conflict
-    .eq("owner_id", request.ownerId)
+    .eq("id", id)
+    .eq("owner_id", userId)
     .maybeSingle();
-  if (readError) backendFailure(readError);
-  return still ? "conflict" : "missing";
+  if (error) backendFailure(error);
+  return data !== null;
 }
 
 /**

@@ -3,7 +3,7 @@
 // reaches the open pages without a reload, what is being typed is never replaced, a save over a
 // newer version is caught (JavaScript on or off), readers see each other, and an unshared reader's
 // page stops updating: its next read is refused.
-import type { Page } from "playwright-core";
+import type { Page, WebSocketRoute } from "playwright-core";
 import { describe, expect } from "vitest";
 import { expectAccessible } from "./support/accessibility.ts";
 import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
@@ -75,6 +75,38 @@ describe("live notes", () => {
     // Grace leaves: Ada's page stops naming her.
     await grace.page.close();
     await ada.page.getByTestId("viewers").waitFor({ state: "detached" });
+  });
+
+  test("a dropped connection reconnects and re-reads what it missed", async ({ browser }) => {
+    const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
+    const path = await writeNote(ada.page, "Signal", grace.email);
+    // Grace's Realtime socket goes through the test: it can cut it and refuse new ones.
+    let online = true;
+    const sockets: WebSocketRoute[] = [];
+    await grace.page.routeWebSocket(/\/realtime\/v1\/websocket/, (socket) => {
+      if (!online) return socket.close({ code: 1006, reason: "offline" });
+      socket.connectToServer();
+      sockets.push(socket);
+    });
+    await visit(grace.page, stack, path);
+    expect(await viewers(grace.page)).toBe("Ada is also viewing");
+
+    online = false;
+    await Promise.all(sockets.map((socket) => socket.close({ code: 1006, reason: "dropped" })));
+    // Ada's edit while Grace is cut off: its message never reaches her.
+    await visit(ada.page, stack, `${path}/edit`);
+    await ada.page.fill("#field-title", "Signal, restored");
+    await submit(ada.page, "Save changes");
+    await arrivedAt(ada.page, stack, path);
+    await grace.page.waitForTimeout(300);
+    expect(await grace.page.getByTestId("note-title").textContent()).toBe("Signal");
+
+    // Back online: realtime-js reconnects, the channel rejoins, and the page re-reads.
+    online = true;
+    await grace.page
+      .getByTestId("note-title")
+      .getByText("Signal, restored")
+      .waitFor({ timeout: 20_000 });
   });
 
   test("saving over a newer version shows a conflict notice; what is being typed stays", async ({

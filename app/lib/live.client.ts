@@ -59,9 +59,10 @@ export function listen(
   // Another account signed in meanwhile, or presence wanted where the channel was made without
   // it: the channel is made again.
   if (entry && (entry.userId !== userId || (listener.presence && !entry.withPresence))) {
-    const carried = entry.userId === userId ? entry.listeners : new Set<Listener>();
+    const same = entry.userId === userId;
+    const withPresence = Boolean(listener.presence) || (same && entry.withPresence);
     leave(env, topic, entry);
-    entry = join(env, topic, userId, true, carried);
+    entry = join(env, topic, userId, withPresence, same ? entry.listeners : new Set());
   }
   entry ??= join(env, topic, userId, Boolean(listener.presence), new Set());
   const current = entry;

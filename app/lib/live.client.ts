@@ -8,8 +8,8 @@ import { getBrowserSupabase } from "./supabase.client";
  * (`user:<id>`, `note:<id>`: supabase/migrations/20261128000100_live_notes.sql), joined with the
  * signed-in user's token from the browser Supabase client. supabase-js hands Realtime each
  * refreshed token (realtime.setAuth, also at every heartbeat), and realtime-js reconnects a
- * dropped socket and rejoins its channels; a rejoin is reported as a change, since messages sent
- * while it was away are lost. Messages carry ids only: listeners re-read through the data API.
+ * dropped socket and rejoins its channels. Each join is reported as a change, since messages sent
+ * before it are lost to it. Messages carry ids only: listeners re-read through the data API.
  *
  * Several parts of a page (and the next page, while navigating) may listen to one topic: each
  * topic is one channel, left a moment after its last listener goes.
@@ -23,7 +23,7 @@ export interface Presence {
 }
 
 export interface Listener {
-  /** Something changed (a message's payload), or may have (after a rejoin: null). */
+  /** Something changed (a message's payload), or may have (after a join or a rejoin: null). */
   onChange(payload: Record<string, unknown> | null): void;
   presence?: Presence;
 }
@@ -127,15 +127,14 @@ function join(
           for (const { presence } of entry.listeners) presence?.onSync(others);
         });
       }
-      let joined = false;
-      // realtime-js rejoins after a dropped socket or a closed channel: each rejoin is a change,
-      // since what was sent meanwhile is lost.
+      // Every join is a change, the first included: what was said before it (between the page's
+      // read and this join, or while a dropped socket was away) never reaches this channel.
+      // Subscribe, then read: realtime-js rejoins by itself after a drop or a closed channel.
       channel.subscribe((status) => {
         if (status !== "SUBSCRIBED") return;
         const present = [...entry.listeners].find((listener) => listener.presence);
         if (present?.presence) void channel.track({ name: present.presence.name });
-        if (joined) for (const listener of entry.listeners) listener.onChange(null);
-        joined = true;
+        for (const listener of entry.listeners) listener.onChange(null);
       });
     });
   return entry;

@@ -13,7 +13,7 @@ import type { SessionUser } from "./session-user";
 export function useLiveTopic(
   topic: string | null,
   options: {
-    /** A message arrived (its payload: ids only), or the channel rejoined after a drop (null). */
+    /** A message arrived (its payload: ids only), or the channel (re)joined (null). */
     onChange: Listener["onChange"];
     /** Also share presence on the topic under this name; the hook returns the others' names. */
     presenceName?: string;
@@ -61,8 +61,9 @@ const REREAD_DELAY_MS = 100;
 
 /**
  * Re-runs the page's loaders (the data API, as the user: RLS decides) when a message on `topic`
- * passes `relevant`, or after a rejoin; a burst of messages, on any of the page's topics, is one
- * re-read.
+ * passes `relevant`, and once the channel has joined (or rejoined): a change made after the page
+ * was read and before the join would be missed otherwise. A burst, on any of the page's topics,
+ * is one re-read.
  */
 export function useLiveRevalidation(
   topic: string | null,

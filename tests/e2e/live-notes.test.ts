@@ -163,11 +163,16 @@ describe("live notes", () => {
     expect(await other.getByTestId("note-body").textContent()).toBe("Saved first");
   });
 
-  test("lists follow shares; after an unshare the ex-reader's page stops updating and its next read is refused", async ({
+  test("lists follow changes and shares; after an unshare the ex-reader's page stops updating and its next read is refused", async ({
     browser,
   }) => {
     const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
+    // Ada's list in another tab follows what she does in the first.
+    const list = await ada.page.context().newPage();
+    await visit(list, stack, "/notes");
+    await list.getByTestId("empty-list").waitFor();
     const path = await writeNote(ada.page, "Ledger");
+    await list.getByTestId("note-card").getByText("Ledger").waitFor();
 
     // Grace's "Shared with me" gains the note when Ada shares it.
     await visit(grace.page, stack, "/notes?view=shared");
@@ -199,5 +204,11 @@ describe("live notes", () => {
     expect(await grace.page.getByText("Ledger, private").count()).toBe(0);
     const reload = await grace.page.goto(`${stack.appUrl}${path}`);
     expect(reload?.status()).toBe(404);
+
+    // Edited and deleted: Ada's other tab follows.
+    await list.getByTestId("note-card").getByText("Ledger, private").waitFor();
+    await visit(ada.page, stack, `${path}/delete`);
+    await submit(ada.page, "Delete note");
+    await list.getByTestId("empty-list").waitFor();
   });
 });

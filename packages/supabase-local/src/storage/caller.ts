@@ -25,6 +25,14 @@ const API_ROLES = ["anon", "authenticated", "service_role"];
 /** The anonymous caller of the routes that need no token (public objects, signed URLs). */
 export const ANON: Caller = { role: "anon", claims: { role: "anon" }, authenticated: false };
 
+/** The role upstream's superuser acts as where no caller decides (a signed upload URL's upload,
+ * config.toml's buckets): RLS does not apply, the constraints still do. */
+export const SERVICE_ROLE: Caller = {
+  role: "service_role",
+  claims: { role: "service_role" },
+  authenticated: true,
+};
+
 /**
  * The caller of a request, from the gateway's context (http/context.ts). A token that does not
  * verify is refused as upstream's JWT plugin refuses it (AccessDenied, with jose's words), unless

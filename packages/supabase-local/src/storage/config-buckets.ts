@@ -11,15 +11,9 @@ import type { PGlite } from "@electric-sql/pglite";
 import mime from "mime-types";
 import type { StorageBucketConfig } from "../project/config.ts";
 import * as buckets from "./buckets.ts";
-import { asOwner, type Caller } from "./caller.ts";
+import { asOwner, SERVICE_ROLE } from "./caller.ts";
 import type { FileStore } from "./file-store.ts";
 import * as objects from "./objects.ts";
-
-const SERVICE_ROLE: Caller = {
-  role: "service_role",
-  claims: { role: "service_role" },
-  authenticated: true,
-};
 
 export async function seedBuckets(
   db: PGlite,

@@ -8,7 +8,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { type Context, Hono } from "hono";
 import { BodyTooLarge, readLimitedBody } from "../http/request-body.ts";
 import * as buckets from "./buckets.ts";
-import { ANON, type Caller, callerOf } from "./caller.ts";
+import { ANON, type Caller, callerOf, SERVICE_ROLE } from "./caller.ts";
 import {
   ERRORS,
   featureNotEnabled,
@@ -289,7 +289,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const { bucket, key } = target(c, "/object/upload/sign/");
     const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
     if (token.exp * 1000 < Date.now()) throw ERRORS.expiredSignature();
-    const row = await upload(c, null, bucket, key, {
+    // as upstream's superuser: the token stands for the rights checked when it was made
+    const row = await upload(c, SERVICE_ROLE, bucket, key, {
       upsert: token.upsert === true,
       owner: token.owner,
     });
@@ -399,11 +400,10 @@ export function storageRoutes(ctx: StorageContext): Hono {
   app.all("/upload/resumable", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
   app.all("/upload/resumable/*", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
 
-  /** An upload's bytes into the file store, then its row (allowed first as the caller, or by a
-   * signed upload URL's token: `caller` null). */
+  /** An upload's bytes into the file store, then its row, once the caller may write it. */
   async function upload(
     c: C,
-    caller: Caller | null,
+    caller: Caller,
     bucketId: string,
     key: string,
     options: { upsert: boolean; owner?: string },
@@ -423,13 +423,11 @@ export function storageRoutes(ctx: StorageContext): Hono {
       userMetadata: file.userMetadata,
     };
     try {
-      if (caller) {
-        const declared = Number(c.req.header("content-length"));
-        await objects.canUpload(db, caller, uploadTarget, {
-          mimetype: file.mimeType,
-          ...(Number.isFinite(declared) ? { contentLength: declared } : {}),
-        });
-      }
+      const declared = Number(c.req.header("content-length"));
+      await objects.canUpload(db, caller, uploadTarget, {
+        mimetype: file.mimeType,
+        ...(Number.isFinite(declared) ? { contentLength: declared } : {}),
+      });
       const written = await files.write(file.body, file.limit);
       return await objects.completeUpload(db, files, uploadTarget, written, file);
     } finally {

@@ -36,7 +36,11 @@ async function create(token: string, objectName: string, length: number): Promis
 async function offsetOf(url: string, token: string): Promise<number> {
   const head = await fetch(url, {
     method: "HEAD",
-    headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${token}`, "tus-resumable": "1.0.0" },
+    headers: {
+      apikey: PUBLISHABLE_KEY,
+      authorization: `Bearer ${token}`,
+      "tus-resumable": "1.0.0",
+    },
   });
   return Number(head.headers.get("upload-offset"));
 }

@@ -13,8 +13,12 @@ export function isValidBucketName(name: string): boolean {
   return name.length > 0 && name.length < 101 && /^[\w!\-.*'() &$@=;:+,?]*$/.test(name);
 }
 
+/**
+ * A valid key of at most 1024 bytes: hosted Storage keeps objects in S3, whose keys end there (a
+ * longer one fails in S3); here it would fail in the key's index instead.
+ */
 export function mustBeValidKey(key: string | undefined): string {
-  if (!key || !isValidKey(key)) throw ERRORS.invalidKey(key ?? "");
+  if (!key || !isValidKey(key) || Buffer.byteLength(key) > 1024) throw ERRORS.invalidKey(key ?? "");
   return key;
 }
 

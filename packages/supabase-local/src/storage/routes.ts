@@ -131,8 +131,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json(
       await objects.searchObjects(db, caller, c.req.param("bucket"), {
         prefix: requiredString(body, "prefix"),
-        limit: optionalNumber(body, "limit"),
-        offset: optionalNumber(body, "offset"),
+        limit: optionalInteger(body, "limit", 1),
+        offset: optionalInteger(body, "offset", 0),
         search: optionalString(body, "search"),
         sortBy: sortBy && {
           column: optionalString(sortBy, "column"),
@@ -149,7 +149,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
       await objects.listObjectsV2(db, caller, c.req.param("bucket"), {
         prefix: optionalString(body, "prefix"),
         withDelimiter: optionalBoolean(body, "with_delimiter"),
-        limit: optionalNumber(body, "limit"),
+        limit: optionalInteger(body, "limit", 1),
         cursor: optionalString(body, "cursor"),
         sortBy: sortBy && {
           column: optionalString(sortBy, "column"),
@@ -400,6 +400,11 @@ export function storageRoutes(ctx: StorageContext): Hono {
   app.all("/upload/resumable", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
   app.all("/upload/resumable/*", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
 
+  // anything else: Fastify's 404 (a mounted app's notFound is not called, so a route of its own)
+  app.all("*", (c) =>
+    routeNotFound(c.req.method, new URL(c.req.url).pathname.replace(/^\/storage\/v1/, "")),
+  );
+
   /** An upload's bytes into the file store, then its row, once the caller may write it. */
   async function upload(
     c: C,
@@ -530,12 +535,13 @@ function optionalString(body: Body, name: string): string | undefined {
   return value;
 }
 
-function optionalNumber(body: Body, name: string): number | undefined {
+function optionalInteger(body: Body, name: string, min: number): number | undefined {
   const value = body[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value))
-    throw new BodyError(`body/${name} must be number`);
-  return value;
+  if (typeof value !== "number" || !Number.isInteger(value))
+    throw new BodyError(`body/${name} must be integer`);
+  if (value < min) throw new BodyError(`body/${name} must be >= ${min}`);
+  return Math.min(value, 2 ** 31 - 1);
 }
 
 function optionalBoolean(body: Body, name: string): boolean | undefined {

@@ -51,9 +51,12 @@ export function storageRoutes(ctx: StorageContext): Hono {
   const app = new Hono();
   const limits = { globalFileSizeLimit: ctx.fileSizeLimit };
 
-  app.onError((error) => {
+  app.onError((error, c) => {
     if (error instanceof StorageError) return error.response();
     if (error instanceof BodyError) return validationError(error.message);
+    // the client went away mid-body: nobody reads the answer (upstream's 499)
+    if (c.req.raw.signal.aborted || (error as { code?: string }).code === "ECONNRESET")
+      return Response.json({ error: "Request aborted", statusCode: "499" }, { status: 499 });
     console.error("[supabase-local] storage:", error);
     return ERRORS.internal().response();
   });

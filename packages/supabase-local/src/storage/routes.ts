@@ -257,8 +257,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
       head,
     });
   };
-  app.get("/object/sign/:bucket/*", (c) => signedDownload(c, false));
-  app.on("HEAD", "/object/sign/:bucket/*", (c) => signedDownload(c, true));
+  // (Hono answers HEAD with the GET route, dropping the body: the handlers open no file for it)
+  app.get("/object/sign/:bucket/*", (c) => signedDownload(c, isHead(c)));
 
   // signed upload URLs: insert rights to make one, nothing to use one
   app.post("/object/upload/sign/:bucket/*", async (c) => {
@@ -306,8 +306,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const row = await objects.objectForRead(db, ANON_PUBLIC, bucket, key, { publicOnly: true });
     return serveObject(c.req.raw, files, row, { download: c.req.query("download"), head });
   };
-  app.get("/object/public/:bucket/*", (c) => publicObject(c, false));
-  app.on("HEAD", "/object/public/:bucket/*", (c) => publicObject(c, true));
+  app.get("/object/public/:bucket/*", (c) => publicObject(c, isHead(c)));
   app.get("/object/info/public/:bucket/*", async (c) => {
     const { bucket, key } = target(c, "/object/info/public/");
     const row = await objects.objectForRead(db, ANON_PUBLIC, bucket, key, { publicOnly: true });
@@ -332,13 +331,9 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return serveObject(c.req.raw, files, row, { download: c.req.query("download"), head });
   };
   app.get("/object/authenticated/:bucket/*", (c) =>
-    download(c, "/object/authenticated/", false, false),
+    download(c, "/object/authenticated/", false, isHead(c)),
   );
-  app.on("HEAD", "/object/authenticated/:bucket/*", (c) =>
-    download(c, "/object/authenticated/", false, true),
-  );
-  app.get("/object/:bucket/*", (c) => download(c, "/object/", true, false));
-  app.on("HEAD", "/object/:bucket/*", (c) => download(c, "/object/", true, true));
+  app.get("/object/:bucket/*", (c) => download(c, "/object/", true, isHead(c)));
 
   // (the batch remove before the single one: `/*` also matches an empty key)
   app.delete("/object/:bucket", async (c) => {
@@ -454,6 +449,10 @@ const ANON_PUBLIC: Caller = ANON;
 async function tusCaller(c: C): Promise<Caller> {
   if (c.req.method === "OPTIONS") return ANON;
   return c.req.header("x-signature") ? ANON : callerOf(c.req.raw);
+}
+
+function isHead(c: C): boolean {
+  return c.req.raw.method === "HEAD";
 }
 
 /** The bucket and the key (percent-decoded) of `/<prefix><bucket>/<key>`. */

@@ -166,10 +166,11 @@ const OPEN_ROUTE =
 
 /**
  * Storage's routes a browser loads without a key, as on the hosted service: public objects and
- * their info, signed URLs (download, upload, transformed images) and public transformed images.
+ * their info, signed URLs (download, upload, resumable upload, transformed images) and public
+ * transformed images.
  */
 const OPEN_STORAGE_ROUTE =
-  /^\/storage\/v1\/(?:object\/(?:public|sign|upload\/sign|info\/public)|render\/image\/(?:public|sign))\//;
+  /^\/storage\/v1\/(?:object\/(?:public|sign|upload\/sign|info\/public)\/|render\/image\/(?:public|sign)\/|upload\/resumable\/sign(?:\/|$))/;
 
 export function openGatewayRoute(path: string): boolean {
   return OPEN_ROUTE.test(path) || OPEN_STORAGE_ROUTE.test(path);

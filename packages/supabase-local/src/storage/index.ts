@@ -36,7 +36,12 @@ export interface Storage {
 export function createStorage(options: StorageOptions): Storage {
   const { db, config } = options;
   const files = new FileStore(options.directory);
-  const resumable = createResumable({ db, files, fileSizeLimit: config.fileSizeLimit });
+  const resumable = createResumable({
+    db,
+    files,
+    fileSizeLimit: config.fileSizeLimit,
+    urlKey: options.urlKey,
+  });
   return {
     routes: storageRoutes({
       db,

@@ -37,8 +37,8 @@ export interface StorageContext {
   /** [storage] file_size_limit. */
   fileSizeLimit: number;
   imageTransformation: boolean;
-  /** The TUS routes (tus.ts), mounted at /upload/resumable. */
-  resumable: (request: Request, caller: Caller) => Promise<Response>;
+  /** The TUS routes (tus.ts), mounted at /upload/resumable (and /sign under it: signed). */
+  resumable: (request: Request, caller: Caller, signed?: boolean) => Promise<Response>;
 }
 
 /** How long a signed upload URL lives: 2 hours, as storage-js documents it. */
@@ -395,6 +395,9 @@ export function storageRoutes(ctx: StorageContext): Hono {
   app.get("/render/image/sign/:bucket/*", (c) => render(c, "sign"));
 
   // ---- resumable uploads (tus.ts)
+  // a signed upload URL's token in x-signature stands for the caller (checked by tus.ts)
+  app.all("/upload/resumable/sign", (c) => ctx.resumable(c.req.raw, ANON, true));
+  app.all("/upload/resumable/sign/*", (c) => ctx.resumable(c.req.raw, ANON, true));
   app.all("/upload/resumable", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
   app.all("/upload/resumable/*", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
 
@@ -444,11 +447,10 @@ export function storageRoutes(ctx: StorageContext): Hono {
 /** A caller of the public routes: anyone, even without a token (only public buckets). */
 const ANON_PUBLIC: Caller = ANON;
 
-/** TUS requests carry the caller's token like any upload; a signed upload token instead is
- * upstream's x-signature header (tus.ts reads it). */
+/** TUS requests carry the caller's token like any upload (a preflight none). */
 async function tusCaller(c: C): Promise<Caller> {
   if (c.req.method === "OPTIONS") return ANON;
-  return c.req.header("x-signature") ? ANON : callerOf(c.req.raw);
+  return callerOf(c.req.raw);
 }
 
 function isHead(c: C): boolean {

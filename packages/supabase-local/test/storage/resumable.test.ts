@@ -136,6 +136,31 @@ describe("resumable uploads", () => {
     expect(await offsetOf(url, owner.token)).toBe(0);
   });
 
+  test("through a signed upload URL: its token in x-signature, for its own path only", async () => {
+    const owner = await member();
+    const objectName = `${owner.id}/signed.bin`;
+    const made = await owner.client.storage
+      .from("storage-private")
+      .createSignedUploadUrl(objectName);
+    const token = made.data?.token ?? "";
+    const body = Buffer.from("uploaded by whoever holds the link");
+    const upload = (name: string) =>
+      new Promise<void>((resolve, reject) => {
+        new Upload(body, {
+          endpoint: `${ENDPOINT}/sign`,
+          headers: { "x-signature": token },
+          metadata: { bucketName: "storage-private", objectName: name, contentType: "text/plain" },
+          retryDelays: [],
+          onSuccess: () => resolve(),
+          onError: reject,
+        }).start();
+      });
+    await upload(objectName);
+    const { data } = await owner.client.storage.from("storage-private").download(objectName);
+    expect(await data?.text()).toBe("uploaded by whoever holds the link");
+    await expect(upload(`${owner.id}/elsewhere.bin`)).rejects.toThrow(/Invalid signature/);
+  });
+
   test("an upload over the size limit is refused at creation", async () => {
     const owner = await member();
     const refused = await create(owner.token, `${owner.id}/huge.bin`, 10 * 1024 ** 3);

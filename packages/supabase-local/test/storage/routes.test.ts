@@ -2,8 +2,8 @@
 // CORS for the project's origins only), the answers of a server without the parts left out (S3,
 // CDN purge, lifecycle, analytics and vector buckets), and bad input answered 4xx, never 500.
 import { request } from "node:http";
-import { describe, expect, test } from "vitest";
-import { adminClient, member, STORAGE_URL, storageFetch } from "./support.ts";
+import { beforeAll, describe, expect, test } from "vitest";
+import { adminClient, type Member, member, STORAGE_URL, storageFetch } from "./support.ts";
 
 describe("the gateway's rules apply to /storage/v1", () => {
   test("no key: the hosted 401; a foreign Host: 403; CORS only for the project's origins", async () => {
@@ -49,6 +49,11 @@ describe("left out, answered as a server without them", () => {
 });
 
 describe("bad input is a 4xx, never a 500", () => {
+  let user: Member;
+  beforeAll(async () => {
+    user = await member();
+  });
+
   test.each([
     ["POST", "/object/list/storage-private", "{", "Body is not valid JSON"],
     ["POST", "/object/list/storage-private", "[]", "body must be object"],
@@ -71,7 +76,6 @@ describe("bad input is a 4xx, never a 500", () => {
     ["PUT", "/bucket/storage-private", "{}", "No content provided"],
     ["GET", "/bucket?limit=1e40", undefined, undefined],
   ])("%s %s %s", async (method, path, body, message) => {
-    const user = await member();
     const response = await storageFetch(path, {
       method,
       token: user.token,
@@ -86,7 +90,6 @@ describe("bad input is a 4xx, never a 500", () => {
   });
 
   test("a key past S3's 1024 bytes, a copy or move into a bucket that does not exist", async () => {
-    const user = await member();
     const long = await user.client.storage
       .from("storage-private")
       .upload(`${user.id}/${"a".repeat(1100)}`, "x");

@@ -12,7 +12,13 @@ import { peerAddress } from "./http/client-address.ts";
 import { refuseUpgrade, type UpgradeResult, upgradeRequest, WebSockets } from "./http/upgrade.ts";
 import type { Inbox } from "./mail/inbox.ts";
 import type { Config, DeepPartial } from "./project/config.ts";
-import { type Keys, loadSigningKeys, projectKeys, type SigningKeys } from "./project/keys.ts";
+import {
+  type Keys,
+  loadSigningKeys,
+  loadStorageUrlKey,
+  projectKeys,
+  type SigningKeys,
+} from "./project/keys.ts";
 import { applyMigrations } from "./project/migrations.ts";
 import { seedFiles } from "./project/paths.ts";
 import { resolveProject } from "./project/project.ts";
@@ -156,6 +162,9 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   let db: PGlite | undefined;
   let signingKeys: SigningKeys;
   let keys: Keys;
+  let storageUrlKey: Uint8Array;
+  // a database that starts from the snapshot: config.toml's buckets are seeded into it
+  let fresh = false;
   let apiModule: typeof import("./http/app.ts");
   try {
     const migrations = {
@@ -177,7 +186,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       db = options.db;
     } else {
       // A fresh database (in memory, or a data directory without one) starts from the snapshot.
-      const fresh = options.dataDir === undefined || !hasDatabase(options.dataDir);
+      fresh = options.dataDir === undefined || !hasDatabase(options.dataDir);
       const snapshot = fresh
         ? await snapshotFor(migrations, options.cacheDir ?? snapshotCacheDir(paths.projectDir))
         : undefined;
@@ -196,6 +205,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       });
     }
     keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
+    storageUrlKey = await loadStorageUrlKey(options.dataDir);
     await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
     apiModule = await api;
   } catch (error) {
@@ -204,11 +214,24 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     throw error;
   }
 
-  const { app, mail, inbox, upgrade } = apiModule.createApi({
+  const { app, mail, inbox, upgrade, storage } = apiModule.createApi({
     db,
-    project: { ...project, keys, signingKeys },
+    project: { ...project, keys, signingKeys, storageUrlKey },
     url,
+    storageDir: (db as unknown as { storageDir: string }).storageDir,
   });
+  if (config.storage.enabled) {
+    try {
+      // as `supabase start` on a fresh database and `db reset`: config.toml's buckets
+      if (fresh) await storage.seed();
+      // bytes a crash left without a row (not while another backend shares the database)
+      else if (!options.db) await storage.sweep();
+    } catch (error) {
+      await Promise.all(servers.map(closeServer));
+      if (!options.db) await db.close();
+      throw error;
+    }
+  }
 
   let mailpitUrl = `${url}/inbox`;
   if (options.mailpitPort !== undefined && hosts.length > 0) {

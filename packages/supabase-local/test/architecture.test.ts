@@ -17,6 +17,7 @@
 //   auth/models/*.ts          data: the only SQL, no Request/Response, nothing above
 //   provider/, mail/, rest/   services of their own: they never import Auth
 //   realtime/                 a service: never imports Auth or the data API
+//   storage/                  a service: never imports Auth, the data API or Realtime
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -219,6 +220,15 @@ describe("services apart from Auth", () => {
     ).toEqual([]);
   });
 
+  test("Storage never imports Auth, the data API or Realtime", () => {
+    expect(
+      edges(
+        (f) => f.startsWith("storage/"),
+        (t) => t.startsWith("auth/") || t.startsWith("rest/") || t.startsWith("realtime/"),
+      ),
+    ).toEqual([]);
+  });
+
   test("the data API imports nothing outside rest/", () => {
     expect(
       edges(
@@ -232,7 +242,7 @@ describe("services apart from Auth", () => {
 /** Whether `file` sits in `folder` (a folder of src/ with a trailing slash, or "" for the top). */
 const inFolder = (folder: string) => (file: string) =>
   folder === "" ? !file.includes("/") : file.startsWith(folder);
-const SERVICES = ["auth/", "rest/", "realtime/", "mail/", "provider/"];
+const SERVICES = ["auth/", "rest/", "realtime/", "storage/", "mail/", "provider/"];
 const isService = (f: string) => SERVICES.some((s) => f.startsWith(s));
 
 describe("a folder per subsystem", () => {

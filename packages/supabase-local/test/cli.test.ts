@@ -141,6 +141,13 @@ describe("supabase-local", () => {
         socket.onerror = reject;
       });
       socket.close();
+      // Storage answers at its URL (the bucket list, through the gateway like every API)
+      expect(row(out, "Storage URL")).toBe(`${url}/storage/v1`);
+      const buckets = await fetch(`${url}/storage/v1/bucket`, {
+        headers: { apikey: KEYS.secret },
+      });
+      expect(buckets.status).toBe(200);
+      expect(Array.isArray(await buckets.json())).toBe(true);
       const mailpitUrl = `http://127.0.0.1:${mailPort}`;
       expect(row(out, "Mailpit URL")).toBe(mailpitUrl);
       expect((await fetch(`${mailpitUrl}/api/v1/messages`)).status).toBe(200);

@@ -22,7 +22,7 @@ import { startRefusal } from "./start-errors.ts";
 
 const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project dir>]
 
-  start    start the local backend (Auth, data API, inbox) and print its URLs and keys
+  start    start the local backend (Auth, data API, Realtime, Storage, inbox) and print its URLs and keys
   status   show the URLs and keys of the backend running on the configured port
   reset    delete the persisted data (.local-data/): the next start is a fresh database`;
 
@@ -34,6 +34,9 @@ function statusTable(url: string, keys: Keys, ports: Ports): string {
     ["REST API URL", `${url}/rest/v1`],
     // our addition: `supabase status` prints no Realtime URL
     ["Realtime URL", `${url.replace(/^http/, "ws")}/realtime/v1`],
+    // ours too: `supabase status` prints Storage only as its S3 endpoint ("Storage (S3)", with
+    // [storage.s3_protocol] on), which the local backend does not serve
+    ["Storage URL", `${url}/storage/v1`],
     ["JWKS URL", `${url}/auth/v1/.well-known/jwks.json`],
     ["DB URL", `postgresql://postgres:postgres@127.0.0.1:${ports.db}/postgres`],
     ["Studio URL", "none (not part of the local backend)"],

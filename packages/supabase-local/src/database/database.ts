@@ -167,6 +167,14 @@ export class Database {
     return this.#closed;
   }
 
+  /**
+   * Where Storage keeps this database's bytes: storage/ in the data directory (removed by a reset
+   * with the database), or in the scratch directory of an unnamed one (removed on close).
+   */
+  get storageDir(): string {
+    return join(this.#scratch ?? this.dataDir, "storage");
+  }
+
   /** The port the Postgres wire protocol is served on (undefined: none). */
   get postgresPort(): number | undefined {
     return this.#postgresPort;

@@ -30,12 +30,18 @@ export async function openDatabase(dataDir?: string, options: OpenOptions = {}):
 }
 
 /** The SQL that sets a database up for Supabase's API: sql/roles.sql, sql/auth.sql, then
- * sql/realtime.sql. Read synchronously, as snapshot.ts reads a snapshot's inputs (snapshotKey says why). */
-export async function setupSql(): Promise<{ roles: string; auth: string; realtime: string }> {
+ * sql/realtime.sql and sql/storage.sql. Read synchronously, as snapshot.ts reads a snapshot's inputs (snapshotKey says why). */
+export async function setupSql(): Promise<{
+  roles: string;
+  auth: string;
+  realtime: string;
+  storage: string;
+}> {
   return {
     roles: readFileSync(new URL("roles.sql", here), "utf8"),
     auth: readFileSync(new URL("auth.sql", here), "utf8"),
     realtime: readFileSync(new URL("realtime.sql", here), "utf8"),
+    storage: readFileSync(new URL("storage.sql", here), "utf8"),
   };
 }
 
@@ -53,8 +59,10 @@ export async function prepareDatabase(db: {
   exec(sql: string): Promise<unknown>;
   query<T>(sql: string, params?: unknown[]): Promise<Results<T>>;
 }): Promise<void> {
-  const { roles, auth, realtime } = await setupSql();
-  const mark = `${SETUP_MARK}${createHash("sha256").update(roles).update("\0").update(auth).update("\0").update(realtime).digest("hex")}`;
+  const { roles, auth, realtime, storage } = await setupSql();
+  const hash = createHash("sha256");
+  for (const sql of [roles, auth, realtime]) hash.update(sql).update("\0");
+  const mark = `${SETUP_MARK}${hash.update(storage).digest("hex")}`;
   // pg_description itself, not obj_description(): that SQL function is parsed and planned on its
   // first call, and this is one of the first queries a database answers (alone, 19-38 ms against
   // 49-78 ms; within a whole start, lost in the noise).
@@ -66,5 +74,6 @@ export async function prepareDatabase(db: {
   await db.exec(roles);
   await db.exec(auth);
   await db.exec(realtime);
+  await db.exec(storage);
   await db.exec(`COMMENT ON SCHEMA auth IS '${mark}'`);
 }

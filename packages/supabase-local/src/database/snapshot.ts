@@ -59,7 +59,7 @@ export function snapshotCacheDir(projectDir: string): string {
 
 /** The key of the base snapshot: PGlite with the API roles and auth schema, no project yet. */
 async function baseKey(): Promise<string> {
-  const { roles, auth, realtime } = await setupSql();
+  const { roles, auth, realtime, storage } = await setupSql();
   return digest([
     ["format", String(FORMAT)],
     ["pglite", await pgliteVersion()],
@@ -67,6 +67,7 @@ async function baseKey(): Promise<string> {
     ["roles.sql", roles],
     ["auth.sql", auth],
     ["realtime.sql", realtime],
+    ["storage.sql", storage],
   ]);
 }
 

@@ -16,6 +16,7 @@ import type { KeyedProject } from "../project/project.ts";
 import { providerPageRoutes } from "../provider/page.ts";
 import { type Accept, acceptedUpgrade, createRealtime } from "../realtime/index.ts";
 import { API_ROLES, type Authenticate, createRestHandler } from "../rest/index.ts";
+import { createStorage, type Storage } from "../storage/index.ts";
 import { requestContext, withContext } from "./context.ts";
 import { gateway, openGatewayRoute } from "./gateway.ts";
 import { JwtRejected, verifyJwt } from "./jwt.ts";
@@ -27,6 +28,8 @@ export interface ApiOptions {
   project: KeyedProject;
   /** The backend's own URL, e.g. http://127.0.0.1:54321. */
   url: string;
+  /** Where Storage keeps its bytes (the database's storageDir). */
+  storageDir: string;
 }
 
 /** What the server knows of a request before the app: who sent it (client-address.ts). */
@@ -46,11 +49,13 @@ export interface Api {
    * socket's start when accepted, or the answer to send back.
    */
   upgrade(request: Request, peer: Peer): Promise<{ accept: Accept } | { response: Response }>;
+  /** Storage's start-up work: config.toml's buckets on a fresh database, orphaned bytes swept. */
+  storage: Pick<Storage, "seed" | "sweep">;
 }
 
 export function createApi(options: ApiOptions): Api {
   const { db, project, url } = options;
-  const { config, keys, signingKeys } = project;
+  const { config, keys, signingKeys, storageUrlKey } = project;
   const inbox = new Inbox();
   const ctx: AuthContext = {
     db,
@@ -75,6 +80,18 @@ export function createApi(options: ApiOptions): Api {
       "Content-Range",
       "Content-Profile",
       "Preference-Applied",
+      // what storage-js and a TUS client read
+      "ETag",
+      "Content-Disposition",
+      "Location",
+      "Tus-Resumable",
+      "Tus-Version",
+      "Tus-Max-Size",
+      "Tus-Extension",
+      "Upload-Offset",
+      "Upload-Length",
+      "Upload-Metadata",
+      "Upload-Expires",
     ],
   });
   const gatewayOptions = {
@@ -137,6 +154,13 @@ export function createApi(options: ApiOptions): Api {
   app.post("/realtime/v1/api/broadcast/:topic/events/:event", (c) =>
     realtime.broadcast(c.req.raw, { topic: c.req.param("topic"), event: c.req.param("event") }),
   );
+  const storage = createStorage({
+    db,
+    directory: options.storageDir,
+    urlKey: storageUrlKey,
+    config: config.storage,
+  });
+  if (config.storage.enabled) app.route("/storage/v1", storage.routes);
   app.route("/inbox", inboxRoutes(inbox));
   app.route("/inbox", mailpitRoutes(inbox));
   app.route("/provider", providerPageRoutes(ctx));
@@ -157,14 +181,11 @@ export function createApi(options: ApiOptions): Api {
     const accept = acceptedUpgrade(request);
     return accept ? { accept } : { response };
   };
-  return { app, mail, inbox, upgrade };
+  return { app, mail, inbox, upgrade, storage };
 }
 
-/**
- * The local APIs: each request passes apiCaller and the gateway before its service sees it.
- * /storage/v1 joins this list when it comes.
- */
-const LOCAL_API = /^\/(?:auth|rest|realtime)\/v1(?:\/|$)/;
+/** The local APIs: each request passes apiCaller and the gateway before its service sees it. */
+const LOCAL_API = /^\/(?:auth|rest|realtime|storage)\/v1(?:\/|$)/;
 
 /**
  * The request the data API sees: Kong's key-auth strips `?apikey=` before PostgREST (kong.yml's

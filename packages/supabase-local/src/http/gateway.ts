@@ -164,8 +164,16 @@ function isHs256(token: string | undefined): boolean {
 const OPEN_ROUTE =
   /^\/auth\/v1\/(?:verify|callback|authorize|sso\/saml\/(?:acs|metadata)|\.well-known\/[^/]+)\/?$/;
 
+/**
+ * Storage's routes a browser loads without a key, as on the hosted service: public objects and
+ * their info, signed URLs (download, upload, resumable upload, transformed images) and public
+ * transformed images.
+ */
+const OPEN_STORAGE_ROUTE =
+  /^\/storage\/v1\/(?:object\/(?:public|sign|upload\/sign|info\/public)\/|render\/image\/(?:public|sign)\/|upload\/resumable\/sign(?:\/|$))/;
+
 export function openGatewayRoute(path: string): boolean {
-  return OPEN_ROUTE.test(path);
+  return OPEN_ROUTE.test(path) || OPEN_STORAGE_ROUTE.test(path);
 }
 
 /** A browser's User-Agent, as the hosted gateway tells them (they start with Mozilla/). */

@@ -17,6 +17,16 @@ export interface Config {
    * [inbucket], is refused as the CLI 3 refuses it.
    */
   localSmtp: { enabled: boolean; port: number };
+  /** [storage]: Storage at /storage/v1 (sizes in bytes, from the CLI's "50MiB" strings). */
+  storage: {
+    enabled: boolean;
+    /** [storage] file_size_limit: the largest upload of any bucket (the CLI's default 50MiB). */
+    fileSizeLimit: number;
+    /** [storage.image_transformation] enabled: /render/image (off when the table is absent). */
+    imageTransformation: { enabled: boolean };
+    /** [storage.buckets.<name>]: created or updated, and objects_path uploaded, on a fresh start. */
+    buckets: Record<string, StorageBucketConfig>;
+  };
   auth: {
     siteUrl: string;
     additionalRedirectUrls: string[];
@@ -123,6 +133,14 @@ export interface Config {
   local: LocalSettings;
 }
 
+/** [storage.buckets.<name>], as the CLI reads it (objects_path resolved against supabase/). */
+export interface StorageBucketConfig {
+  public?: boolean;
+  fileSizeLimit?: number;
+  allowedMimeTypes?: string[];
+  objectsPath?: string;
+}
+
 /** supabase/local-backend.toml, read (and validated) by loadConfig. */
 export interface LocalSettings {
   /**
@@ -174,6 +192,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const config = merge(base, options.overrides ?? {}) as Config;
   const keys = config.auth.signingKeysPath;
   if (keys) config.auth.signingKeysPath = resolve(dirname(path), keys);
+  // objects_path is relative to supabase/, as the CLI resolves it
+  for (const bucket of Object.values(config.storage.buckets))
+    if (bucket.objectsPath) bucket.objectsPath = resolve(dirname(path), bucket.objectsPath);
   return config;
 }
 
@@ -204,6 +225,22 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
   const seed = table(db.seed);
   const localSmtp = table(toml.local_smtp);
   const auth = table(toml.auth);
+  const storage = table(toml.storage);
+  const buckets: Config["storage"]["buckets"] = {};
+  for (const [name, value] of Object.entries(table(storage.buckets))) {
+    const b = table(value);
+    buckets[name] = {
+      public: typeof b.public === "boolean" ? b.public : undefined,
+      fileSizeLimit:
+        b.file_size_limit === undefined
+          ? undefined
+          : size(b.file_size_limit, `storage.buckets.${name}.file_size_limit`),
+      allowedMimeTypes: Array.isArray(b.allowed_mime_types)
+        ? strs(b.allowed_mime_types, [])
+        : undefined,
+      objectsPath: str(b.objects_path) || undefined,
+    };
+  }
   const email = table(auth.email);
   const mfa = table(auth.mfa);
   const totp = table(mfa.totp);
@@ -249,6 +286,12 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
     localSmtp: {
       enabled: bool(localSmtp.enabled, true),
       port: port(localSmtp.port, 54324, "local_smtp.port"),
+    },
+    storage: {
+      enabled: bool(storage.enabled, true),
+      fileSizeLimit: size(storage.file_size_limit ?? "50MiB", "storage.file_size_limit"),
+      imageTransformation: { enabled: bool(table(storage.image_transformation).enabled, false) },
+      buckets,
     },
     auth: {
       siteUrl: str(auth.site_url) ?? "http://127.0.0.1:3000",
@@ -450,6 +493,17 @@ function port(v: unknown, d: number, key: string): number {
   throw new ConfigError(`'${key}' in config.toml must be a port number (0 to 65535), not ${value}`);
 }
 
+/**
+ * A size as the CLI reads it (go-units RAMInBytes: "50MiB", "50MB", "1.5GB", binary multiples
+ * either way) or a number of bytes.
+ */
+function size(v: unknown, key: string): number {
+  if (typeof v === "number" && v >= 0) return v;
+  const match = typeof v === "string" ? /^(\d+(?:\.\d+)?)\s*([kmgtp])?i?b?$/i.exec(v.trim()) : null;
+  if (!match) throw new ConfigError(`failed to parse ${key}: invalid size: '${String(v)}'`);
+  const power = " kmgtp".indexOf((match[2] ?? " ").toLowerCase());
+  return Math.floor(Number(match[1]) * 1024 ** power);
+}
 const bool = (v: unknown, d: boolean) => (typeof v === "boolean" ? v : d);
 const strs = (v: unknown, d: string[]) =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : d;

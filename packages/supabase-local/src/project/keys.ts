@@ -164,3 +164,27 @@ export async function projectKeys(fromFile: SigningKey | undefined): Promise<Key
     signer: fromFile,
   };
 }
+
+/**
+ * The key Storage signs its URLs with (signed URLs, signed upload URLs): 32 random bytes of this
+ * install's own, generated once into `dataDir/storage-url-key` (a fresh one per run in memory),
+ * removed by a reset with the rest of the data. Never the JWT secret: the CLI's is public, and
+ * any page could then mint a URL to any object.
+ */
+export async function loadStorageUrlKey(dataDir: string | undefined): Promise<Uint8Array> {
+  const file = dataDir ? join(dataDir, "storage-url-key") : undefined;
+  if (file) {
+    try {
+      const saved = Buffer.from((await readFile(file, "utf8")).trim(), "base64url");
+      if (saved.length >= 32) return new Uint8Array(saved);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+  const key = crypto.getRandomValues(new Uint8Array(32));
+  if (dataDir && file) {
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, `${Buffer.from(key).toString("base64url")}\n`, { mode: 0o600 });
+  }
+  return key;
+}

@@ -14,6 +14,8 @@ export interface Project {
 export interface KeyedProject extends Project {
   readonly keys: Keys;
   readonly signingKeys: SigningKeys;
+  /** The key Storage signs its URLs with (keys.ts loadStorageUrlKey): this install's own. */
+  readonly storageUrlKey: Uint8Array;
 }
 
 export interface ProjectOptions {

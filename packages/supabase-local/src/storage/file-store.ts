@@ -1,0 +1,136 @@
+// The bytes of every object, on disk: one file per object version, named by the version (a UUID
+// the backend makes), never by the object's key, so no key can name a path (`../`, a leading `/`)
+// and a move is a change of row, not of file. Bytes are streamed in and out, never held whole in
+// memory: an upload is written to uploads/ while its MD5 (the ETag) is computed, then renamed into
+// objects/ once whole. The directory lives beside the database (the data directory's storage/, or
+// the scratch directory of an in-memory one), so a reset removes both together; sweep() removes
+// what no row names (an upload cut short by a crash, a delete whose row went first).
+import { createHash, randomUUID } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { type Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { ERRORS } from "./errors.ts";
+
+export interface Written {
+  version: string;
+  size: number;
+  /** The MD5 of the bytes, quoted, as S3 (and so hosted Storage) gives it. */
+  eTag: string;
+  lastModified: Date;
+}
+
+export class FileStore {
+  readonly root: string;
+  readonly #objects: string;
+  readonly #uploads: string;
+  #ready: Promise<unknown> | undefined;
+
+  constructor(root: string) {
+    this.root = root;
+    this.#objects = join(root, "objects");
+    this.#uploads = join(root, "uploads");
+  }
+
+  /** The folder the TUS server keeps its uploads in progress in. */
+  get resumableDir(): string {
+    return join(this.root, "resumable");
+  }
+
+  #prepare(): Promise<unknown> {
+    this.#ready ??= Promise.all([
+      mkdir(this.#objects, { recursive: true }),
+      mkdir(this.#uploads, { recursive: true }),
+      mkdir(this.resumableDir, { recursive: true }),
+    ]);
+    return this.#ready;
+  }
+
+  #path(version: string): string {
+    if (!/^[0-9a-f-]{36}$/.test(version)) throw ERRORS.noSuchKey();
+    return join(this.#objects, version);
+  }
+
+  /**
+   * Streams `body` into a new version, refusing it (EntityTooLarge) past `limit` bytes. The file
+   * appears under its version only once whole; a failure leaves nothing behind.
+   */
+  async write(body: Readable | ReadableStream<Uint8Array>, limit: number): Promise<Written> {
+    await this.#prepare();
+    const version = randomUUID();
+    const partial = join(this.#uploads, version);
+    const hash = createHash("md5");
+    let size = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        if (size > limit) return done(ERRORS.entityTooLarge());
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, count, createWriteStream(partial));
+      await rename(partial, this.#path(version));
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw error;
+    }
+    const { mtime } = await stat(this.#path(version));
+    return { version, size, eTag: `"${hash.digest("hex")}"`, lastModified: mtime };
+  }
+
+  /** Takes a finished file (a TUS upload) in as a new version, moving it. */
+  async adopt(path: string): Promise<Written> {
+    await this.#prepare();
+    const hash = createHash("md5");
+    await pipeline(createReadStream(path), hash);
+    const version = randomUUID();
+    await rename(path, this.#path(version));
+    const { size, mtime } = await stat(this.#path(version));
+    return { version, size, eTag: `"${hash.digest("hex")}"`, lastModified: mtime };
+  }
+
+  /** A copy of a version under a new one (a copied object has bytes of its own). */
+  async copy(version: string): Promise<string> {
+    await this.#prepare();
+    const copy = randomUUID();
+    await copyFile(this.#path(version), this.#path(copy));
+    return copy;
+  }
+
+  /** The bytes of a version, whole or `start`..`end` (inclusive). */
+  read(version: string, range?: { start: number; end: number }): Readable {
+    return createReadStream(this.#path(version), range);
+  }
+
+  /** The file of a version (sharp reads it itself). */
+  pathOf(version: string): string {
+    return this.#path(version);
+  }
+
+  async remove(versions: Iterable<string | null | undefined>): Promise<void> {
+    await Promise.all(
+      [...versions].flatMap((v) => (v ? [rm(this.#path(v), { force: true }).catch(() => {})] : [])),
+    );
+  }
+
+  /**
+   * Removes every version no row names (`known`), and uploads left unfinished: run at start, when
+   * no upload is under way. Files newer than a minute are kept (another backend sharing the
+   * database may be mid-upload).
+   */
+  async sweep(known: Set<string>): Promise<void> {
+    await this.#prepare();
+    const cutoff = Date.now() - 60_000;
+    for (const dir of [this.#objects, this.#uploads]) {
+      for (const name of await readdir(dir)) {
+        if (dir === this.#objects && known.has(name)) continue;
+        const path = join(dir, name);
+        const { mtimeMs } = await stat(path).catch(() => ({ mtimeMs: Date.now() }));
+        if (mtimeMs < cutoff) await rm(path, { force: true, recursive: true });
+      }
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// Storage at /storage/v1 (decision 029): the routes (routes.ts) over the object and bucket logic
+// (objects.ts, buckets.ts: as the caller, so RLS decides) and the file store on disk
+// (file-store.ts), with image transformations (transforms.ts) and resumable uploads (tus.ts).
+// Mounted by http/app.ts behind the same rules as every API (the Host allow-list, CORS, the
+// gateway); createLocalBackend seeds config.toml's buckets on a fresh database.
+import type { PGlite } from "@electric-sql/pglite";
+import type { Hono } from "hono";
+import type { Config } from "../project/config.ts";
+import { seedBuckets } from "./config-buckets.ts";
+import { FileStore } from "./file-store.ts";
+import { knownVersions } from "./objects.ts";
+import { storageRoutes } from "./routes.ts";
+import { createResumable } from "./tus.ts";
+
+export interface StorageOptions {
+  db: PGlite;
+  /** Where the bytes live: beside the database (Database.storageDir). */
+  directory: string;
+  /** This install's URL-signing key (project/keys.ts loadStorageUrlKey). */
+  urlKey: Uint8Array;
+  config: Config["storage"];
+}
+
+export interface Storage {
+  /** The routes of /storage/v1, for app.route(). */
+  routes: Hono;
+  /**
+   * What a fresh start does (the CLI after `supabase start` or `db reset`): config.toml's buckets
+   * created or updated, their objects_path uploaded.
+   */
+  seed(): Promise<void>;
+  /** Bytes no row names any more (an upload or delete cut short by a crash) removed. */
+  sweep(): Promise<void>;
+}
+
+export function createStorage(options: StorageOptions): Storage {
+  const { db, config } = options;
+  const files = new FileStore(options.directory);
+  const resumable = createResumable({
+    db,
+    files,
+    fileSizeLimit: config.fileSizeLimit,
+    urlKey: options.urlKey,
+  });
+  return {
+    routes: storageRoutes({
+      db,
+      files,
+      urlKey: options.urlKey,
+      fileSizeLimit: config.fileSizeLimit,
+      imageTransformation: config.imageTransformation.enabled,
+      resumable,
+    }),
+    seed: () => seedBuckets(db, files, config),
+    sweep: async () => files.sweep(await knownVersions(db)),
+  };
+}

@@ -1,0 +1,585 @@
+// The route table of /storage/v1, as upstream's http/routes (bucket/, object/, render/, tus/):
+// each handler reads the request (the caller from the gateway's context, the path's bucket and
+// key, the body), calls the bucket or object logic, and answers upstream's JSON or the object's
+// bytes. Every error is a StorageError, rendered in one place (errors.ts); anything else is
+// upstream's 500. Routes a server without S3, CDN purge, lifecycle, analytics or vector buckets
+// lacks answer as that server does: Fastify's 404.
+import type { PGlite } from "@electric-sql/pglite";
+import { type Context, Hono } from "hono";
+import { BodyTooLarge, readLimitedBody } from "../http/request-body.ts";
+import * as buckets from "./buckets.ts";
+import { ANON, type Caller, callerOf, SERVICE_ROLE } from "./caller.ts";
+import {
+  ERRORS,
+  featureNotEnabled,
+  routeNotFound,
+  StorageError,
+  validationError,
+} from "./errors.ts";
+import type { FileStore } from "./file-store.ts";
+import { mustBeValidBucketName, mustBeValidKey } from "./names.ts";
+import * as objects from "./objects.ts";
+import { infoJson, serveObject } from "./serve.ts";
+import { mustBeValidExpiresIn, signToken, verifyToken } from "./signed-urls.ts";
+import {
+  renderImage,
+  type Transformations,
+  transformationsFrom,
+  transformationsFromToken,
+} from "./transforms.ts";
+import { readUpload } from "./upload.ts";
+
+export interface StorageContext {
+  db: PGlite;
+  files: FileStore;
+  /** This install's URL-signing key (project/keys.ts). */
+  urlKey: Uint8Array;
+  /** [storage] file_size_limit. */
+  fileSizeLimit: number;
+  imageTransformation: boolean;
+  /** The TUS routes (tus.ts), mounted at /upload/resumable (and /sign under it: signed). */
+  resumable: (request: Request, caller: Caller, signed?: boolean) => Promise<Response>;
+}
+
+/** How long a signed upload URL lives: 2 hours, as storage-js documents it. */
+const SIGNED_UPLOAD_EXPIRES_IN = 2 * 60 * 60;
+
+type C = Context;
+
+export function storageRoutes(ctx: StorageContext): Hono {
+  const { db, files } = ctx;
+  const app = new Hono();
+  const limits = { globalFileSizeLimit: ctx.fileSizeLimit };
+
+  app.onError((error, c) => {
+    if (error instanceof StorageError) return error.response();
+    if (error instanceof BodyError) return validationError(error.message);
+    // the client went away mid-body: nobody reads the answer (upstream's 499)
+    if (c.req.raw.signal.aborted || (error as { code?: string }).code === "ECONNRESET")
+      return Response.json({ error: "Request aborted", statusCode: "499" }, { status: 499 });
+    console.error("[supabase-local] storage:", error);
+    return ERRORS.internal().response();
+  });
+  app.notFound((c) =>
+    routeNotFound(c.req.method, new URL(c.req.url).pathname.replace(/^\/storage\/v1/, "")),
+  );
+
+  // ---- buckets
+  app.get("/bucket", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const q = c.req.query();
+    const rows = await buckets.listBuckets(db, caller, {
+      limit: optionalInt(q.limit, "limit", 1),
+      offset: optionalInt(q.offset, "offset", 0),
+      sortColumn: q.sortColumn,
+      sortOrder: q.sortOrder,
+      search: q.search,
+    });
+    return c.json(rows.map(buckets.bucketJson));
+  });
+  app.get("/bucket/:id", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    return c.json(buckets.bucketJson(await buckets.getBucket(db, caller, c.req.param("id"))));
+  });
+  app.post("/bucket", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    const name = requiredString(body, "name");
+    await buckets.createBucket(
+      db,
+      caller,
+      {
+        id: optionalString(body, "id"),
+        name,
+        public: optionalBoolean(body, "public"),
+        fileSizeLimit: sizeField(body.file_size_limit),
+        allowedMimeTypes: mimeField(body.allowed_mime_types),
+      },
+      limits,
+    );
+    return c.json({ name });
+  });
+  app.put("/bucket/:id", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    await buckets.updateBucket(
+      db,
+      caller,
+      c.req.param("id"),
+      {
+        public: optionalBoolean(body, "public"),
+        fileSizeLimit: sizeField(body.file_size_limit),
+        allowedMimeTypes: mimeField(body.allowed_mime_types),
+      },
+      limits,
+    );
+    return c.json({ message: "Successfully updated" });
+  });
+  app.post("/bucket/:id/empty", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    await buckets.emptyBucket(db, caller, c.req.param("id"), files);
+    return c.json({ message: "Empty bucket has been queued. Completion may take up to an hour." });
+  });
+  app.delete("/bucket/:id", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    await buckets.deleteBucket(db, caller, c.req.param("id"));
+    return c.json({ message: "Successfully deleted" });
+  });
+
+  // ---- objects: the fixed paths first (a bucket named "list" is upstream's problem too)
+  app.post("/object/list/:bucket", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    const sortBy = objectField(body, "sortBy");
+    return c.json(
+      await objects.searchObjects(db, caller, c.req.param("bucket"), {
+        prefix: requiredString(body, "prefix"),
+        limit: optionalInteger(body, "limit", 1),
+        offset: optionalInteger(body, "offset", 0),
+        search: optionalString(body, "search"),
+        sortBy: sortBy && {
+          column: optionalString(sortBy, "column"),
+          order: optionalString(sortBy, "order"),
+        },
+      }),
+    );
+  });
+  app.post("/object/list-v2/:bucket", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    const sortBy = objectField(body, "sortBy");
+    return c.json(
+      await objects.listObjectsV2(db, caller, c.req.param("bucket"), {
+        prefix: optionalString(body, "prefix"),
+        withDelimiter: optionalBoolean(body, "with_delimiter"),
+        limit: optionalInteger(body, "limit", 1),
+        cursor: optionalString(body, "cursor"),
+        sortBy: sortBy && {
+          column: optionalString(sortBy, "column"),
+          order: optionalString(sortBy, "order"),
+        },
+      }),
+    );
+  });
+  app.post("/object/move", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    const bucketId = requiredString(body, "bucketId");
+    await objects.moveObject(db, caller, {
+      bucketId,
+      sourceKey: requiredString(body, "sourceKey"),
+      destinationBucket: optionalString(body, "destinationBucket") || bucketId,
+      destinationKey: requiredString(body, "destinationKey"),
+    });
+    return c.json({ message: "Successfully moved" });
+  });
+  app.post("/object/copy", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    const bucketId = requiredString(body, "bucketId");
+    const destinationBucket = optionalString(body, "destinationBucket") || bucketId;
+    const destinationKey = requiredString(body, "destinationKey");
+    const metadata = objectField(body, "metadata");
+    const userMetadata = c.req.header("x-metadata");
+    const row = await objects.copyObject(db, caller, files, {
+      bucketId,
+      sourceKey: requiredString(body, "sourceKey"),
+      destinationBucket,
+      destinationKey,
+      upsert: c.req.header("x-upsert") === "true",
+      copyMetadata: optionalBoolean(body, "copyMetadata") ?? true,
+      metadata: metadata && {
+        cacheControl: optionalString(metadata, "cacheControl"),
+        mimetype: optionalString(metadata, "mimetype"),
+      },
+      userMetadata: userMetadata ? parseMetadataHeader(userMetadata) : undefined,
+    });
+    return c.json({
+      Id: row.id,
+      Key: `${destinationBucket}/${destinationKey}`,
+      ...objects.objectJson(row),
+    });
+  });
+
+  // signed URLs: made for what the caller can read; used by anyone holding one
+  app.post("/object/sign/:bucket", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    const expiresIn = mustBeValidExpiresIn(requiredField(body, "expiresIn"));
+    const paths = body.paths;
+    if (!Array.isArray(paths) || paths.some((p) => typeof p !== "string"))
+      throw new BodyError("body/paths must be array");
+    const bucketId = c.req.param("bucket");
+    const visible = await objects.visibleNames(db, caller, bucketId, paths as string[]);
+    return c.json(
+      await Promise.all(
+        (paths as string[]).map(async (path) => {
+          if (!visible.has(path))
+            return {
+              error: "Either the object does not exist or you do not have access to it",
+              path,
+              signedURL: null,
+            };
+          const url = `${bucketId}/${path}`;
+          const token = await signToken(ctx.urlKey, { url }, expiresIn);
+          return { error: null, path, signedURL: `/object/sign/${url}?token=${token}` };
+        }),
+      ),
+    );
+  });
+  app.post("/object/sign/:bucket/*", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const { bucket, key } = target(c, "/object/sign/");
+    const body = await jsonBody(c);
+    const expiresIn = mustBeValidExpiresIn(requiredField(body, "expiresIn"));
+    await objects.mustSee(db, caller, bucket, key);
+    const transform = objectField(body, "transform");
+    const url = `${bucket}/${key}`;
+    if (ctx.imageTransformation && transform && Object.keys(transform).length > 0) {
+      const transformations = transformationsFrom(transform);
+      const token = await signToken(
+        ctx.urlKey,
+        { url, transformations: transformations.key, format: transformations.format ?? "" },
+        expiresIn,
+      );
+      return c.json({ signedURL: `/render/image/sign/${url}?token=${token}` });
+    }
+    const token = await signToken(ctx.urlKey, { url }, expiresIn);
+    return c.json({ signedURL: `/object/sign/${url}?token=${token}` });
+  });
+  const signedDownload = async (c: C, head: boolean) => {
+    const { bucket, key } = target(c, "/object/sign/");
+    const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
+    const row = await objects.objectByOwner(db, bucket, key);
+    return serveObject(c.req.raw, files, row, {
+      download: c.req.query("download"),
+      expires: new Date(token.exp * 1000),
+      head,
+    });
+  };
+  // (Hono answers HEAD with the GET route, dropping the body: the handlers open no file for it)
+  app.get("/object/sign/:bucket/*", (c) => signedDownload(c, isHead(c)));
+
+  // signed upload URLs: insert rights to make one, nothing to use one
+  app.post("/object/upload/sign/:bucket/*", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const { bucket, key } = target(c, "/object/upload/sign/");
+    const upsert = c.req.header("x-upsert") === "true";
+    const userMetadata = c.req.header("x-metadata");
+    await objects.bucketForObjects(db, bucket);
+    await objects.canUpload(
+      db,
+      caller,
+      {
+        bucketId: bucket,
+        name: key,
+        owner: caller.owner,
+        upsert,
+        userMetadata: userMetadata ? parseMetadataHeader(userMetadata) : undefined,
+      },
+      { mimetype: c.req.header("content-type") },
+      "storage.object.upload_sign",
+    );
+    const url = `${bucket}/${key}`;
+    const token = await signToken(
+      ctx.urlKey,
+      { owner: caller.owner, url, upsert },
+      SIGNED_UPLOAD_EXPIRES_IN,
+    );
+    return c.json({ url: `/object/upload/sign/${url}?token=${token}`, token });
+  });
+  app.put("/object/upload/sign/:bucket/*", async (c) => {
+    const { bucket, key } = target(c, "/object/upload/sign/");
+    const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
+    if (token.exp * 1000 < Date.now()) throw ERRORS.expiredSignature();
+    // as upstream's superuser: the token stands for the rights checked when it was made
+    const row = await upload(c, SERVICE_ROLE, bucket, key, {
+      upsert: token.upsert === true,
+      owner: token.owner,
+    });
+    return c.json({ Key: `${bucket}/${row.name}` });
+  });
+
+  // public objects and info
+  const publicObject = async (c: C, head: boolean) => {
+    const { bucket, key } = target(c, "/object/public/");
+    const row = await objects.objectForRead(db, ANON_PUBLIC, bucket, key, { publicOnly: true });
+    return serveObject(c.req.raw, files, row, { download: c.req.query("download"), head });
+  };
+  app.get("/object/public/:bucket/*", (c) => publicObject(c, isHead(c)));
+  app.get("/object/info/public/:bucket/*", async (c) => {
+    const { bucket, key } = target(c, "/object/info/public/");
+    const row = await objects.objectForRead(db, ANON_PUBLIC, bucket, key, { publicOnly: true });
+    return info(row);
+  });
+  app.get("/object/info/authenticated/:bucket/*", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const { bucket, key } = target(c, "/object/info/authenticated/");
+    return info(await objects.objectForRead(db, caller, bucket, key));
+  });
+  app.get("/object/info/:bucket/*", async (c) => {
+    const caller = await callerOf(c.req.raw, true);
+    const { bucket, key } = target(c, "/object/info/");
+    return info(await objects.objectForRead(db, caller, bucket, key));
+  });
+
+  // authenticated objects
+  const download = async (c: C, prefix: string, lenient: boolean, head: boolean) => {
+    const caller = await callerOf(c.req.raw, lenient);
+    const { bucket, key } = target(c, prefix);
+    const row = await objects.objectForRead(db, caller, bucket, key);
+    return serveObject(c.req.raw, files, row, { download: c.req.query("download"), head });
+  };
+  app.get("/object/authenticated/:bucket/*", (c) =>
+    download(c, "/object/authenticated/", false, isHead(c)),
+  );
+  app.get("/object/:bucket/*", (c) => download(c, "/object/", true, isHead(c)));
+
+  // (the batch remove before the single one: `/*` also matches an empty key)
+  app.delete("/object/:bucket", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const body = await jsonBody(c);
+    const prefixes = body.prefixes;
+    if (
+      !Array.isArray(prefixes) ||
+      prefixes.length < 1 ||
+      prefixes.some((p) => typeof p !== "string")
+    )
+      throw new BodyError("body/prefixes must NOT have fewer than 1 items");
+    const rows = await objects.removeObjects(db, caller, files, c.req.param("bucket"), prefixes);
+    return c.json(rows.map(objects.objectJson));
+  });
+
+  app.post("/object/:bucket/*", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const { bucket, key } = target(c, "/object/");
+    const row = await upload(c, caller, bucket, key, {
+      upsert: c.req.header("x-upsert") === "true",
+      owner: caller.owner,
+    });
+    return c.json({ Id: row.id, Key: `${bucket}/${row.name}` });
+  });
+  app.put("/object/:bucket/*", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const { bucket, key } = target(c, "/object/");
+    const row = await upload(c, caller, bucket, key, { upsert: true, owner: caller.owner });
+    return c.json({ Id: row.id, Key: `${bucket}/${row.name}` });
+  });
+  app.delete("/object/:bucket/*", async (c) => {
+    const caller = await callerOf(c.req.raw);
+    const { bucket, key } = target(c, "/object/");
+    await objects.removeObject(db, caller, files, bucket, key);
+    return c.json({ message: "Successfully deleted" });
+  });
+  // ---- image transformations (transforms.ts), only with [storage.image_transformation] on
+  const render = async (c: C, kind: "authenticated" | "public" | "sign") => {
+    if (!ctx.imageTransformation) return featureNotEnabled();
+    const { bucket, key } = target(c, `/render/image/${kind}/`);
+    let row: objects.ObjectRow;
+    let transformations: Transformations;
+    if (kind === "sign") {
+      const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
+      row = await objects.objectByOwner(db, bucket, key);
+      transformations = transformationsFromToken(token.transformations, token.format);
+    } else {
+      const caller = kind === "public" ? ANON_PUBLIC : await callerOf(c.req.raw);
+      row = await objects.objectForRead(db, caller, bucket, key, { publicOnly: kind === "public" });
+      transformations = transformationsFrom(c.req.query());
+    }
+    return renderImage(c.req.raw, files, row, transformations, {
+      download: c.req.query("download"),
+    });
+  };
+  app.get("/render/image/authenticated/:bucket/*", (c) => render(c, "authenticated"));
+  app.get("/render/image/public/:bucket/*", (c) => render(c, "public"));
+  app.get("/render/image/sign/:bucket/*", (c) => render(c, "sign"));
+
+  // ---- resumable uploads (tus.ts)
+  // a signed upload URL's token in x-signature stands for the caller (checked by tus.ts)
+  app.all("/upload/resumable/sign", (c) => ctx.resumable(c.req.raw, ANON, true));
+  app.all("/upload/resumable/sign/*", (c) => ctx.resumable(c.req.raw, ANON, true));
+  app.all("/upload/resumable", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
+  app.all("/upload/resumable/*", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
+
+  // anything else: Fastify's 404 (a mounted app's notFound is not called, so a route of its own)
+  app.all("*", (c) =>
+    routeNotFound(c.req.method, new URL(c.req.url).pathname.replace(/^\/storage\/v1/, "")),
+  );
+
+  /** An upload's bytes into the file store, then its row, once the caller may write it. */
+  async function upload(
+    c: C,
+    caller: Caller,
+    bucketId: string,
+    key: string,
+    options: { upsert: boolean; owner?: string },
+  ): Promise<objects.ObjectRow> {
+    mustBeValidKey(key);
+    const bucket = await objects.bucketForObjects(db, bucketId);
+    const file = await readUpload(c.req.raw, key, {
+      bucketLimit: bucket.file_size_limit,
+      globalLimit: ctx.fileSizeLimit,
+      allowedMimeTypes: bucket.allowed_mime_types,
+    });
+    const uploadTarget: objects.UploadTarget = {
+      bucketId,
+      name: key,
+      owner: options.owner,
+      upsert: options.upsert,
+      userMetadata: file.userMetadata,
+    };
+    try {
+      const declared = Number(c.req.header("content-length"));
+      await objects.canUpload(db, caller, uploadTarget, {
+        mimetype: file.mimeType,
+        ...(Number.isFinite(declared) ? { contentLength: declared } : {}),
+      });
+      const written = await files.write(file.body, file.limit);
+      return await objects.completeUpload(db, files, uploadTarget, written, file);
+    } finally {
+      file.body.resume();
+    }
+  }
+
+  return app;
+}
+
+/** A caller of the public routes: anyone, even without a token (only public buckets). */
+const ANON_PUBLIC: Caller = ANON;
+
+/** TUS requests carry the caller's token like any upload (a preflight none). */
+async function tusCaller(c: C): Promise<Caller> {
+  if (c.req.method === "OPTIONS") return ANON;
+  return callerOf(c.req.raw);
+}
+
+function isHead(c: C): boolean {
+  return c.req.raw.method === "HEAD";
+}
+
+/** The bucket and the key (percent-decoded) of `/<prefix><bucket>/<key>`. */
+function target(c: C, prefix: string): { bucket: string; key: string } {
+  const path = new URL(c.req.url).pathname;
+  const start = path.indexOf(prefix);
+  const rest = path.slice(start + prefix.length);
+  const slash = rest.indexOf("/");
+  let bucket: string;
+  let key: string;
+  try {
+    bucket = decodeURIComponent(slash === -1 ? rest : rest.slice(0, slash));
+    key = slash === -1 ? "" : decodeURIComponent(rest.slice(slash + 1));
+  } catch {
+    throw ERRORS.invalidKey(rest);
+  }
+  mustBeValidBucketName(bucket);
+  return { bucket, key };
+}
+
+function info(row: objects.ObjectRow): Response {
+  const metadata = row.metadata;
+  const headers = new Headers({ "Content-Type": "application/json" });
+  if (metadata?.eTag) headers.set("ETag", metadata.eTag);
+  if (metadata?.cacheControl) headers.set("Cache-Control", metadata.cacheControl);
+  if (metadata?.lastModified)
+    headers.set("Last-Modified", new Date(metadata.lastModified).toUTCString());
+  return new Response(JSON.stringify(infoJson(row)), { headers });
+}
+
+function parseMetadataHeader(value: string): Record<string, unknown> | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(value, "base64").toString("utf8"));
+    return parsed && typeof parsed === "object" ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A body upstream's JSON schema refuses (Fastify's validation message). */
+class BodyError extends Error {}
+
+type Body = Record<string, unknown>;
+
+/** A JSON object body, up to 1 MiB; an empty body is `{}` (upstream's empty-body parser). */
+async function jsonBody(c: C): Promise<Body> {
+  let text: string;
+  try {
+    text = await readLimitedBody(c.req.raw, 1024 * 1024);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw ERRORS.entityTooLarge("request body");
+    throw ERRORS.noContentProvided();
+  }
+  let body: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new BodyError(`Body is not valid JSON but content-type is set to 'application/json'`);
+    }
+  }
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw new BodyError("body must be object");
+  return body as Body;
+}
+
+function requiredField(body: Body, name: string): unknown {
+  if (body[name] === undefined) throw new BodyError(`body must have required property '${name}'`);
+  return body[name];
+}
+
+function requiredString(body: Body, name: string): string {
+  const value = requiredField(body, name);
+  if (typeof value !== "string") throw new BodyError(`body/${name} must be string`);
+  return value;
+}
+
+function optionalString(body: Body, name: string): string | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw new BodyError(`body/${name} must be string`);
+  return value;
+}
+
+function optionalInteger(body: Body, name: string, min: number): number | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value))
+    throw new BodyError(`body/${name} must be integer`);
+  if (value < min) throw new BodyError(`body/${name} must be >= ${min}`);
+  return Math.min(value, 2 ** 31 - 1);
+}
+
+function optionalBoolean(body: Body, name: string): boolean | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "boolean") throw new BodyError(`body/${name} must be boolean`);
+  return value;
+}
+
+function objectField(body: Body, name: string): Body | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new BodyError(`body/${name} must be object`);
+  return value as Body;
+}
+
+function sizeField(value: unknown): number | string | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (typeof value === "number" && Number.isInteger(value) && value >= 0) return value;
+  if (typeof value === "string") return value;
+  throw new BodyError("body/file_size_limit must be integer");
+}
+
+function mimeField(value: unknown): string[] | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
+    throw new BodyError("body/allowed_mime_types must be array");
+  return value as string[];
+}
+
+function optionalInt(value: string | undefined, name: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new BodyError(`querystring/${name} must be >= ${min}`);
+  return n;
+}

@@ -1,0 +1,64 @@
+// Signed URLs and signed upload URLs: a JWT (HS256) whose `url` claim is `<bucket>/<key>`, as
+// upstream's signObjectUrl and signUploadObjectUrl make them, but signed with a key of this
+// install's own (project/keys.ts: generated once into the data directory), never the JWT secret:
+// the CLI's JWT secret is public, so any page could otherwise mint a URL to any object.
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { ERRORS } from "./errors.ts";
+
+export interface SignedToken {
+  url: string;
+  exp: number;
+  /** A signed upload URL's: the owner of the object it uploads, and whether it may replace one. */
+  owner?: string;
+  upsert?: boolean;
+  /** A signed URL of a transformed image: the transformation it allows. */
+  transformations?: string;
+  format?: string;
+}
+
+/** Upstream's bound on a numeric expiresIn: at least a second, and exp representable. */
+export function mustBeValidExpiresIn(expiresIn: unknown): number {
+  if (
+    typeof expiresIn !== "number" ||
+    !Number.isFinite(expiresIn) ||
+    expiresIn < 1 ||
+    Math.floor(Date.now() / 1000) + expiresIn > 2 ** 53 / 1000
+  )
+    throw ERRORS.invalidParameter("expiresIn");
+  return expiresIn;
+}
+
+export async function signToken(
+  key: Uint8Array,
+  claims: Omit<SignedToken, "exp">,
+  expiresIn: number,
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setIssuedAt(now)
+    .setExpirationTime(now + Math.floor(expiresIn))
+    .sign(key);
+}
+
+/**
+ * A token's claims, if this install signed it and it has not expired (InvalidJWT with jose's
+ * words otherwise, as upstream answers), and it names this object (InvalidSignature otherwise).
+ */
+export async function verifyToken(
+  key: Uint8Array,
+  token: string | undefined,
+  url: string,
+): Promise<SignedToken> {
+  if (!token) throw ERRORS.invalidJwt("Invalid Compact JWS");
+  let payload: SignedToken;
+  try {
+    payload = (await jwtVerify(token, key, { algorithms: ["HS256"] }))
+      .payload as unknown as SignedToken;
+  } catch (error) {
+    if (error instanceof joseErrors.JOSEError) throw ERRORS.invalidJwt(error.message);
+    throw ERRORS.invalidJwt();
+  }
+  if (payload.url !== url) throw ERRORS.invalidSignature();
+  return payload;
+}

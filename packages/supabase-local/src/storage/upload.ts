@@ -1,0 +1,139 @@
+// An upload's body and what comes with it, read as upstream's fileUploadFromRequest reads it:
+// either multipart/form-data (storage-js sends a Blob or File so: the fields cacheControl,
+// metadata, contentType, then the file), parsed as a stream by busboy, or the raw body with its
+// Content-Type, Cache-Control and base64 `x-metadata` headers. Neither is buffered: the file part
+// or the body streams on to the file store. The size limit is the smaller of the bucket's and
+// [storage] file_size_limit; the type must be one the bucket allows.
+import { Readable } from "node:stream";
+import busboy from "busboy";
+import { ERRORS } from "./errors.ts";
+import { isEmptyFolder, mustBeAllowedMimeType } from "./names.ts";
+
+export interface IncomingFile {
+  body: Readable;
+  mimeType: string;
+  cacheControl: string;
+  userMetadata?: Record<string, unknown>;
+  /** The most bytes this upload may have. */
+  limit: number;
+}
+
+export interface UploadLimits {
+  /** The bucket's file_size_limit (null: none). */
+  bucketLimit: number | null;
+  /** [storage] file_size_limit. */
+  globalLimit: number;
+  allowedMimeTypes: string[] | null;
+}
+
+/** Upstream's MAX_CUSTOM_METADATA_SIZE: user metadata up to 1 MiB. */
+const MAX_USER_METADATA = 1024 * 1024;
+
+export function uploadLimit(limits: UploadLimits): number {
+  return limits.bucketLimit === null
+    ? limits.globalLimit
+    : Math.min(limits.bucketLimit, limits.globalLimit);
+}
+
+export async function readUpload(
+  request: Request,
+  key: string,
+  limits: UploadLimits,
+): Promise<IncomingFile> {
+  const limit = isEmptyFolder(key) ? 0 : uploadLimit(limits);
+  const checkType = (mimeType: string) => {
+    if (limits.allowedMimeTypes?.length && !isEmptyFolder(key))
+      mustBeAllowedMimeType(mimeType, limits.allowedMimeTypes);
+  };
+  const contentType = request.headers.get("content-type") ?? "";
+  if (!request.body) throw ERRORS.noContentProvided();
+  if (contentType.startsWith("multipart/form-data")) {
+    const file = await multipartFile(request, contentType);
+    checkType(file.mimeType);
+    return { ...file, limit };
+  }
+  const mimeType = contentType || "application/octet-stream";
+  checkType(mimeType);
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > limit) throw ERRORS.entityTooLarge();
+  const metadata = request.headers.get("x-metadata");
+  return {
+    body: Readable.fromWeb(request.body as import("node:stream/web").ReadableStream),
+    mimeType,
+    cacheControl: request.headers.get("cache-control") ?? "no-cache",
+    userMetadata: metadata ? parseUserMetadata(metadata) : undefined,
+    limit,
+  };
+}
+
+/** `x-metadata`: base64 of a JSON object (a value that is not is ignored, as upstream does). */
+export function parseUserMetadata(value: string): Record<string, unknown> | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(value, "base64").toString("utf8"));
+    return parsed && typeof parsed === "object" ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first file part of a multipart body, with the fields sent before it. */
+function multipartFile(
+  request: Request,
+  contentType: string,
+): Promise<Omit<IncomingFile, "limit">> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: { "content-type": contentType },
+        limits: { fields: 10, files: 1, fieldSize: MAX_USER_METADATA + 1 },
+      });
+    } catch {
+      reject(ERRORS.noContentProvided());
+      return;
+    }
+    const fields: Record<string, string> = {};
+    let settled = false;
+    parser.on("field", (name, value) => {
+      fields[name] = value;
+    });
+    parser.on("file", (_name, stream, info) => {
+      if (settled) {
+        stream.resume();
+        return;
+      }
+      settled = true;
+      const metadata = fields.metadata ?? fields.userMetadata;
+      if (metadata !== undefined && Buffer.byteLength(metadata) > MAX_USER_METADATA) {
+        stream.resume();
+        reject(ERRORS.entityTooLarge("user_metadata"));
+        return;
+      }
+      let userMetadata: Record<string, unknown> | undefined;
+      if (metadata !== undefined) {
+        try {
+          userMetadata = JSON.parse(metadata);
+        } catch {
+          // not JSON: ignored, as upstream does
+        }
+      }
+      resolve({
+        body: stream,
+        mimeType: fields.contentType || info.mimeType || "application/octet-stream",
+        cacheControl: fields.cacheControl ? `max-age=${fields.cacheControl}` : "no-cache",
+        userMetadata,
+      });
+    });
+    parser.on("error", () => {
+      if (!settled) reject(ERRORS.noContentProvided());
+      settled = true;
+    });
+    parser.on("close", () => {
+      if (!settled) reject(ERRORS.noContentProvided());
+      settled = true;
+    });
+    Readable.fromWeb(request.body as import("node:stream/web").ReadableStream)
+      .on("error", (error) => parser.destroy(error))
+      .pipe(parser);
+  });
+}

@@ -1,0 +1,154 @@
+// Objects through storage-js, as the caller, with RLS deciding (test/fixtures/storage.sql): the
+// owner, another user and anon on a private bucket; upsert needing select, insert and update;
+// remove needing select and delete; download, ranges, info, exists, list and list v2, move, copy;
+// upstream's errors (HTTP 400 with the real status in the body).
+import { describe, expect, test } from "vitest";
+import { anonClient, member, storageFetch } from "./support.ts";
+
+const text = (s: string) => new Blob([s], { type: "text/plain" });
+
+describe("an object in a private bucket", () => {
+  test("the owner uploads, downloads, lists and removes it; another user and anon get nothing", async () => {
+    const owner = await member();
+    const other = await member();
+    const path = `${owner.id}/notes/hello.txt`;
+    const mine = owner.client.storage.from("storage-private");
+
+    const uploaded = await mine.upload(path, text("hello world"));
+    expect(uploaded.error).toBeNull();
+    expect(uploaded.data).toMatchObject({ path, fullPath: `storage-private/${path}` });
+    expect(uploaded.data?.id).toMatch(/^[0-9a-f-]{36}$/);
+
+    const downloaded = await mine.download(path);
+    expect(await downloaded.data?.text()).toBe("hello world");
+
+    const listed = await mine.list(`${owner.id}/notes`);
+    expect(listed.data?.map((o) => o.name)).toEqual(["hello.txt"]);
+    expect(listed.data?.[0]?.metadata).toMatchObject({ size: 11, mimetype: "text/plain" });
+    const folders = await mine.list(owner.id);
+    expect(folders.data).toEqual([expect.objectContaining({ name: "notes", id: null })]);
+
+    // another user: the object does not exist for them, and they cannot write into its folder
+    const theirs = other.client.storage.from("storage-private");
+    const denied = await theirs.download(path);
+    expect(denied.error).toMatchObject({ name: "StorageApiError", status: 400 });
+    expect((await theirs.list(`${owner.id}/notes`)).data).toEqual([]);
+    const intrusion = await theirs.upload(`${owner.id}/notes/evil.txt`, text("x"));
+    expect(intrusion.error).toMatchObject({
+      message: "new row violates row-level security policy",
+      statusCode: "403",
+    });
+    expect(await theirs.remove([path])).toMatchObject({ data: [], error: null });
+    expect((await theirs.exists(path)).data).toBe(false);
+
+    // anon: the same
+    const anon = anonClient().storage.from("storage-private");
+    expect((await anon.download(path)).error).not.toBeNull();
+    expect((await anon.upload(`${owner.id}/anon.txt`, text("x"))).error?.message).toBe(
+      "new row violates row-level security policy",
+    );
+
+    // the owner's remove returns the row, and the object is gone
+    const removed = await mine.remove([path]);
+    expect(removed.data?.map((o) => o.name)).toEqual([path]);
+    expect((await mine.exists(path)).data).toBe(false);
+  });
+
+  test("errors are upstream's: HTTP 400 with the real status in the body", async () => {
+    const owner = await member();
+    const missing = await storageFetch(`/object/storage-private/${owner.id}/nothing.txt`, {
+      token: owner.token,
+    });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toEqual({
+      statusCode: "404",
+      code: "NoSuchKey",
+      error: "not_found",
+      message: "Object not found",
+    });
+    const noBucket = await storageFetch("/object/no-such-bucket/x.txt", { token: owner.token });
+    expect(noBucket.status).toBe(400);
+    expect(await noBucket.json()).toEqual({
+      statusCode: "404",
+      code: "NoSuchBucket",
+      error: "Bucket not found",
+      message: "Bucket not found",
+    });
+    const info = await owner.client.storage
+      .from("storage-private")
+      .exists(`${owner.id}/nothing.txt`);
+    expect(info.data).toBe(false);
+  });
+
+  test("upload without upsert refuses an existing key; upsert replaces it", async () => {
+    const owner = await member();
+    const path = `${owner.id}/twice.txt`;
+    const bucket = owner.client.storage.from("storage-private");
+    expect((await bucket.upload(path, text("one"))).error).toBeNull();
+    const again = await bucket.upload(path, text("two"));
+    expect(again.error).toMatchObject({
+      statusCode: "409",
+      message: "The resource already exists",
+    });
+    expect((await bucket.upload(path, text("three"), { upsert: true })).error).toBeNull();
+    expect(await (await bucket.download(path)).data?.text()).toBe("three");
+    expect((await bucket.update(path, text("four"))).error).toBeNull();
+    expect(await (await bucket.download(path)).data?.text()).toBe("four");
+  });
+
+  test("upsert needs update rights and remove needs delete rights: a bucket with only select and insert", async () => {
+    const owner = await member();
+    const path = `${owner.id}/dropped.txt`;
+    const bucket = owner.client.storage.from("storage-dropbox");
+    expect((await bucket.upload(path, text("first"))).error).toBeNull();
+    const replaced = await bucket.upload(path, text("second"), { upsert: true });
+    expect(replaced.error?.message).toBe("new row violates row-level security policy");
+    expect(await (await bucket.download(path)).data?.text()).toBe("first");
+    expect(await bucket.remove([path])).toMatchObject({ data: [], error: null });
+    expect((await bucket.exists(path)).data).toBe(true);
+    // a new key with upsert: the insert alone decides (no row to update)
+    expect(
+      (await bucket.upload(`${owner.id}/new.txt`, text("n"), { upsert: true })).error,
+    ).toBeNull();
+  });
+});
+
+describe("move, copy, info, list v2", () => {
+  test("move and copy within the owner's folder; info and list v2 see the result", async () => {
+    const owner = await member();
+    const bucket = owner.client.storage.from("storage-private");
+    const a = `${owner.id}/a.txt`;
+    await bucket.upload(a, text("alpha"), { cacheControl: "60", metadata: { label: "A" } });
+    expect((await bucket.move(a, `${owner.id}/moved/a.txt`)).error).toBeNull();
+    expect((await bucket.exists(a)).data).toBe(false);
+    const copied = await bucket.copy(`${owner.id}/moved/a.txt`, `${owner.id}/copy.txt`);
+    expect(copied.error).toBeNull();
+    expect(copied.data?.path).toBe(`storage-private/${owner.id}/copy.txt`);
+    expect(await (await bucket.download(`${owner.id}/copy.txt`)).data?.text()).toBe("alpha");
+
+    const info = await bucket.info(`${owner.id}/copy.txt`);
+    expect(info.data).toMatchObject({
+      name: `${owner.id}/copy.txt`,
+      size: 5,
+      contentType: "text/plain",
+      cacheControl: "max-age=60",
+      metadata: { label: "A" },
+    });
+
+    const v2 = await bucket.listV2({ prefix: `${owner.id}/`, with_delimiter: true });
+    expect(v2.error).toBeNull();
+    expect(v2.data?.folders.map((f) => f.name)).toEqual([`${owner.id}/moved/`]);
+    expect(v2.data?.objects.map((o) => o.name)).toEqual([`${owner.id}/copy.txt`]);
+    const paged = await bucket.listV2({ prefix: `${owner.id}/`, limit: 1 });
+    expect(paged.data?.hasNext).toBe(true);
+    const next = await bucket.listV2({ prefix: `${owner.id}/`, cursor: paged.data?.nextCursor });
+    expect(next.data?.objects.map((o) => o.name)).toEqual([`${owner.id}/moved/a.txt`]);
+
+    // another user cannot move the owner's object into their own folder
+    const other = await member();
+    const stolen = await other.client.storage
+      .from("storage-private")
+      .move(`${owner.id}/copy.txt`, `${other.id}/copy.txt`);
+    expect(stolen.error).toMatchObject({ statusCode: "404", message: "Object not found" });
+  });
+});

@@ -1,0 +1,145 @@
+// Signed URLs (singly and in batches), signed upload URLs and public URLs: made only for what the
+// caller may read (or insert), used by anyone who holds one, signed with this install's own key:
+// an expired, tampered or self-minted token (over the public JWT secret) is refused.
+import { SignJWT } from "jose";
+import { describe, expect, test } from "vitest";
+import { KEYS } from "../../src/project/keys.ts";
+import { anonClient, member, STORAGE_URL } from "./support.ts";
+
+describe("signed URLs", () => {
+  test("the owner signs one and a batch; anyone holding them downloads; others cannot sign", async () => {
+    const owner = await member();
+    const bucket = owner.client.storage.from("storage-private");
+    await bucket.upload(`${owner.id}/a.txt`, "A");
+    await bucket.upload(`${owner.id}/b.txt`, "B");
+
+    const single = await bucket.createSignedUrl(`${owner.id}/a.txt`, 60, { download: "a.txt" });
+    expect(single.error).toBeNull();
+    const response = await fetch(single.data?.signedUrl ?? "");
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("A");
+    expect(response.headers.get("content-disposition")).toContain("filename=a.txt");
+    // upstream sends Expires, not the object's Cache-Control, behind a signed URL
+    expect(new Date(response.headers.get("expires") ?? "").getTime()).toBeGreaterThan(Date.now());
+
+    const batch = await bucket.createSignedUrls(
+      [`${owner.id}/a.txt`, `${owner.id}/b.txt`, `${owner.id}/missing.txt`],
+      60,
+    );
+    expect(batch.data?.map((d) => d.error)).toEqual([
+      null,
+      null,
+      "Either the object does not exist or you do not have access to it",
+    ]);
+    expect(await (await fetch(batch.data?.[1]?.signedUrl ?? "")).text()).toBe("B");
+
+    const other = await member();
+    const refused = await other.client.storage
+      .from("storage-private")
+      .createSignedUrl(`${owner.id}/a.txt`, 60);
+    expect(refused.error).toMatchObject({ statusCode: "404", message: "Object not found" });
+    const refusedBatch = await anonClient()
+      .storage.from("storage-private")
+      .createSignedUrls([`${owner.id}/a.txt`], 60);
+    expect(refusedBatch.data?.[0]?.signedUrl).toBeNull();
+  });
+
+  test("expired, tampered, for another object, or minted with the JWT secret: refused", async () => {
+    const owner = await member();
+    const bucket = owner.client.storage.from("storage-private");
+    await bucket.upload(`${owner.id}/secret.txt`, "S");
+    await bucket.upload(`${owner.id}/other.txt`, "O");
+    const { data } = await bucket.createSignedUrl(`${owner.id}/secret.txt`, 1);
+    const url = new URL(data?.signedUrl ?? "");
+    const token = url.searchParams.get("token") ?? "";
+
+    // another object's path with this token
+    const elsewhere = await fetch(
+      `${STORAGE_URL}/object/sign/storage-private/${owner.id}/other.txt?token=${token}`,
+    );
+    expect(elsewhere.status).toBe(400);
+    expect(await elsewhere.json()).toMatchObject({
+      statusCode: "400",
+      code: "InvalidSignature",
+      message: "Invalid signature",
+    });
+
+    // a token for the other object, signed with the (public) JWT secret: never the signing key
+    const minted = await new SignJWT({ url: `storage-private/${owner.id}/other.txt` })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode(KEYS.jwtSecret));
+    const forged = await fetch(
+      `${STORAGE_URL}/object/sign/storage-private/${owner.id}/other.txt?token=${minted}`,
+    );
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({
+      code: "InvalidJWT",
+      message: "signature verification failed",
+    });
+
+    // a tampered payload (the URL changed, the signature kept)
+    const [header, payload, signature] = token.split(".") as [string, string, string];
+    const changed = Buffer.from(
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(payload, "base64url").toString()),
+        url: `storage-private/${owner.id}/other.txt`,
+      }),
+    ).toString("base64url");
+    const tampered = await fetch(
+      `${STORAGE_URL}/object/sign/storage-private/${owner.id}/other.txt?token=${header}.${changed}.${signature}`,
+    );
+    expect((await tampered.json()).message).toBe("signature verification failed");
+
+    // expired: a second's URL, once its exp has passed
+    const exp = JSON.parse(Buffer.from(payload, "base64url").toString()).exp as number;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 - Date.now() + 50)));
+    const expired = await fetch(url);
+    expect(expired.status).toBe(400);
+    expect(await expired.json()).toMatchObject({
+      code: "InvalidJWT",
+      message: '"exp" claim timestamp check failed',
+    });
+  });
+
+  test("expiresIn must be a positive number: upstream's InvalidParameter", async () => {
+    const owner = await member();
+    await owner.client.storage.from("storage-private").upload(`${owner.id}/x.txt`, "x");
+    const { error } = await owner.client.storage
+      .from("storage-private")
+      .createSignedUrl(`${owner.id}/x.txt`, 0);
+    expect(error).toMatchObject({ statusCode: "400", message: "Invalid Parameter expiresIn" });
+  });
+});
+
+describe("signed upload URLs", () => {
+  test("need insert rights to make; anyone holding one uploads once, as the owner who made it", async () => {
+    const owner = await member();
+    const path = `${owner.id}/dropped-in.txt`;
+    const made = await owner.client.storage.from("storage-private").createSignedUploadUrl(path);
+    expect(made.error).toBeNull();
+    const anon = anonClient().storage.from("storage-private");
+    const uploaded = await anon.uploadToSignedUrl(path, made.data?.token ?? "", "via link");
+    expect(uploaded.error).toBeNull();
+    expect(uploaded.data?.fullPath).toBe(`storage-private/${path}`);
+    const downloaded = await owner.client.storage.from("storage-private").download(path);
+    expect(await downloaded.data?.text()).toBe("via link");
+    // not an upsert: the same URL cannot replace it
+    const again = await anon.uploadToSignedUrl(path, made.data?.token ?? "", "again");
+    expect(again.error).toMatchObject({ statusCode: "409" });
+
+    // another user cannot make one for the owner's folder; nor can anon
+    const other = await member();
+    const refused = await other.client.storage
+      .from("storage-private")
+      .createSignedUploadUrl(`${owner.id}/intruder.txt`);
+    expect(refused.error?.message).toBe("new row violates row-level security policy");
+    // a token for one path does not upload another
+    const wrongPath = await anon.uploadToSignedUrl(
+      `${owner.id}/elsewhere.txt`,
+      made.data?.token ?? "",
+      "x",
+    );
+    expect(wrongPath.error?.message).toBe("Invalid signature");
+  });
+});

@@ -1,0 +1,97 @@
+// Image transformations (/render/image/…) with sharp, on a backend with the CLI's
+// [storage.image_transformation] enabled = true: width, height, resize, quality, the format the
+// Accept header allows (Vary: Accept) unless format=origin, upstream's size clamp; signed URLs of
+// a transformation. Off (the shared test backend, as config.toml has no such table): upstream's
+// FeatureNotEnabled.
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
+import { PUBLISHABLE_KEY, STORAGE_URL } from "./support.ts";
+
+let local: MemoryBackend;
+const bucket = `images-${crypto.randomUUID().slice(0, 8)}`;
+const path = "photo.png";
+
+beforeAll(async () => {
+  local = await memoryBackend({ storage: { imageTransformation: { enabled: true } } });
+  const storage = local.admin().storage;
+  await storage.createBucket(bucket, { public: true });
+  // noise, so that quality makes a difference to the size
+  const pixels = Buffer.alloc(400 * 200 * 3);
+  for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 2654435761) >>> 24;
+  const png = await sharp(pixels, { raw: { width: 400, height: 200, channels: 3 } })
+    .png()
+    .toBuffer();
+  const { error } = await storage.from(bucket).upload(path, png, { contentType: "image/png" });
+  if (error) throw error;
+}, 30_000);
+afterAll(() => local?.close());
+
+async function render(query: string, accept = "image/png"): Promise<Response> {
+  return local.fetch(
+    `${local.backend.url}/storage/v1/render/image/public/${bucket}/${path}?${query}`,
+    {
+      headers: { accept },
+    },
+  );
+}
+
+describe("image transformations", () => {
+  test("width, height and resize: cover crops, contain fits inside, fill stretches", async () => {
+    const sizes: Record<string, [number, number]> = {};
+    for (const resize of ["cover", "contain", "fill"]) {
+      const response = await render(`width=100&height=100&resize=${resize}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("image/png");
+      expect(response.headers.get("vary")).toBe("Accept");
+      const meta = await sharp(Buffer.from(await response.arrayBuffer())).metadata();
+      sizes[resize] = [meta.width ?? 0, meta.height ?? 0];
+    }
+    expect(sizes).toEqual({ cover: [100, 100], contain: [100, 50], fill: [100, 100] });
+    const wide = await render("width=5000");
+    const meta = await sharp(Buffer.from(await wide.arrayBuffer())).metadata();
+    expect(meta.width).toBe(2000);
+  });
+
+  test("WebP or AVIF as the browser's Accept allows, unless format=origin", async () => {
+    const webp = await render("width=50", "image/webp,image/*");
+    expect(webp.headers.get("content-type")).toBe("image/webp");
+    const avif = await render("width=50", "image/avif,image/webp,*/*");
+    expect(avif.headers.get("content-type")).toBe("image/avif");
+    const origin = await render("width=50&format=origin", "image/avif,image/webp,*/*");
+    expect(origin.headers.get("content-type")).toBe("image/png");
+    const low = await render("width=200&quality=20", "image/webp");
+    const high = await render("width=200&quality=100", "image/webp");
+    expect((await low.arrayBuffer()).byteLength).toBeLessThan(
+      (await high.arrayBuffer()).byteLength,
+    );
+    for (const r of [webp, avif, origin]) await r.arrayBuffer();
+  });
+
+  test("a signed URL carries its transformation; bad parameters are refused", async () => {
+    const signed = await local
+      .admin()
+      .storage.from(bucket)
+      .createSignedUrl(path, 60, { transform: { width: 40, height: 40 } });
+    expect(signed.data?.signedUrl).toContain("/render/image/sign/");
+    const response = await local.fetch(signed.data?.signedUrl ?? "");
+    const meta = await sharp(Buffer.from(await response.arrayBuffer())).metadata();
+    expect([meta.width, meta.height]).toEqual([40, 40]);
+
+    const bad = await render("quality=5");
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ statusCode: "400", code: "InvalidRequest" });
+  });
+});
+
+test("without [storage.image_transformation] enabled: upstream's FeatureNotEnabled", async () => {
+  const response = await fetch(`${STORAGE_URL}/render/image/public/storage-public/x.png?width=10`, {
+    headers: { apikey: PUBLISHABLE_KEY },
+  });
+  expect(response.status).toBe(403);
+  expect(await response.json()).toEqual({
+    error: "FeatureNotEnabled",
+    statusCode: "403",
+    message: "feature not enabled for this tenant",
+  });
+});

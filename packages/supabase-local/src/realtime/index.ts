@@ -7,6 +7,7 @@ import type { WebSocket } from "ws";
 import { requestContext } from "../http/context.ts";
 import { Hub, topicKey } from "./channels.ts";
 import { httpBroadcast } from "./http-broadcast.ts";
+import { ChangeFeed } from "./postgres-changes.ts";
 import { parseVsn } from "./serializer.ts";
 import { RealtimeSocket } from "./socket.ts";
 import { confirmToken, type Verify } from "./tokens.ts";
@@ -38,6 +39,7 @@ export interface Realtime {
 export function createRealtime(options: RealtimeOptions): Realtime {
   const hub = new Hub();
   const { db } = options;
+  const changes = new ChangeFeed(db);
   // Messages the database sends (realtime.send(), realtime.broadcast_changes()): each row's id is
   // announced at its commit (sql/realtime.sql), then read here and broadcast on its topic. Heard
   // from the first socket on: before it, nobody could receive them.
@@ -80,6 +82,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
           token,
           verify: options.verify,
           hub,
+          changes,
           db,
           maxChannels: TENANT_DEFAULTS.maxChannelsPerClient,
         });

@@ -4,8 +4,15 @@
 // `broadcast` and `access_token` messages as upstream's RealtimeChannel handles them.
 import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
+import type { Claims } from "../http/jwt.ts";
 import { authorize, type Policies } from "./authorization.ts";
 import { type Broadcast, type Hub, type Member, topicKey } from "./channels.ts";
+import {
+  type Binding,
+  bindings,
+  type ChangeFeed,
+  type ChangeSubscriber,
+} from "./postgres-changes.ts";
 import {
   decode,
   encode,
@@ -22,6 +29,8 @@ export interface SocketOptions {
   token: string;
   verify: Verify;
   hub: Hub;
+  /** postgres_changes: the database's subscriptions and change feed. */
+  changes: ChangeFeed;
   /** The project's database: private channels are authorized by its RLS on realtime.messages. */
   db: PGlite;
   /** Upstream's tenant default max_channels_per_client. */
@@ -37,7 +46,7 @@ interface JoinConfig {
   postgresChanges: Array<Record<string, unknown>>;
 }
 
-class Channel implements Member {
+class Channel implements Member, ChangeSubscriber {
   readonly vsn: Vsn;
   readonly topic: string;
   readonly subTopic: string;
@@ -48,6 +57,10 @@ class Channel implements Member {
   readonly isPrivate: boolean;
   readonly presenceKey: string;
   presenceEnabled: boolean;
+  /** Its postgres_changes bindings, in the client's order. */
+  readonly bindings: Binding[];
+  /** Whether it has ended (its subscriptions, if made meanwhile, go at once). */
+  closed = false;
   /** A private channel's rights, from RLS at the join and at each new token (upstream caches them). */
   policies: Policies | undefined;
   token: string;
@@ -73,6 +86,7 @@ class Channel implements Member {
     // upstream's default key: a UUID of the channel's own
     this.presenceKey = config.presenceKey || crypto.randomUUID();
     this.presenceEnabled = config.presenceEnabled;
+    this.bindings = bindings(config.postgresChanges);
     this.token = token;
   }
 
@@ -90,6 +104,17 @@ class Channel implements Member {
 
   pushBinary(broadcast: UserBroadcast): void {
     this.#socket.sendBinary(encodeBroadcast(this.topic, broadcast));
+  }
+
+  /** A change, as upstream's fastlane sends it: no refs, the bindings' ids and the change. */
+  change(ids: number[], data: Record<string, unknown>): void {
+    this.push({
+      join_ref: null,
+      ref: null,
+      topic: this.topic,
+      event: "postgres_changes",
+      payload: { ids, data },
+    });
   }
 }
 
@@ -217,13 +242,33 @@ export class RealtimeSocket {
     this.#channels.set(topic, channel);
     this.#options.hub.add(channel.key, channel);
     this.#schedule(channel, confirmed.recheckIn);
-    const postgresChanges = config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }));
+    // each binding as the client sent it, with its id, in the client's order
+    const postgresChanges = channel.bindings.map((b) => ({ ...b.params, id: b.id }));
     this.#reply(message, "ok", { postgres_changes: postgresChanges });
     if (channel.presenceEnabled) this.#presenceState(channel);
-    if (postgresChanges.length > 0) {
-      // The change feed is not served yet: say so as upstream reports a subscription it cannot make.
-      this.#system(channel, "postgres_changes", "error", "postgres_changes is not served yet");
-    }
+    if (channel.bindings.length > 0) this.#subscribeChanges(channel, confirmed.claims);
+  }
+
+  /**
+   * The channel's postgres_changes subscribed after the join's reply, as upstream's
+   * :postgres_subscribe: "Subscribed to PostgreSQL", or the reason as a system error.
+   */
+  #subscribeChanges(channel: Channel, claims: Claims): void {
+    const { changes } = this.#options;
+    changes
+      .subscribe(channel, channel.bindings, claims)
+      .then((refused) => {
+        if (channel.closed) {
+          void changes.unsubscribe(channel.bindings);
+          return;
+        }
+        if (refused) this.#system(channel, "postgres_changes", "error", refused);
+        else this.#system(channel, "postgres_changes", "ok", "Subscribed to PostgreSQL");
+      })
+      .catch((error) => {
+        if (channel.closed) return;
+        this.#system(channel, "postgres_changes", "error", String(error));
+      });
   }
 
   /** track / untrack, as upstream's PresenceHandler: a private channel needs the write policy. */
@@ -289,6 +334,8 @@ export class RealtimeSocket {
       }
     }
     this.#schedule(channel, confirmed.recheckIn);
+    // upstream subscribes again with the new claims (and says so again)
+    if (channel.bindings.length > 0) this.#subscribeChanges(channel, confirmed.claims);
   }
 
   /** Re-confirms the channel's token when its time is up (upstream's :confirm_token). */
@@ -323,8 +370,7 @@ export class RealtimeSocket {
 
   /** The channel ends: out of the hub, and phx_close to the client (Phoenix's on any stop). */
   #close(channel: Channel): void {
-    clearTimeout(channel.timer);
-    this.#options.hub.remove(channel.key, channel);
+    this.#end(channel);
     this.#channels.delete(channel.topic);
     this.send({
       join_ref: channel.joinRef,
@@ -336,11 +382,16 @@ export class RealtimeSocket {
   }
 
   #closeAll(): void {
-    for (const channel of this.#channels.values()) {
-      clearTimeout(channel.timer);
-      this.#options.hub.remove(channel.key, channel);
-    }
+    for (const channel of this.#channels.values()) this.#end(channel);
     this.#channels.clear();
+  }
+
+  /** What a channel holds goes: its timer, its place in the hub, its change subscriptions. */
+  #end(channel: Channel): void {
+    channel.closed = true;
+    clearTimeout(channel.timer);
+    this.#options.hub.remove(channel.key, channel);
+    void this.#options.changes.unsubscribe(channel.bindings);
   }
 
   #reply(message: Message, status: "ok" | "error", response: unknown): void {

@@ -130,6 +130,7 @@ export function createApi(options: ApiOptions): Api {
   app.all("/rest/v1/*", (c) => rest(withoutApiKeyParam(c.req.raw)));
   const realtime = createRealtime({
     db,
+    limits: config.local.realtime,
     verify: (token) => verifyJwt(token, keys, signingKeys),
   });
   app.get("/realtime/v1/websocket", (c) => realtime.websocket(c.req.raw));

@@ -5,8 +5,10 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
 import { requestContext } from "../http/context.ts";
+import type { RealtimeSettings } from "../project/config.ts";
 import { Hub, topicKey } from "./channels.ts";
 import { httpBroadcast } from "./http-broadcast.ts";
+import { Limits } from "./limits.ts";
 import { ChangeFeed } from "./postgres-changes.ts";
 import { parseVsn } from "./serializer.ts";
 import { RealtimeSocket } from "./socket.ts";
@@ -17,12 +19,9 @@ export interface RealtimeOptions {
   verify: Verify;
   /** The project's database: RLS for private channels, and the messages realtime.send() writes. */
   db: PGlite;
+  /** The tenant limits (local-backend.toml [realtime], upstream's defaults). */
+  limits: RealtimeSettings;
 }
-
-/** Upstream's tenant defaults (Realtime's `tenants` table, as the CLI's Realtime seeds it). */
-export const TENANT_DEFAULTS = {
-  maxChannelsPerClient: 100,
-};
 
 export type Accept = (ws: WebSocket) => void;
 
@@ -39,7 +38,9 @@ export interface Realtime {
 export function createRealtime(options: RealtimeOptions): Realtime {
   const hub = new Hub();
   const { db } = options;
-  const changes = new ChangeFeed(db);
+  const limits = new Limits(options.limits);
+  const changes = new ChangeFeed(db, limits.dbEvents);
+  hub.onPresenceDiff = (count) => limits.presence.add(count);
   // Messages the database sends (realtime.send(), realtime.broadcast_changes()): each row's id is
   // announced at its commit (sql/realtime.sql), then read here and broadcast on its topic. Heard
   // from the first socket on: before it, nobody could receive them.
@@ -62,7 +63,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
       })
       .catch(() => {}));
   return {
-    broadcast: (request, target) => httpBroadcast(request, hub, db, target),
+    broadcast: (request, target) => httpBroadcast(request, { hub, db, limits }, target),
     async websocket(request) {
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
         // a plain GET: what Phoenix's websocket transport answers one
@@ -84,7 +85,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
           hub,
           changes,
           db,
-          maxChannels: TENANT_DEFAULTS.maxChannelsPerClient,
+          limits,
         });
       };
       Object.defineProperty(request, ACCEPTED, { value: accept });

@@ -8,6 +8,7 @@
 // old_record, columns, errors}}. Decision 027 says why it is built this way.
 import type { PGlite } from "@electric-sql/pglite";
 import type { Claims } from "../http/jwt.ts";
+import type { RateCounter } from "./limits.ts";
 
 /** A channel that subscribes to changes: where its changes go. */
 export interface ChangeSubscriber {
@@ -230,6 +231,8 @@ const SUBSCRIBE = `
 export class ChangeFeed {
   readonly #db: PGlite;
   readonly #maxRecordBytes: number;
+  /** Upstream's db_events counter: deliveries counted; over the limit, changes are dropped. */
+  readonly #limit: RateCounter | undefined;
   /** subscription_id -> the channel and the binding id it stands for */
   readonly #subscriptions = new Map<string, { owner: ChangeSubscriber; id: number }>();
   #started: Promise<void> | undefined;
@@ -237,11 +240,9 @@ export class ChangeFeed {
   #cursor = "0";
   #draining = false;
   #again = false;
-  /** Called with the number of deliveries of each change (upstream counts fan-out). */
-  onDelivered: (count: number) => void = () => {};
-
-  constructor(db: PGlite, maxRecordBytes = MAX_RECORD_BYTES) {
+  constructor(db: PGlite, limit?: RateCounter, maxRecordBytes = MAX_RECORD_BYTES) {
     this.#db = db;
+    this.#limit = limit;
     this.#maxRecordBytes = maxRecordBytes;
   }
 
@@ -388,6 +389,6 @@ export class ChangeFeed {
       else perChannel.set(subscription.owner, [subscription.id]);
     }
     for (const [owner, ids] of perChannel) owner.change(ids, data);
-    if (delivered > 0) this.onDelivered(delivered);
+    this.#limit?.add(delivered);
   }
 }

@@ -7,6 +7,7 @@ import type { WebSocket } from "ws";
 import type { Claims } from "../http/jwt.ts";
 import { authorize, type Policies } from "./authorization.ts";
 import { type Broadcast, type Hub, type Member, topicKey } from "./channels.ts";
+import { ClientPresenceWindow, type Limits } from "./limits.ts";
 import {
   type Binding,
   bindings,
@@ -33,8 +34,8 @@ export interface SocketOptions {
   changes: ChangeFeed;
   /** The project's database: private channels are authorized by its RLS on realtime.messages. */
   db: PGlite;
-  /** Upstream's tenant default max_channels_per_client. */
-  maxChannels: number;
+  /** The tenant limits and their counters, shared by the backend's sockets. */
+  limits: Limits;
 }
 
 interface JoinConfig {
@@ -61,6 +62,10 @@ class Channel implements Member, ChangeSubscriber {
   readonly bindings: Binding[];
   /** Whether it has ended (its subscriptions, if made meanwhile, go at once). */
   closed = false;
+  /** Its client's presence calls in the current window. */
+  readonly presenceCalls: ClientPresenceWindow;
+  /** The last tracked payload (the same again is a no-op, as upstream). */
+  tracked: string | undefined;
   /** A private channel's rights, from RLS at the join and at each new token (upstream caches them). */
   policies: Policies | undefined;
   token: string;
@@ -88,6 +93,11 @@ class Channel implements Member, ChangeSubscriber {
     this.presenceEnabled = config.presenceEnabled;
     this.bindings = bindings(config.postgresChanges);
     this.token = token;
+    const { maxClientPresenceEventsPerWindow, clientPresenceWindowMs } = socket.limits.settings;
+    this.presenceCalls = new ClientPresenceWindow(
+      maxClientPresenceEventsPerWindow,
+      clientPresenceWindowMs,
+    );
   }
 
   get readsBroadcast(): boolean {
@@ -106,6 +116,10 @@ class Channel implements Member, ChangeSubscriber {
     this.#socket.sendBinary(encodeBroadcast(this.topic, broadcast));
   }
 
+  delivered(): void {
+    this.#socket.counted(this);
+  }
+
   /** A change, as upstream's fastlane sends it: no refs, the bindings' ids and the change. */
   change(ids: number[], data: Record<string, unknown>): void {
     this.push({
@@ -120,6 +134,7 @@ class Channel implements Member, ChangeSubscriber {
 
 export class RealtimeSocket {
   readonly vsn: Vsn;
+  readonly limits: Limits;
   readonly #ws: WebSocket;
   readonly #options: SocketOptions;
   readonly #channels = new Map<string, Channel>();
@@ -130,6 +145,7 @@ export class RealtimeSocket {
     this.#ws = ws;
     this.#options = options;
     this.vsn = options.vsn;
+    this.limits = options.limits;
     ws.on("message", (data, isBinary) => {
       const bytes = toBytes(data);
       this.#queue = this.#queue
@@ -141,6 +157,18 @@ export class RealtimeSocket {
     });
     ws.on("close", () => this.#closeAll());
     ws.on("error", () => this.#closeAll());
+  }
+
+  /**
+   * A message reached one of this socket's channels: counted (upstream's :update_rate_counter);
+   * once the events limit is reached the channel shuts down.
+   */
+  counted(channel: Channel): void {
+    const { events } = this.limits;
+    events.add();
+    if (events.triggered && this.#channels.get(channel.topic) === channel) {
+      this.#shutdown(channel, "Too many messages per second");
+    }
   }
 
   send(message: Message): void {
@@ -179,9 +207,17 @@ export class RealtimeSocket {
       return;
     }
     if (event === "broadcast") {
-      // a private channel's broadcast needs the write policy; without it upstream drops it
-      if (channel.isPrivate && !channel.policies?.broadcast.write) {
-        if (channel.ack) this.#reply(message, "ok", {});
+      // a private channel's broadcast needs the write policy; without it upstream drops it,
+      // with no reply even when `ack` was asked for
+      if (channel.isPrivate && !channel.policies?.broadcast.write) return;
+      this.limits.events.add();
+      const size =
+        decoded.kind === "broadcast"
+          ? decoded.broadcast.payload.length
+          : Buffer.byteLength(JSON.stringify(message.payload ?? null));
+      if (this.limits.payloadTooLarge(size)) {
+        // upstream's {:error, :payload_size_exceeded}, to an `ack` only
+        if (channel.ack) this.#reply(message, "error", "payload_size_exceeded");
         return;
       }
       const broadcast: Broadcast =
@@ -198,7 +234,8 @@ export class RealtimeSocket {
       await this.#accessToken(channel, message.payload);
       return;
     }
-    // upstream logs and drops any other event (presence comes with its own handler)
+    // upstream counts, logs and drops any other event
+    this.limits.events.add();
   }
 
   async #join(message: Message): Promise<void> {
@@ -214,7 +251,24 @@ export class RealtimeSocket {
     // Phoenix: a second join of a topic closes the channel already there
     const existing = this.#channels.get(topic);
     if (existing) this.#close(existing);
-    if (this.#channels.size >= this.#options.maxChannels) {
+    // upstream's order: concurrent users, joins per second, channels per client
+    const { limits } = this;
+    if (limits.userRefused(this)) {
+      this.#reply(message, "error", {
+        reason: "ConnectionRateLimitReached: Too many connected users",
+      });
+      return;
+    }
+    if (limits.joins.triggered) {
+      this.#reply(message, "error", {
+        reason: "ClientJoinRateLimitReached: Too many joins per second",
+      });
+      // and the socket is disconnected
+      this.#ws.close(1000);
+      return;
+    }
+    limits.joins.add();
+    if (this.#channels.size >= limits.settings.maxChannelsPerClient) {
       this.#reply(message, "error", { reason: "ChannelRateLimitReached: Too many channels" });
       return;
     }
@@ -241,11 +295,12 @@ export class RealtimeSocket {
     }
     this.#channels.set(topic, channel);
     this.#options.hub.add(channel.key, channel);
+    limits.userJoined(this);
     this.#schedule(channel, confirmed.recheckIn);
     // each binding as the client sent it, with its id, in the client's order
     const postgresChanges = channel.bindings.map((b) => ({ ...b.params, id: b.id }));
     this.#reply(message, "ok", { postgres_changes: postgresChanges });
-    if (channel.presenceEnabled) this.#presenceState(channel);
+    if (channel.presenceEnabled && !this.#presenceState(channel)) return;
     if (channel.bindings.length > 0) this.#subscribeChanges(channel, confirmed.claims);
   }
 
@@ -274,32 +329,66 @@ export class RealtimeSocket {
   /** track / untrack, as upstream's PresenceHandler: a private channel needs the write policy. */
   #presence(channel: Channel, message: Message): void {
     const payload = isObject(message.payload) ? message.payload : {};
-    if (channel.isPrivate && !channel.policies?.presence.write) {
-      this.#reply(message, "error", {});
+    if (typeof payload.event !== "string") {
+      this.#reply(message, "ok", {});
       return;
     }
-    if (payload.event === "track") {
-      if (!isObject(payload.payload)) {
+    // a client's presence calls per window come first (upstream's limit_client_presence_event)
+    if (!channel.presenceCalls.allow()) {
+      this.#shutdown(channel, "Client presence rate limit exceeded");
+      return;
+    }
+    const event = payload.event.toLowerCase();
+    if (event === "track") {
+      if (channel.isPrivate && !channel.policies?.presence.write) {
+        this.#reply(message, "error", {});
+        return;
+      }
+      const meta = payload.payload ?? {};
+      if (!isObject(meta)) {
         this.#reply(message, "error", { reason: "Presence track payload must be a map" });
         return;
       }
-      this.#options.hub.track(channel.key, channel, channel.presenceKey, payload.payload);
-    } else if (payload.event === "untrack") {
+      const json = JSON.stringify(meta);
+      if (json !== channel.tracked) {
+        if (this.limits.payloadTooLarge(Buffer.byteLength(json))) {
+          this.#shutdown(channel, "Track message size exceeded");
+          return;
+        }
+        if (!this.#presenceEvent(channel)) return;
+        this.#options.hub.track(channel.key, channel, channel.presenceKey, meta);
+        channel.tracked = json;
+      }
+    } else if (event === "untrack") {
       this.#options.hub.untrack(channel.key, channel);
+      channel.tracked = undefined;
     } else {
       this.#reply(message, "error", {});
       return;
     }
     this.#reply(message, "ok", {});
     // a track is what enables presence for a channel that joined without it: it gets the state now
-    if (!channel.presenceEnabled) {
+    if (event === "track" && !channel.presenceEnabled) {
       channel.presenceEnabled = true;
       this.#presenceState(channel);
     }
   }
 
-  #presenceState(channel: Channel): void {
-    if (!channel.readsPresence) return;
+  /** The tenant's presence events (upstream's limit_presence_event): false once over the limit. */
+  #presenceEvent(channel: Channel): boolean {
+    const { presence } = this.limits;
+    if (presence.avg > presence.limit) {
+      this.#shutdown(channel, "Too many presence messages per second");
+      return false;
+    }
+    presence.add();
+    return true;
+  }
+
+  /** presence_state to a channel that may read presence; false when the limit shut it down. */
+  #presenceState(channel: Channel): boolean {
+    if (!channel.readsPresence) return true;
+    if (!this.#presenceEvent(channel)) return false;
     channel.push({
       join_ref: channel.joinRef,
       ref: null,
@@ -307,6 +396,7 @@ export class RealtimeSocket {
       event: "presence_state",
       payload: this.#options.hub.presenceState(channel.key),
     });
+    return true;
   }
 
   /** access_token: `sb_` keys, nulls and the same token are ignored; another is confirmed. */
@@ -384,6 +474,7 @@ export class RealtimeSocket {
   #closeAll(): void {
     for (const channel of this.#channels.values()) this.#end(channel);
     this.#channels.clear();
+    this.limits.userLeft(this);
   }
 
   /** What a channel holds goes: its timer, its place in the hub, its change subscriptions. */

@@ -61,7 +61,9 @@ afterEach(async () => {
 });
 afterAll(() => backend?.close());
 
-async function user(): Promise<{ client: SupabaseClient; id: string }> {
+async function user(
+  realtime: { reconnectAfterMs?: (tries: number) => number } = {},
+): Promise<{ client: SupabaseClient; id: string }> {
   const admin = createClient(backend.url, backend.keys.secret, { auth: noPersist });
   const email = randomEmail("rt-changes");
   const created = await admin.auth.admin.createUser({
@@ -70,7 +72,7 @@ async function user(): Promise<{ client: SupabaseClient; id: string }> {
     email_confirm: true,
   });
   if (created.error) throw created.error;
-  const client = createClient(backend.url, backend.keys.publishable, { auth: noPersist });
+  const client = createClient(backend.url, backend.keys.publishable, { auth: noPersist, realtime });
   clients.push(client);
   const { error } = await client.auth.signInWithPassword({ email, password: PASSWORD });
   if (error) throw error;
@@ -431,5 +433,34 @@ describe("postgres_changes", () => {
       "Column selection is not supported for wildcard subscriptions. Provide an explicit schema and table name.",
     );
     expect(await refused({ schema: "public", table: "rt_open" })).toBe("subscribed");
+  });
+
+  it("a dropped socket: supabase-js reconnects, rejoins, subscribes again and gets changes again", async () => {
+    const { client, id } = await user({ reconnectAfterMs: () => 50 });
+    const got: string[] = [];
+    let subscribedTimes = 0;
+    const channel = client
+      .channel(`reconnect-${crypto.randomUUID()}`)
+      .on("postgres_changes", { event: "INSERT", schema: "public", table: "rt_items" }, (p) =>
+        got.push((p.new as { title: string }).title),
+      )
+      .on("system", {}, (m: { extension: string; status: string }) => {
+        if (m.extension === "postgres_changes" && m.status === "ok") subscribedTimes++;
+      })
+      .subscribe();
+    await expect.poll(() => subscribedTimes).toBe(1);
+    await backend.db.query("insert into public.rt_items (owner, title) values ($1, 'before')", [
+      id,
+    ]);
+    await expect.poll(() => got).toEqual(["before"]);
+    // the server drops the connection: a frame it cannot read ends the socket (1011)
+    const { conn } = (
+      client.realtime as unknown as { socketAdapter: { socket: { conn: WebSocket } } }
+    ).socketAdapter.socket;
+    conn.send("not a frame");
+    await expect.poll(() => subscribedTimes, { timeout: 8000 }).toBe(2);
+    expect(channel.state).toBe("joined");
+    await backend.db.query("insert into public.rt_items (owner, title) values ($1, 'after')", [id]);
+    await expect.poll(() => got).toEqual(["before", "after"]);
   });
 });

@@ -54,9 +54,16 @@ export function createRealtime(options: RealtimeOptions): Realtime {
         )
           .then(({ rows }) => {
             const row = rows[0];
-            if (!row) return;
+            if (!row || typeof row.event !== "string") return;
+            // upstream's UserBroadcast with metadata {id}: a binary frame to 2.0.0 clients,
+            // {type, event, payload, meta: {id}} to 1.0.0 ones
             hub.broadcast(topicKey(row.topic, row.private === true), {
-              json: { type: "broadcast", event: row.event, payload: row.payload, meta: { id } },
+              user: {
+                event: row.event,
+                encoding: "json",
+                payload: new TextEncoder().encode(JSON.stringify(row.payload ?? null)),
+                metadata: { id },
+              },
             });
           })
           .catch(() => {});
@@ -72,8 +79,9 @@ export function createRealtime(options: RealtimeOptions): Realtime {
       const vsn = parseVsn(new URL(request.url).searchParams.get("vsn"));
       if (!vsn) return new Response(null, { status: 400 });
       const token = requestContext(request).bearer;
-      // The socket's own token must verify and be current (upstream's UserSocket.connect: 403).
-      if (!token || !(await confirmToken(token, options.verify)).ok) {
+      // The socket's own token must verify and be current, and the tenant's users and joins be
+      // under their limits (upstream's UserSocket.connect and TenantRateLimiters: 403, no body).
+      if (!token || !(await confirmToken(token, options.verify)).ok || limits.connectRefused()) {
         return new Response(null, { status: 403 });
       }
       await listen();

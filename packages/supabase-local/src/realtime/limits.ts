@@ -64,6 +64,11 @@ export class Limits {
     return !this.#users.has(socket) && this.#users.size >= this.settings.maxConcurrentUsers;
   }
 
+  /** Upstream's TenantRateLimiters.check_tenant at connect: users at the limit, or joins over it. */
+  connectRefused(): boolean {
+    return this.#users.size >= this.settings.maxConcurrentUsers || this.joins.triggered;
+  }
+
   userJoined(socket: object): void {
     this.#users.add(socket);
   }

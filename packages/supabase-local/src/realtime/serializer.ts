@@ -147,14 +147,21 @@ function decodeBroadcastPush(data: Uint8Array): Decoded {
   };
 }
 
-/** A user broadcast as JSON clients see it: {type, event, payload} (bytes have no JSON form). */
+/**
+ * A user broadcast as JSON clients see it: {type, event, payload}, and its metadata as `meta`
+ * (upstream's convert_to_json_broadcast); bytes have no JSON form.
+ */
 export function broadcastJson(broadcast: UserBroadcast): Record<string, unknown> | undefined {
   if (broadcast.encoding === "binary") return undefined;
-  return {
+  const json: Record<string, unknown> = {
     type: "broadcast",
     event: broadcast.event,
     payload: JSON.parse(text.decode(broadcast.payload)),
   };
+  if (broadcast.metadata && Object.keys(broadcast.metadata).length > 0) {
+    json.meta = broadcast.metadata;
+  }
+  return json;
 }
 
 /** A message for a client, in its version's text format. */

@@ -220,8 +220,11 @@ export class RealtimeSocket {
         if (channel.ack) this.#reply(message, "error", "payload_size_exceeded");
         return;
       }
+      // a client's frame metadata (`persist`) is not passed on, as upstream's build_broadcast
       const broadcast: Broadcast =
-        decoded.kind === "broadcast" ? { user: decoded.broadcast } : { json: message.payload };
+        decoded.kind === "broadcast"
+          ? { user: { ...decoded.broadcast, metadata: undefined } }
+          : { json: message.payload };
       this.#options.hub.broadcast(channel.key, broadcast, channel);
       if (channel.ack) this.#reply(message, "ok", {});
       return;

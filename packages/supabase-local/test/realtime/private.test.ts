@@ -186,7 +186,10 @@ describe("broadcasts from the database", () => {
       `user:${id}`,
     ]);
     await expect.poll(() => got.length).toBe(1);
-    expect(got[0]).toMatchObject({ type: "broadcast", event: "changed", payload: { a: 2 } });
+    // upstream's user broadcast: the message's id in the payload and as `meta`
+    const first = got[0] as { payload: { id: string }; meta: { id: string } };
+    expect(first).toMatchObject({ type: "broadcast", event: "changed", payload: { a: 2 } });
+    expect(first.meta).toEqual({ id: first.payload.id });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(got).toHaveLength(1);
   });

@@ -289,9 +289,10 @@ export class RealtimeSocket {
     const channel = new Channel(this, topic, message.join_ref, config, token);
     if (config.private) {
       channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
-      if (!channel.policies.broadcast.read && !channel.policies.presence.read) {
+      // upstream's join needs the broadcast read right, whatever the presence one
+      if (!channel.policies.broadcast.read) {
         this.#reply(message, "error", {
-          reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${channel.subTopic}`,
+          reason: `Unauthorized: ${unauthorized(channel.subTopic)}`,
         });
         return;
       }
@@ -413,16 +414,10 @@ export class RealtimeSocket {
       return;
     }
     if (channel.isPrivate) {
-      const previous = channel.policies;
+      // the rights afresh, as at a join: no broadcast read right shuts the channel down
       channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
-      const revoked =
-        (previous?.broadcast.read && !channel.policies.broadcast.read) ||
-        (previous?.presence.read && !channel.policies.presence.read);
-      if (revoked) {
-        this.#shutdown(
-          channel,
-          `You no longer have permission to read from this Channel topic: ${channel.subTopic}`,
-        );
+      if (!channel.policies.broadcast.read) {
+        this.#shutdown(channel, unauthorized(channel.subTopic));
         return;
       }
     }
@@ -497,6 +492,10 @@ export class RealtimeSocket {
       payload: { status, response },
     });
   }
+}
+
+function unauthorized(topic: string): string {
+  return `You do not have permissions to read from this Channel topic: ${topic}`;
 }
 
 function joinConfig(value: unknown): JoinConfig {

@@ -154,7 +154,7 @@ describe("a new token on a private channel", () => {
           {
             extension: "system",
             status: "error",
-            message: `You no longer have permission to read from this Channel topic: user:${a.id}`,
+            message: `You do not have permissions to read from this Channel topic: user:${a.id}`,
             channel: `user:${a.id}`,
           },
         ],

@@ -46,6 +46,13 @@ beforeAll(async () => {
     create table if not exists public.rt_hidden (id bigint primary key, note text);
     revoke all on public.rt_hidden from anon;
     grant select (note) on public.rt_hidden to anon;
+    create table if not exists public.rt_leaving (id bigint primary key);
+    grant select on public.rt_leaving to anon;
+    do $$ begin
+      if not exists (select from pg_publication_tables where pubname = 'supabase_realtime' and tablename = 'rt_leaving') then
+        alter publication supabase_realtime add table public.rt_leaving;
+      end if;
+    end $$;
     create table if not exists public.rt_unpublished (id bigint primary key);
     grant select on public.rt_unpublished to anon;
     do $$ begin
@@ -462,5 +469,46 @@ describe("postgres_changes", () => {
     expect(channel.state).toBe("joined");
     await backend.db.query("insert into public.rt_items (owner, title) values ($1, 'after')", [id]);
     await expect.poll(() => got).toEqual(["before", "after"]);
+  });
+
+  it("a table that leaves the publication stops sending at once; one that joins gets its trigger", async () => {
+    const got: number[] = [];
+    const channel = anon()
+      .channel(`leaving-${crypto.randomUUID()}`)
+      .on("postgres_changes", { event: "INSERT", schema: "public", table: "rt_leaving" }, (p) =>
+        got.push((p.new as { id: number }).id),
+      );
+    await subscribedToPostgres(channel);
+    const next = async () => {
+      const { rows } = await backend.db.query<{ id: number }>(
+        "insert into public.rt_leaving select coalesce(max(id), 0) + 1 from public.rt_leaving returning id",
+      );
+      return rows[0]?.id as number;
+    };
+    const first = await next();
+    await expect.poll(() => got).toEqual([first]);
+    await backend.db.exec("alter publication supabase_realtime drop table public.rt_leaving");
+    try {
+      await next();
+      await settle();
+      expect(got).toEqual([first]);
+    } finally {
+      await backend.db.exec("alter publication supabase_realtime add table public.rt_leaving");
+    }
+    const third = await next();
+    await expect.poll(() => got).toEqual([first, third]);
+    // a table joining the publication gets the capture trigger from the migration that adds it
+    const table = `rt_new_${crypto.randomUUID().slice(0, 8)}`;
+    await backend.db.exec(`create table public.${table} (id int primary key);
+      alter publication supabase_realtime add table public.${table};`);
+    try {
+      const { rows } = await backend.db.query(
+        `select 1 from pg_trigger where tgrelid = 'public.${table}'::regclass
+           and tgname = 'supabase_local_realtime_changes'`,
+      );
+      expect(rows).toHaveLength(1);
+    } finally {
+      await backend.db.exec(`drop table public.${table}`);
+    }
   });
 });

@@ -12,8 +12,8 @@ import type { RateCounter } from "./limits.ts";
 
 /** A channel that subscribes to changes: where its changes go. */
 export interface ChangeSubscriber {
-  /** One change, with the ids of this channel's bindings that see it. */
-  change(ids: number[], data: Record<string, unknown>): void;
+  /** One change (its JSON, encoded once for all), with the ids of this channel's bindings that see it. */
+  change(ids: number[], dataJson: string): void;
 }
 
 /** One binding of a join's config.postgres_changes, with its ids. */
@@ -388,7 +388,8 @@ export class ChangeFeed {
       if (ids) ids.push(subscription.id);
       else perChannel.set(subscription.owner, [subscription.id]);
     }
-    for (const [owner, ids] of perChannel) owner.change(ids, data);
+    const dataJson = JSON.stringify(data);
+    for (const [owner, ids] of perChannel) owner.change(ids, dataJson);
     this.#limit?.add(delivered);
   }
 }

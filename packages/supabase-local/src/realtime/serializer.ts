@@ -178,6 +178,17 @@ export function encode(vsn: Vsn, message: Message): string {
   return JSON.stringify(message);
 }
 
+/**
+ * A postgres_changes event in the version's text format, around the change's JSON encoded once
+ * for all its subscribers (upstream's dispatcher caches the encoded message too).
+ */
+export function encodeChange(vsn: Vsn, topic: string, ids: number[], dataJson: string): string {
+  const payload = `{"ids":${JSON.stringify(ids)},"data":${dataJson}}`;
+  const quoted = JSON.stringify(topic);
+  if (vsn === "2.0.0") return `[null,null,${quoted},"postgres_changes",${payload}]`;
+  return `{"join_ref":null,"ref":null,"topic":${quoted},"event":"postgres_changes","payload":${payload}}`;
+}
+
 /** A user broadcast for a 2.0.0 client: a kind-4 binary frame. */
 export function encodeBroadcast(topic: string, broadcast: UserBroadcast): Uint8Array {
   const topicBytes = encoder.encode(topic);

@@ -18,6 +18,7 @@ import {
   decode,
   encode,
   encodeBroadcast,
+  encodeChange,
   type Message,
   type UserBroadcast,
   type Vsn,
@@ -121,14 +122,8 @@ class Channel implements Member, ChangeSubscriber {
   }
 
   /** A change, as upstream's fastlane sends it: no refs, the bindings' ids and the change. */
-  change(ids: number[], data: Record<string, unknown>): void {
-    this.push({
-      join_ref: null,
-      ref: null,
-      topic: this.topic,
-      event: "postgres_changes",
-      payload: { ids, data },
-    });
+  change(ids: number[], dataJson: string): void {
+    this.#socket.sendText(encodeChange(this.vsn, this.topic, ids, dataJson));
   }
 }
 
@@ -173,6 +168,10 @@ export class RealtimeSocket {
 
   send(message: Message): void {
     if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(encode(this.vsn, message));
+  }
+
+  sendText(frame: string): void {
+    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame);
   }
 
   sendBinary(frame: Uint8Array): void {

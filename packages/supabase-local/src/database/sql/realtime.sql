@@ -405,7 +405,7 @@ declare
   role_ regrole;
   role_name text;
   visible uuid[];
-  s realtime.subscription;
+  same record;
   checked jsonb;
   allowed boolean;
   exists_sql text;
@@ -429,11 +429,13 @@ begin
   where i.indrelid = entity_ and i.indisprimary;
   head := jsonb_build_object('schema', schema_name, 'table', table_name, 'type', change.action);
   if cardinality(pk) > 0 then
+    -- prepared once per role (its plan holds that role's policies), executed once per claims
     exists_sql := format(
-      'select exists (select 1 from %1$s t where (%2$s) = (select %3$s from jsonb_populate_record(null::%1$s, $1) r))',
+      'prepare supabase_local_rls as select exists (select 1 from %1$s t where (%2$s) = (select %3$s from jsonb_populate_record(null::%1$s, %4$L::jsonb) r))',
       entity_,
       (select string_agg(format('t.%I', k), ', ') from unnest(pk) k),
-      (select string_agg(format('r.%I', k), ', ') from unnest(pk) k));
+      (select string_agg(format('r.%I', k), ', ') from unnest(pk) k),
+      change.record);
   end if;
   perform pg_catalog.set_config('role', 'none', true);
   for role_ in select distinct x.claims_role from unnest(subs) x loop
@@ -448,31 +450,41 @@ begin
       continue;
     end if;
     select rolname into role_name from pg_catalog.pg_roles where oid = role_;
+    if is_rls and change.action <> 'DELETE' then
+      if exists (select 1 from pg_catalog.pg_prepared_statements where name = 'supabase_local_rls') then
+        deallocate supabase_local_rls;
+      end if;
+      execute exists_sql;
+    end if;
     visible := '{}';
     checked := '{}';
-    for s in select * from unnest(subs) x where x.claims_role = role_ loop
+    -- subscriptions with the same filters and claims see the same: checked once
+    for same in
+      select x.filters, x.claims, array_agg(x.subscription_id) as ids
+      from unnest(subs) x where x.claims_role = role_ group by x.filters, x.claims
+    loop
       continue when not realtime.supabase_local_visible_through_filters(
         case when change.action = 'DELETE' then change.old_record else change.record end,
-        entity_, s.filters);
+        entity_, same.filters);
       if not is_rls or change.action = 'DELETE' then
-        visible := visible || s.subscription_id;
+        visible := visible || same.ids;
         continue;
       end if;
-      if checked ? s.claims::text then
-        allowed := (checked ->> s.claims::text)::boolean;
+      if checked ? same.claims::text then
+        allowed := (checked ->> same.claims::text)::boolean;
       else
         begin
           perform pg_catalog.set_config('role', role_name, true),
-                  pg_catalog.set_config('request.jwt.claims', s.claims::text, true);
-          execute exists_sql into allowed using change.record;
+                  pg_catalog.set_config('request.jwt.claims', same.claims::text, true);
+          execute 'execute supabase_local_rls' into allowed;
           perform pg_catalog.set_config('role', 'none', true);
         exception
           when others then allowed := false;
         end;
-        checked := checked || jsonb_build_object(s.claims::text, allowed);
+        checked := checked || jsonb_build_object(same.claims::text, allowed);
       end if;
       if allowed then
-        visible := visible || s.subscription_id;
+        visible := visible || same.ids;
       end if;
     end loop;
     for grp in
@@ -502,6 +514,9 @@ begin
         case when too_large then array['Error 413: Payload Too Large'] else '{}'::text[] end;
     end loop;
   end loop;
+  if exists (select 1 from pg_catalog.pg_prepared_statements where name = 'supabase_local_rls') then
+    deallocate supabase_local_rls;
+  end if;
 end;
 $$;
 

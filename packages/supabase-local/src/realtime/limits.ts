@@ -5,37 +5,59 @@
 // written where the refusal happens (socket.ts, http-broadcast.ts).
 import type { RealtimeSettings } from "../project/config.ts";
 
-/** Upstream's rate counters: a bucket per tick, the last 12 kept (Tenants.*_per_second_rate). */
+/**
+ * Upstream's rate counters (Tenants.*_per_second_rate): what is counted goes into the current
+ * bucket; at each tick the bucket is kept (the last 12), the average per second over them is
+ * taken, and the counter is triggered while that average is at or over the limit. The ticks are
+ * worked out when the counter is used, so no timer outlives the backend.
+ */
 export class RateCounter {
+  readonly limit: number;
   readonly #tickMs: number;
   #count = 0;
-  readonly #buckets: number[] = [];
-  /** The average per second over the kept buckets, as of the last tick. */
-  avg = 0;
-  /** Whether the average reached the limit at a tick (and has not fallen under it since). */
-  triggered = false;
+  #buckets: number[] = [];
+  #nextTick: number;
+  #avg = 0;
+  #triggered = false;
 
-  readonly limit: number;
-
-  constructor(limit: number, tickMs: number) {
+  constructor(limit: number, tickMs: number, now = Date.now()) {
     this.limit = limit;
     this.#tickMs = tickMs;
-    const timer = setInterval(() => this.#tick(), tickMs);
-    timer.unref();
+    this.#nextTick = now + tickMs;
   }
 
   add(n = 1): void {
+    this.#roll();
     this.#count += n;
   }
 
-  #tick(): void {
-    this.#buckets.unshift(this.#count);
-    this.#count = 0;
-    if (this.#buckets.length > 12) this.#buckets.pop();
-    const sum = this.#buckets.reduce((a, b) => a + b, 0);
-    this.avg = sum / this.#buckets.length / (this.#tickMs / 1000);
-    // reached: triggered; fallen under: no longer (upstream's maybe_trigger_limit)
-    this.triggered = this.avg >= this.limit;
+  /** The average per second over the kept buckets, as of the last tick. */
+  get avg(): number {
+    this.#roll();
+    return this.#avg;
+  }
+
+  /** Whether the average reached the limit at a tick (and has not fallen under it since). */
+  get triggered(): boolean {
+    this.#roll();
+    return this.#triggered;
+  }
+
+  #roll(now = Date.now()): void {
+    while (now >= this.#nextTick) {
+      this.#buckets.unshift(this.#count);
+      this.#count = 0;
+      if (this.#buckets.length > 12) this.#buckets.pop();
+      const sum = this.#buckets.reduce((a, b) => a + b, 0);
+      this.#avg = sum / this.#buckets.length / (this.#tickMs / 1000);
+      // reached: triggered; fallen under: no longer (upstream's maybe_trigger_limit)
+      this.#triggered = this.#avg >= this.limit;
+      this.#nextTick += this.#tickMs;
+      // a long quiet spell: twelve empty buckets say all there is to say
+      if (sum === 0 && now - this.#nextTick > 12 * this.#tickMs) {
+        this.#nextTick += Math.floor((now - this.#nextTick) / this.#tickMs) * this.#tickMs;
+      }
+    }
   }
 }
 

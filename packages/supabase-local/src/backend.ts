@@ -206,6 +206,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
 
   const { app, mail, inbox, upgrade } = apiModule.createApi({
     db,
+    ownDatabase: !options.db,
     project: { ...project, keys, signingKeys },
     url,
   });

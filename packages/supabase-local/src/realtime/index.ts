@@ -21,6 +21,13 @@ export interface RealtimeOptions {
   db: PGlite;
   /** The tenant limits (local-backend.toml [realtime], upstream's defaults). */
   limits: RealtimeSettings;
+  /**
+   * Whether this backend opened the database: then the subscriptions a previous run left (a
+   * stop ends the sockets, not always before the database closes) are deleted at the start, as
+   * upstream deletes them when its change feed starts. A backend sharing another's database
+   * leaves them: they are the other's.
+   */
+  ownDatabase: boolean;
 }
 
 export type Accept = (ws: WebSocket) => void;
@@ -40,6 +47,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
   const { db } = options;
   const limits = new Limits(options.limits);
   const changes = new ChangeFeed(db, limits.dbEvents);
+  if (options.ownDatabase) changes.forgetPreviousRun();
   hub.onPresenceDiff = (count) => limits.presence.add(count);
   // Messages the database sends (realtime.send(), realtime.broadcast_changes()): each row's id is
   // announced at its commit (sql/realtime.sql), then read here and broadcast on its topic. Heard

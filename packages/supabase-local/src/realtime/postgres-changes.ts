@@ -299,6 +299,13 @@ export class ChangeFeed {
     return undefined;
   }
 
+  /** Deletes every subscription and queued change (a previous run's: none are this one's yet). */
+  forgetPreviousRun(): void {
+    this.#db
+      .exec("delete from realtime.subscription; delete from realtime.supabase_local_changes;")
+      .catch(() => {});
+  }
+
   /** The channel ended: its rows go (upstream's subscription manager deletes them). */
   async unsubscribe(list: Binding[]): Promise<void> {
     if (list.length === 0) return;

@@ -3,6 +3,9 @@
 // (inserts and updates only to who can select the row, deletes to everyone, cut to the key), only
 // published tables, after commit only, rows far over NOTIFY's 8000 bytes. A backend of its own on
 // the worker's database: the tables are this file's.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
@@ -511,4 +514,31 @@ describe("postgres_changes", () => {
       await backend.db.exec(`drop table public.${table}`);
     }
   });
+});
+
+describe("a backend's own database", () => {
+  it("starts without the subscriptions a previous run left", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "rt-previous-run-"));
+    const start = () =>
+      createLocalBackend({ projectDir: process.cwd(), dataDir, seed: false, host: false });
+    try {
+      const first = await start();
+      // a row as a run that stopped before its channels' rows went leaves it
+      await first.db.query(
+        `insert into realtime.subscription (subscription_id, entity, claims)
+         values (gen_random_uuid(), 'realtime.messages', '{"role": "anon"}')`,
+      );
+      await first.close();
+      const second = await start();
+      try {
+        await expect
+          .poll(async () => (await second.db.query("select 1 from realtime.subscription")).rows)
+          .toEqual([]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

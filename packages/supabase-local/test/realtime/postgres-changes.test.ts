@@ -90,8 +90,11 @@ async function user(
   return { client, id: created.data.user.id };
 }
 
-function anon(): SupabaseClient {
-  const client = createClient(backend.url, backend.keys.publishable, { auth: noPersist });
+function anon(vsn?: "1.0.0"): SupabaseClient {
+  const client = createClient(backend.url, backend.keys.publishable, {
+    auth: noPersist,
+    realtime: vsn ? { vsn } : {},
+  });
   clients.push(client);
   return client;
 }
@@ -310,6 +313,21 @@ describe("postgres_changes", () => {
       "title=in.(b,c)": [2, 3],
       "stars=gte.2,stars=lte.4": [2, 3, 4],
     });
+  });
+
+  it("1.0.0 clients get the same events, as JSON objects", async () => {
+    const got: unknown[] = [];
+    await subscribedToPostgres(
+      anon("1.0.0")
+        .channel(`v1-${crypto.randomUUID()}`)
+        .on("postgres_changes", { event: "INSERT", schema: "public", table: "rt_open" }, (p) =>
+          got.push(p.new),
+        ),
+    );
+    const { rows } = await backend.db.query<{ id: number }>(
+      "insert into public.rt_open select coalesce(max(id), 0) + 1, 'v1' from public.rt_open returning id",
+    );
+    await expect.poll(() => got).toEqual([{ id: rows[0]?.id, note: "v1" }]);
   });
 
   it("select: the columns asked for, and the primary key", async () => {

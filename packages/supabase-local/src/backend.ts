@@ -216,6 +216,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
 
   const { app, mail, inbox, upgrade, storage } = apiModule.createApi({
     db,
+    ownDatabase: !options.db,
     project: { ...project, keys, signingKeys, storageUrlKey },
     url,
     storageDir: (db as unknown as { storageDir: string }).storageDir,

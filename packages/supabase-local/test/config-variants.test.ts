@@ -15,7 +15,7 @@ import {
 } from "../../../tests/support/backend.ts";
 import { workerDatabase } from "../../../tests/support/memory-backend.ts";
 import { createLocalBackend, type LocalBackend } from "../src/backend.ts";
-import { ConfigError, loadConfig } from "../src/project/config.ts";
+import { ConfigError, loadConfig, REALTIME_DEFAULTS } from "../src/project/config.ts";
 
 let backend: LocalBackend;
 const templateDir = mkdtempSync(join(tmpdir(), "local-templates-"));
@@ -279,6 +279,7 @@ describe("supabase/local-backend.toml (the local backend's own settings)", () =>
       expect(loadConfig({ projectDir: dir }).local).toEqual({
         sbForwardedFor: false,
         corsOrigins: [],
+        realtime: REALTIME_DEFAULTS,
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -289,6 +290,7 @@ describe("supabase/local-backend.toml (the local backend's own settings)", () =>
     expect(loadConfig({ projectDir: ROOT }).local).toEqual({
       sbForwardedFor: true,
       corsOrigins: [],
+      realtime: REALTIME_DEFAULTS,
     });
     const configToml = readFileSync(join(ROOT, "supabase", "config.toml"), "utf8");
     expect(configToml).not.toMatch(/sb_forwarded_for|cors_origins|recovery_codes/);
@@ -297,7 +299,7 @@ describe("supabase/local-backend.toml (the local backend's own settings)", () =>
   it("reads its keys (env() too), and createLocalBackend's config deep-merges over them", () => {
     process.env.LOCAL_SETTINGS_TEST_ORIGIN = "http://localhost:4300";
     const dir = project(
-      `[auth]\nsb_forwarded_for = true\n\n[api]\ncors_origins = ["http://localhost:4200", "https://*.preview.example", "env(LOCAL_SETTINGS_TEST_ORIGIN)"]\n`,
+      `[auth]\nsb_forwarded_for = true\n\n[api]\ncors_origins = ["http://localhost:4200", "https://*.preview.example", "env(LOCAL_SETTINGS_TEST_ORIGIN)"]\n\n[realtime]\nmax_events_per_second = 10000\nmax_concurrent_users = 1000\n`,
     );
     try {
       expect(loadConfig({ projectDir: dir }).local).toEqual({
@@ -307,6 +309,7 @@ describe("supabase/local-backend.toml (the local backend's own settings)", () =>
           "https://*.preview.example",
           "http://localhost:4300",
         ],
+        realtime: { ...REALTIME_DEFAULTS, maxEventsPerSecond: 10_000, maxConcurrentUsers: 1000 },
       });
       const merged = loadConfig({
         projectDir: dir,
@@ -333,7 +336,15 @@ describe("supabase/local-backend.toml (the local backend's own settings)", () =>
       ],
       [
         "sb_forwarded_for = true\n",
-        /'sb_forwarded_for' in .*local-backend\.toml is not a setting of the local backend \(known here: auth, api\)/,
+        /'sb_forwarded_for' in .*local-backend\.toml is not a setting of the local backend \(known here: auth, api, realtime\)/,
+      ],
+      [
+        "[realtime]\nmax_concurrent_users = 0\n",
+        /'realtime\.max_concurrent_users' in .*local-backend\.toml must be a whole number above 0, not 0/,
+      ],
+      [
+        "[realtime]\nmax_users = 10\n",
+        /'realtime\.max_users' in .*is not a setting of the local backend/,
       ],
       ["[api.cors_origins]\nx = 1\n", /'api\.cors_origins' in .*must be a list of origins/],
       [

@@ -24,6 +24,8 @@ import { apiCaller, isLocalOnly, noFraming, ProjectOrigins, refuseForeign } from
 
 export interface ApiOptions {
   db: PGlite;
+  /** Whether this backend opened the database (rather than sharing another backend's). */
+  ownDatabase?: boolean;
   /** The project, resolved once at start (project/project.ts): its paths, config and keys. */
   project: KeyedProject;
   /** The backend's own URL, e.g. http://127.0.0.1:54321. */
@@ -147,6 +149,8 @@ export function createApi(options: ApiOptions): Api {
   app.all("/rest/v1/*", (c) => rest(withoutApiKeyParam(c.req.raw)));
   const realtime = createRealtime({
     db,
+    ownDatabase: options.ownDatabase ?? false,
+    limits: config.local.realtime,
     verify: (token) => verifyJwt(token, keys, signingKeys),
   });
   app.get("/realtime/v1/websocket", (c) => realtime.websocket(c.req.raw));

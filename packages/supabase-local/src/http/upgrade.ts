@@ -30,7 +30,8 @@ export class WebSockets {
     accept: (ws: WebSocket) => void,
   ): Promise<void> {
     this.#server ??= import("ws").then(
-      ({ WebSocketServer }) => new WebSocketServer({ noServer: true }),
+      // frames over 5 MB end the socket (1009), as upstream's endpoint (max_frame_size 5_000_000)
+      ({ WebSocketServer }) => new WebSocketServer({ noServer: true, maxPayload: 5_000_000 }),
     );
     const server = await this.#server;
     server.handleUpgrade(req, socket, head, accept);

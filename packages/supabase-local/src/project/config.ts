@@ -154,7 +154,44 @@ export interface LocalSettings {
    * auth.additional_redirect_urls (local-only.ts), e.g. another dev server of the project's.
    */
   corsOrigins: string[];
+  /** [realtime]: the tenant limits, upstream's defaults unless raised (or lowered). */
+  realtime: RealtimeSettings;
 }
+
+/**
+ * [realtime] of local-backend.toml: upstream's tenant limits under their tenant field names
+ * (max_concurrent_users = 200, …), raisable for a bench or a demo; hosted, the dashboard's.
+ */
+export interface RealtimeSettings {
+  maxConcurrentUsers: number;
+  maxChannelsPerClient: number;
+  maxJoinsPerSecond: number;
+  maxEventsPerSecond: number;
+  /** Stored, as upstream stores it; v2.102.1 enforces nothing with it. */
+  maxBytesPerSecond: number;
+  maxPayloadSizeInKb: number;
+  maxPresenceEventsPerSecond: number;
+  /** A client's presence calls per window (upstream: CLIENT_PRESENCE_MAX_CALLS, 5). */
+  maxClientPresenceEventsPerWindow: number;
+  /** The window (upstream: CLIENT_PRESENCE_WINDOW_MS, 30 000). */
+  clientPresenceWindowMs: number;
+  /** The rate counters' tick (upstream: 5 s). Not in the file: tests lower it through `config`. */
+  rateCounterTickMs: number;
+}
+
+/** Upstream's defaults (config/runtime.exs TENANT_MAX_*, Tenant's field defaults). */
+export const REALTIME_DEFAULTS: RealtimeSettings = {
+  maxConcurrentUsers: 200,
+  maxChannelsPerClient: 100,
+  maxJoinsPerSecond: 100,
+  maxEventsPerSecond: 100,
+  maxBytesPerSecond: 100_000,
+  maxPayloadSizeInKb: 3000,
+  maxPresenceEventsPerSecond: 1000,
+  maxClientPresenceEventsPerWindow: 5,
+  clientPresenceWindowMs: 30_000,
+  rateCounterTickMs: 5000,
+};
 
 type Table = Record<string, unknown>;
 
@@ -392,6 +429,17 @@ const LOCAL_SCHEMA: Schema = {
     mfa: { recovery_codes: { enroll_enabled: boolean, verify_enabled: boolean } },
   },
   api: { cors_origins: origins },
+  realtime: {
+    max_concurrent_users: positive,
+    max_channels_per_client: positive,
+    max_joins_per_second: positive,
+    max_events_per_second: positive,
+    max_bytes_per_second: positive,
+    max_payload_size_in_kb: positive,
+    max_presence_events_per_second: positive,
+    max_client_presence_events_per_window: positive,
+    client_presence_window_ms: positive,
+  },
 };
 
 type Reader = (value: unknown, key: string, file: string) => unknown;
@@ -410,9 +458,25 @@ function fromLocalToml(toml: Table, file: string): LocalSettings {
   const local = checked(toml, LOCAL_SCHEMA, "", file);
   const auth = table(local.auth);
   const api = table(local.api);
+  const realtime = table(local.realtime) as Record<string, number | undefined>;
+  const d = REALTIME_DEFAULTS;
   return {
     sbForwardedFor: (auth.sb_forwarded_for as boolean | undefined) ?? false,
     corsOrigins: (api.cors_origins as string[] | undefined) ?? [],
+    realtime: {
+      maxConcurrentUsers: realtime.max_concurrent_users ?? d.maxConcurrentUsers,
+      maxChannelsPerClient: realtime.max_channels_per_client ?? d.maxChannelsPerClient,
+      maxJoinsPerSecond: realtime.max_joins_per_second ?? d.maxJoinsPerSecond,
+      maxEventsPerSecond: realtime.max_events_per_second ?? d.maxEventsPerSecond,
+      maxBytesPerSecond: realtime.max_bytes_per_second ?? d.maxBytesPerSecond,
+      maxPayloadSizeInKb: realtime.max_payload_size_in_kb ?? d.maxPayloadSizeInKb,
+      maxPresenceEventsPerSecond:
+        realtime.max_presence_events_per_second ?? d.maxPresenceEventsPerSecond,
+      maxClientPresenceEventsPerWindow:
+        realtime.max_client_presence_events_per_window ?? d.maxClientPresenceEventsPerWindow,
+      clientPresenceWindowMs: realtime.client_presence_window_ms ?? d.clientPresenceWindowMs,
+      rateCounterTickMs: d.rateCounterTickMs,
+    },
   };
 }
 
@@ -434,6 +498,13 @@ function checked(toml: Table, schema: Schema, prefix: string, file: string): Tab
     else throw new ConfigError(`'${name}' in ${file} must be a table ([${name}])`);
   }
   return out;
+}
+
+function positive(value: unknown, key: string, file: string): number {
+  if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+  throw new ConfigError(
+    `'${key}' in ${file} must be a whole number above 0, not ${JSON.stringify(value)}`,
+  );
 }
 
 function boolean(value: unknown, key: string, file: string): boolean {

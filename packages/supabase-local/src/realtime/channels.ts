@@ -16,6 +16,8 @@ export interface Member {
   push(message: Message): void;
   /** A user broadcast as a binary frame (2.0.0 sockets only). */
   pushBinary(broadcast: UserBroadcast): void;
+  /** Told after each broadcast it was sent: upstream counts every delivery (the events limit). */
+  delivered(): void;
 }
 
 /** A broadcast: a JSON payload ({type, event, payload}) or a user broadcast from a binary frame. */
@@ -58,6 +60,7 @@ export class Hub {
     for (const member of members) {
       if ((member === from && !member.self) || !member.readsBroadcast) continue;
       deliver(member, broadcast);
+      member.delivered();
     }
   }
 
@@ -91,9 +94,14 @@ export class Hub {
     return metasOf([...(this.#presence.get(key)?.values() ?? [])]);
   }
 
+  /** Called with the number of channels each presence diff went to (upstream counts fan-out). */
+  onPresenceDiff: (count: number) => void = () => {};
+
   #diff(key: string, diff: { joins: PresenceMap; leaves: PresenceMap }): void {
+    let count = 0;
     for (const member of this.#topics.get(key) ?? []) {
       if (!member.readsPresence) continue;
+      count++;
       member.push({
         join_ref: null,
         ref: null,
@@ -102,6 +110,7 @@ export class Hub {
         payload: diff,
       });
     }
+    if (count > 0) this.onPresenceDiff(count);
   }
 }
 

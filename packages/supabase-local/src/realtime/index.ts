@@ -5,8 +5,11 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
 import { requestContext } from "../http/context.ts";
+import type { RealtimeSettings } from "../project/config.ts";
 import { Hub, topicKey } from "./channels.ts";
 import { httpBroadcast } from "./http-broadcast.ts";
+import { Limits } from "./limits.ts";
+import { ChangeFeed } from "./postgres-changes.ts";
 import { parseVsn } from "./serializer.ts";
 import { RealtimeSocket } from "./socket.ts";
 import { confirmToken, type Verify } from "./tokens.ts";
@@ -16,12 +19,16 @@ export interface RealtimeOptions {
   verify: Verify;
   /** The project's database: RLS for private channels, and the messages realtime.send() writes. */
   db: PGlite;
+  /** The tenant limits (local-backend.toml [realtime], upstream's defaults). */
+  limits: RealtimeSettings;
+  /**
+   * Whether this backend opened the database: then the subscriptions a previous run left (a
+   * stop ends the sockets, not always before the database closes) are deleted at the start, as
+   * upstream deletes them when its change feed starts. A backend sharing another's database
+   * leaves them: they are the other's.
+   */
+  ownDatabase: boolean;
 }
-
-/** Upstream's tenant defaults (Realtime's `tenants` table, as the CLI's Realtime seeds it). */
-export const TENANT_DEFAULTS = {
-  maxChannelsPerClient: 100,
-};
 
 export type Accept = (ws: WebSocket) => void;
 
@@ -38,6 +45,10 @@ export interface Realtime {
 export function createRealtime(options: RealtimeOptions): Realtime {
   const hub = new Hub();
   const { db } = options;
+  const limits = new Limits(options.limits);
+  const changes = new ChangeFeed(db, limits.dbEvents);
+  if (options.ownDatabase) changes.forgetPreviousRun();
+  hub.onPresenceDiff = (count) => limits.presence.add(count);
   // Messages the database sends (realtime.send(), realtime.broadcast_changes()): each row's id is
   // announced at its commit (sql/realtime.sql), then read here and broadcast on its topic. Heard
   // from the first socket on: before it, nobody could receive them.
@@ -51,16 +62,23 @@ export function createRealtime(options: RealtimeOptions): Realtime {
         )
           .then(({ rows }) => {
             const row = rows[0];
-            if (!row) return;
+            if (!row || typeof row.event !== "string") return;
+            // upstream's UserBroadcast with metadata {id}: a binary frame to 2.0.0 clients,
+            // {type, event, payload, meta: {id}} to 1.0.0 ones
             hub.broadcast(topicKey(row.topic, row.private === true), {
-              json: { type: "broadcast", event: row.event, payload: row.payload, meta: { id } },
+              user: {
+                event: row.event,
+                encoding: "json",
+                payload: new TextEncoder().encode(JSON.stringify(row.payload ?? null)),
+                metadata: { id },
+              },
             });
           })
           .catch(() => {});
       })
       .catch(() => {}));
   return {
-    broadcast: (request, target) => httpBroadcast(request, hub, db, target),
+    broadcast: (request, target) => httpBroadcast(request, { hub, db, limits }, target),
     async websocket(request) {
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
         // a plain GET: what Phoenix's websocket transport answers one
@@ -69,8 +87,9 @@ export function createRealtime(options: RealtimeOptions): Realtime {
       const vsn = parseVsn(new URL(request.url).searchParams.get("vsn"));
       if (!vsn) return new Response(null, { status: 400 });
       const token = requestContext(request).bearer;
-      // The socket's own token must verify and be current (upstream's UserSocket.connect: 403).
-      if (!token || !(await confirmToken(token, options.verify)).ok) {
+      // The socket's own token must verify and be current, and the tenant's users and joins be
+      // under their limits (upstream's UserSocket.connect and TenantRateLimiters: 403, no body).
+      if (!token || !(await confirmToken(token, options.verify)).ok || limits.connectRefused()) {
         return new Response(null, { status: 403 });
       }
       await listen();
@@ -80,8 +99,9 @@ export function createRealtime(options: RealtimeOptions): Realtime {
           token,
           verify: options.verify,
           hub,
+          changes,
           db,
-          maxChannels: TENANT_DEFAULTS.maxChannelsPerClient,
+          limits,
         });
       };
       Object.defineProperty(request, ACCEPTED, { value: accept });

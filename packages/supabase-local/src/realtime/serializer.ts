@@ -147,14 +147,21 @@ function decodeBroadcastPush(data: Uint8Array): Decoded {
   };
 }
 
-/** A user broadcast as JSON clients see it: {type, event, payload} (bytes have no JSON form). */
+/**
+ * A user broadcast as JSON clients see it: {type, event, payload}, and its metadata as `meta`
+ * (upstream's convert_to_json_broadcast); bytes have no JSON form.
+ */
 export function broadcastJson(broadcast: UserBroadcast): Record<string, unknown> | undefined {
   if (broadcast.encoding === "binary") return undefined;
-  return {
+  const json: Record<string, unknown> = {
     type: "broadcast",
     event: broadcast.event,
     payload: JSON.parse(text.decode(broadcast.payload)),
   };
+  if (broadcast.metadata && Object.keys(broadcast.metadata).length > 0) {
+    json.meta = broadcast.metadata;
+  }
+  return json;
 }
 
 /** A message for a client, in its version's text format. */
@@ -169,6 +176,17 @@ export function encode(vsn: Vsn, message: Message): string {
     ]);
   }
   return JSON.stringify(message);
+}
+
+/**
+ * A postgres_changes event in the version's text format, around the change's JSON encoded once
+ * for all its subscribers (upstream's dispatcher caches the encoded message too).
+ */
+export function encodeChange(vsn: Vsn, topic: string, ids: number[], dataJson: string): string {
+  const payload = `{"ids":${JSON.stringify(ids)},"data":${dataJson}}`;
+  const quoted = JSON.stringify(topic);
+  if (vsn === "2.0.0") return `[null,null,${quoted},"postgres_changes",${payload}]`;
+  return `{"join_ref":null,"ref":null,"topic":${quoted},"event":"postgres_changes","payload":${payload}}`;
 }
 
 /** A user broadcast for a 2.0.0 client: a kind-4 binary frame. */

@@ -4,12 +4,21 @@
 // `broadcast` and `access_token` messages as upstream's RealtimeChannel handles them.
 import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
+import type { Claims } from "../http/jwt.ts";
 import { authorize, type Policies } from "./authorization.ts";
 import { type Broadcast, type Hub, type Member, topicKey } from "./channels.ts";
+import { ClientPresenceWindow, type Limits } from "./limits.ts";
+import {
+  type Binding,
+  bindings,
+  type ChangeFeed,
+  type ChangeSubscriber,
+} from "./postgres-changes.ts";
 import {
   decode,
   encode,
   encodeBroadcast,
+  encodeChange,
   type Message,
   type UserBroadcast,
   type Vsn,
@@ -22,10 +31,12 @@ export interface SocketOptions {
   token: string;
   verify: Verify;
   hub: Hub;
+  /** postgres_changes: the database's subscriptions and change feed. */
+  changes: ChangeFeed;
   /** The project's database: private channels are authorized by its RLS on realtime.messages. */
   db: PGlite;
-  /** Upstream's tenant default max_channels_per_client. */
-  maxChannels: number;
+  /** The tenant limits and their counters, shared by the backend's sockets. */
+  limits: Limits;
 }
 
 interface JoinConfig {
@@ -37,7 +48,7 @@ interface JoinConfig {
   postgresChanges: Array<Record<string, unknown>>;
 }
 
-class Channel implements Member {
+class Channel implements Member, ChangeSubscriber {
   readonly vsn: Vsn;
   readonly topic: string;
   readonly subTopic: string;
@@ -48,6 +59,14 @@ class Channel implements Member {
   readonly isPrivate: boolean;
   readonly presenceKey: string;
   presenceEnabled: boolean;
+  /** Its postgres_changes bindings, in the client's order. */
+  readonly bindings: Binding[];
+  /** Whether it has ended (its subscriptions, if made meanwhile, go at once). */
+  closed = false;
+  /** Its client's presence calls in the current window. */
+  readonly presenceCalls: ClientPresenceWindow;
+  /** The last tracked payload (the same again is a no-op, as upstream). */
+  tracked: string | undefined;
   /** A private channel's rights, from RLS at the join and at each new token (upstream caches them). */
   policies: Policies | undefined;
   token: string;
@@ -73,7 +92,13 @@ class Channel implements Member {
     // upstream's default key: a UUID of the channel's own
     this.presenceKey = config.presenceKey || crypto.randomUUID();
     this.presenceEnabled = config.presenceEnabled;
+    this.bindings = bindings(config.postgresChanges);
     this.token = token;
+    const { maxClientPresenceEventsPerWindow, clientPresenceWindowMs } = socket.limits.settings;
+    this.presenceCalls = new ClientPresenceWindow(
+      maxClientPresenceEventsPerWindow,
+      clientPresenceWindowMs,
+    );
   }
 
   get readsBroadcast(): boolean {
@@ -91,10 +116,20 @@ class Channel implements Member {
   pushBinary(broadcast: UserBroadcast): void {
     this.#socket.sendBinary(encodeBroadcast(this.topic, broadcast));
   }
+
+  delivered(): void {
+    this.#socket.counted(this);
+  }
+
+  /** A change, as upstream's fastlane sends it: no refs, the bindings' ids and the change. */
+  change(ids: number[], dataJson: string): void {
+    this.#socket.sendText(encodeChange(this.vsn, this.topic, ids, dataJson));
+  }
 }
 
 export class RealtimeSocket {
   readonly vsn: Vsn;
+  readonly limits: Limits;
   readonly #ws: WebSocket;
   readonly #options: SocketOptions;
   readonly #channels = new Map<string, Channel>();
@@ -105,6 +140,7 @@ export class RealtimeSocket {
     this.#ws = ws;
     this.#options = options;
     this.vsn = options.vsn;
+    this.limits = options.limits;
     ws.on("message", (data, isBinary) => {
       const bytes = toBytes(data);
       this.#queue = this.#queue
@@ -118,8 +154,24 @@ export class RealtimeSocket {
     ws.on("error", () => this.#closeAll());
   }
 
+  /**
+   * A message reached one of this socket's channels: counted (upstream's :update_rate_counter);
+   * once the events limit is reached the channel shuts down.
+   */
+  counted(channel: Channel): void {
+    const { events } = this.limits;
+    events.add();
+    if (events.triggered && this.#channels.get(channel.topic) === channel) {
+      this.#shutdown(channel, "Too many messages per second");
+    }
+  }
+
   send(message: Message): void {
     if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(encode(this.vsn, message));
+  }
+
+  sendText(frame: string): void {
+    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame);
   }
 
   sendBinary(frame: Uint8Array): void {
@@ -154,13 +206,24 @@ export class RealtimeSocket {
       return;
     }
     if (event === "broadcast") {
-      // a private channel's broadcast needs the write policy; without it upstream drops it
-      if (channel.isPrivate && !channel.policies?.broadcast.write) {
-        if (channel.ack) this.#reply(message, "ok", {});
+      // a private channel's broadcast needs the write policy; without it upstream drops it,
+      // with no reply even when `ack` was asked for
+      if (channel.isPrivate && !channel.policies?.broadcast.write) return;
+      this.limits.events.add();
+      const size =
+        decoded.kind === "broadcast"
+          ? decoded.broadcast.payload.length
+          : Buffer.byteLength(JSON.stringify(message.payload ?? null));
+      if (this.limits.payloadTooLarge(size)) {
+        // upstream's {:error, :payload_size_exceeded}, to an `ack` only
+        if (channel.ack) this.#reply(message, "error", "payload_size_exceeded");
         return;
       }
+      // a client's frame metadata (`persist`) is not passed on, as upstream's build_broadcast
       const broadcast: Broadcast =
-        decoded.kind === "broadcast" ? { user: decoded.broadcast } : { json: message.payload };
+        decoded.kind === "broadcast"
+          ? { user: { ...decoded.broadcast, metadata: undefined } }
+          : { json: message.payload };
       this.#options.hub.broadcast(channel.key, broadcast, channel);
       if (channel.ack) this.#reply(message, "ok", {});
       return;
@@ -173,7 +236,8 @@ export class RealtimeSocket {
       await this.#accessToken(channel, message.payload);
       return;
     }
-    // upstream logs and drops any other event (presence comes with its own handler)
+    // upstream counts, logs and drops any other event
+    this.limits.events.add();
   }
 
   async #join(message: Message): Promise<void> {
@@ -189,7 +253,24 @@ export class RealtimeSocket {
     // Phoenix: a second join of a topic closes the channel already there
     const existing = this.#channels.get(topic);
     if (existing) this.#close(existing);
-    if (this.#channels.size >= this.#options.maxChannels) {
+    // upstream's order: concurrent users, joins per second, channels per client
+    const { limits } = this;
+    if (limits.userRefused(this)) {
+      this.#reply(message, "error", {
+        reason: "ConnectionRateLimitReached: Too many connected users",
+      });
+      return;
+    }
+    if (limits.joins.triggered) {
+      this.#reply(message, "error", {
+        reason: "ClientJoinRateLimitReached: Too many joins per second",
+      });
+      // and the socket is disconnected
+      this.#ws.close(1000);
+      return;
+    }
+    limits.joins.add();
+    if (this.#channels.size >= limits.settings.maxChannelsPerClient) {
       this.#reply(message, "error", { reason: "ChannelRateLimitReached: Too many channels" });
       return;
     }
@@ -207,54 +288,110 @@ export class RealtimeSocket {
     const channel = new Channel(this, topic, message.join_ref, config, token);
     if (config.private) {
       channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
-      if (!channel.policies.broadcast.read && !channel.policies.presence.read) {
+      // upstream's join needs the broadcast read right, whatever the presence one
+      if (!channel.policies.broadcast.read) {
         this.#reply(message, "error", {
-          reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${channel.subTopic}`,
+          reason: `Unauthorized: ${unauthorized(channel.subTopic)}`,
         });
         return;
       }
     }
     this.#channels.set(topic, channel);
     this.#options.hub.add(channel.key, channel);
+    limits.userJoined(this);
     this.#schedule(channel, confirmed.recheckIn);
-    const postgresChanges = config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }));
+    // each binding as the client sent it, with its id, in the client's order
+    const postgresChanges = channel.bindings.map((b) => ({ ...b.params, id: b.id }));
     this.#reply(message, "ok", { postgres_changes: postgresChanges });
-    if (channel.presenceEnabled) this.#presenceState(channel);
-    if (postgresChanges.length > 0) {
-      // The change feed is not served yet: say so as upstream reports a subscription it cannot make.
-      this.#system(channel, "postgres_changes", "error", "postgres_changes is not served yet");
-    }
+    if (channel.presenceEnabled && !this.#presenceState(channel)) return;
+    if (channel.bindings.length > 0) this.#subscribeChanges(channel, confirmed.claims);
+  }
+
+  /**
+   * The channel's postgres_changes subscribed after the join's reply, as upstream's
+   * :postgres_subscribe: "Subscribed to PostgreSQL", or the reason as a system error.
+   */
+  #subscribeChanges(channel: Channel, claims: Claims): void {
+    const { changes } = this.#options;
+    changes
+      .subscribe(channel, channel.bindings, claims)
+      .then((refused) => {
+        if (channel.closed) {
+          void changes.unsubscribe(channel.bindings);
+          return;
+        }
+        if (refused) this.#system(channel, "postgres_changes", "error", refused);
+        else this.#system(channel, "postgres_changes", "ok", "Subscribed to PostgreSQL");
+      })
+      .catch((error) => {
+        if (channel.closed) return;
+        this.#system(channel, "postgres_changes", "error", String(error));
+      });
   }
 
   /** track / untrack, as upstream's PresenceHandler: a private channel needs the write policy. */
   #presence(channel: Channel, message: Message): void {
     const payload = isObject(message.payload) ? message.payload : {};
-    if (channel.isPrivate && !channel.policies?.presence.write) {
-      this.#reply(message, "error", {});
+    if (typeof payload.event !== "string") {
+      this.#reply(message, "ok", {});
       return;
     }
-    if (payload.event === "track") {
-      if (!isObject(payload.payload)) {
+    // a client's presence calls per window come first (upstream's limit_client_presence_event)
+    if (!channel.presenceCalls.allow()) {
+      this.#shutdown(channel, "Client presence rate limit exceeded");
+      return;
+    }
+    const event = payload.event.toLowerCase();
+    if (event === "track") {
+      if (channel.isPrivate && !channel.policies?.presence.write) {
+        this.#reply(message, "error", {});
+        return;
+      }
+      const meta = payload.payload ?? {};
+      if (!isObject(meta)) {
         this.#reply(message, "error", { reason: "Presence track payload must be a map" });
         return;
       }
-      this.#options.hub.track(channel.key, channel, channel.presenceKey, payload.payload);
-    } else if (payload.event === "untrack") {
+      const json = JSON.stringify(meta);
+      if (json !== channel.tracked) {
+        if (this.limits.payloadTooLarge(Buffer.byteLength(json))) {
+          this.#shutdown(channel, "Track message size exceeded");
+          return;
+        }
+        if (!this.#presenceEvent(channel)) return;
+        this.#options.hub.track(channel.key, channel, channel.presenceKey, meta);
+        channel.tracked = json;
+      }
+    } else if (event === "untrack") {
       this.#options.hub.untrack(channel.key, channel);
+      channel.tracked = undefined;
     } else {
       this.#reply(message, "error", {});
       return;
     }
     this.#reply(message, "ok", {});
     // a track is what enables presence for a channel that joined without it: it gets the state now
-    if (!channel.presenceEnabled) {
+    if (event === "track" && !channel.presenceEnabled) {
       channel.presenceEnabled = true;
       this.#presenceState(channel);
     }
   }
 
-  #presenceState(channel: Channel): void {
-    if (!channel.readsPresence) return;
+  /** The tenant's presence events (upstream's limit_presence_event): false once over the limit. */
+  #presenceEvent(channel: Channel): boolean {
+    const { presence } = this.limits;
+    if (presence.avg > presence.limit) {
+      this.#shutdown(channel, "Too many presence messages per second");
+      return false;
+    }
+    presence.add();
+    return true;
+  }
+
+  /** presence_state to a channel that may read presence; false when the limit shut it down. */
+  #presenceState(channel: Channel): boolean {
+    if (!channel.readsPresence) return true;
+    if (!this.#presenceEvent(channel)) return false;
     channel.push({
       join_ref: channel.joinRef,
       ref: null,
@@ -262,6 +399,7 @@ export class RealtimeSocket {
       event: "presence_state",
       payload: this.#options.hub.presenceState(channel.key),
     });
+    return true;
   }
 
   /** access_token: `sb_` keys, nulls and the same token are ignored; another is confirmed. */
@@ -275,20 +413,16 @@ export class RealtimeSocket {
       return;
     }
     if (channel.isPrivate) {
-      const previous = channel.policies;
+      // the rights afresh, as at a join: no broadcast read right shuts the channel down
       channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
-      const revoked =
-        (previous?.broadcast.read && !channel.policies.broadcast.read) ||
-        (previous?.presence.read && !channel.policies.presence.read);
-      if (revoked) {
-        this.#shutdown(
-          channel,
-          `You no longer have permission to read from this Channel topic: ${channel.subTopic}`,
-        );
+      if (!channel.policies.broadcast.read) {
+        this.#shutdown(channel, unauthorized(channel.subTopic));
         return;
       }
     }
     this.#schedule(channel, confirmed.recheckIn);
+    // upstream subscribes again with the new claims (and says so again)
+    if (channel.bindings.length > 0) this.#subscribeChanges(channel, confirmed.claims);
   }
 
   /** Re-confirms the channel's token when its time is up (upstream's :confirm_token). */
@@ -323,8 +457,7 @@ export class RealtimeSocket {
 
   /** The channel ends: out of the hub, and phx_close to the client (Phoenix's on any stop). */
   #close(channel: Channel): void {
-    clearTimeout(channel.timer);
-    this.#options.hub.remove(channel.key, channel);
+    this.#end(channel);
     this.#channels.delete(channel.topic);
     this.send({
       join_ref: channel.joinRef,
@@ -336,11 +469,17 @@ export class RealtimeSocket {
   }
 
   #closeAll(): void {
-    for (const channel of this.#channels.values()) {
-      clearTimeout(channel.timer);
-      this.#options.hub.remove(channel.key, channel);
-    }
+    for (const channel of this.#channels.values()) this.#end(channel);
     this.#channels.clear();
+    this.limits.userLeft(this);
+  }
+
+  /** What a channel holds goes: its timer, its place in the hub, its change subscriptions. */
+  #end(channel: Channel): void {
+    channel.closed = true;
+    clearTimeout(channel.timer);
+    this.#options.hub.remove(channel.key, channel);
+    void this.#options.changes.unsubscribe(channel.bindings);
   }
 
   #reply(message: Message, status: "ok" | "error", response: unknown): void {
@@ -352,6 +491,10 @@ export class RealtimeSocket {
       payload: { status, response },
     });
   }
+}
+
+function unauthorized(topic: string): string {
+  return `You do not have permissions to read from this Channel topic: ${topic}`;
 }
 
 function joinConfig(value: unknown): JoinConfig {

@@ -15,8 +15,9 @@ export type Confirmed =
       message: string;
     };
 
-/** Upstream caps the re-check timer at an hour (a JWT's exp can be far away). */
-const MAX_RECHECK_MS = 60 * 60 * 1000;
+/** Upstream re-checks a channel's token every 5 minutes, or at its expiry if sooner
+ * (@confirm_token_ms_interval). */
+const MAX_RECHECK_MS = 5 * 60 * 1000;
 
 export async function confirmToken(
   token: string,

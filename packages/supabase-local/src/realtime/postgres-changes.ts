@@ -1,0 +1,402 @@
+// postgres_changes, as upstream's PostgresCdcRls extension: a channel's bindings parsed as its
+// Subscriptions.parse_subscription_params does, one realtime.subscription row per binding and
+// published table (the database checks the filters, sql/realtime.sql), and the change feed: the
+// database announces committed changes (NOTIFY supabase_local_changes, no payload), this module
+// reads the changes after the last it saw, with the subscriptions that may see each one
+// (realtime.supabase_local_list_changes: filters and RLS per subscriber), and hands each channel
+// its own: {ids: [its bindings' ids], data: {schema, table, commit_timestamp, type, record,
+// old_record, columns, errors}}. Decision 027 says why it is built this way.
+import type { PGlite } from "@electric-sql/pglite";
+import type { Claims } from "../http/jwt.ts";
+import type { RateCounter } from "./limits.ts";
+
+/** A channel that subscribes to changes: where its changes go. */
+export interface ChangeSubscriber {
+  /** One change (its JSON, encoded once for all), with the ids of this channel's bindings that see it. */
+  change(ids: number[], dataJson: string): void;
+}
+
+/** One binding of a join's config.postgres_changes, with its ids. */
+export interface Binding {
+  /** What the client sent ({event, schema, table, filter, select}). */
+  params: Record<string, unknown>;
+  /** The id the join reply and each event carry: a hash of the params, as upstream's phash2. */
+  id: number;
+  /** The realtime.subscription rows' subscription_id. */
+  subscriptionId: string;
+}
+
+interface SubscriptionParams {
+  action: string;
+  schema: string;
+  table: string;
+  filters: Array<[string, string, string]>;
+  select: string[] | null;
+}
+
+/** Upstream's poll_max_changes and poll_max_record_bytes defaults. */
+const MAX_CHANGES = 100;
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
+const FILTER_TYPES = new Set(["eq", "neq", "lt", "lte", "gt", "gte", "in"]);
+const NO_PARAMS =
+  "No subscription params provided. Please provide at least a `schema` or `table` to subscribe to: ";
+
+export function bindings(list: Array<Record<string, unknown>>): Binding[] {
+  return list.map((params) => ({
+    params,
+    id: bindingId(params),
+    subscriptionId: crypto.randomUUID(),
+  }));
+}
+
+/** A stable 27-bit id of a binding's params (upstream: :erlang.phash2(params), same range). */
+function bindingId(params: Record<string, unknown>): number {
+  let hash = 0x811c9dc5;
+  for (const char of canonical(params)) {
+    hash ^= char.charCodeAt(0);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash & 0x7ffffff;
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+type Parsed = { ok: true; value: SubscriptionParams } | { ok: false; error: string };
+
+/** A binding's params as upstream's parse_subscription_params reads them, in its words. */
+export function parseSubscriptionParams(params: Record<string, unknown>): Parsed {
+  const action = actionFilter(params.event);
+  let select: string[] | null = null;
+  if (Array.isArray(params.select)) {
+    const columns = params.select.filter((c): c is string => typeof c === "string");
+    select = columns.length > 0 ? columns : null;
+  } else if (typeof params.select === "string") {
+    return {
+      ok: false,
+      error:
+        'Error parsing `select` params: expected a list of column name strings, e.g. select: ["col1", "col2"]',
+    };
+  }
+  const { schema, table, filter } = params;
+  const has = (key: string) => Object.hasOwn(params, key);
+  let target: { schema: string; table: string; filter?: string } | undefined;
+  if (typeof schema === "string" && typeof table === "string" && typeof filter === "string") {
+    target = { schema, table, filter };
+  } else if (typeof schema === "string" && typeof table === "string" && !has("filter")) {
+    target = { schema, table };
+  } else if (typeof schema === "string" && !has("table") && !has("filter")) {
+    target = { schema, table: "*" };
+  } else if (typeof table === "string" && !has("schema") && !has("filter")) {
+    target = { schema: "public", table };
+  }
+  if (!target) {
+    const shown = has("user_token") || has("auth_token") ? "<redacted>" : inspect(params);
+    return { ok: false, error: `${NO_PARAMS}${shown}` };
+  }
+  let filters: Array<[string, string, string]> = [];
+  if (target.filter !== undefined) {
+    const parsed = parseFilters(target.filter);
+    if (typeof parsed === "string") {
+      return { ok: false, error: `Error parsing \`filter\` params: ${parsed}` };
+    }
+    filters = parsed;
+  }
+  if (select && (target.schema === "*" || target.table === "*")) {
+    return {
+      ok: false,
+      error:
+        "Column selection is not supported for wildcard subscriptions. Provide an explicit schema and table name.",
+    };
+  }
+  return {
+    ok: true,
+    value: { action, schema: target.schema, table: target.table, filters, select },
+  };
+}
+
+function actionFilter(event: unknown): string {
+  if (typeof event !== "string") return "*";
+  const upper = event.toUpperCase();
+  return upper === "INSERT" || upper === "UPDATE" || upper === "DELETE" ? upper : "*";
+}
+
+/** `col=op.value` segments joined by commas outside parentheses (AND); an error's text otherwise. */
+function parseFilters(filter: string): Array<[string, string, string]> | string {
+  const trimmed = filter.trim();
+  if (trimmed === "") return [];
+  const segments: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < trimmed.length; i++) {
+    const char = trimmed[i];
+    if (char === "(") depth++;
+    else if (char === ")") depth = Math.max(0, depth - 1);
+    else if (char === "," && depth === 0) {
+      segments.push(trimmed.slice(start, i));
+      start = i + 1;
+    }
+  }
+  segments.push(trimmed.slice(start));
+  const filters: Array<[string, string, string]> = [];
+  for (const raw of segments) {
+    const segment = raw.trim();
+    if (segment === "") return "filter must not contain empty segments (check for extra commas)";
+    const eq = segment.indexOf("=");
+    if (eq < 0) return inspect([segment]);
+    const column = segment.slice(0, eq);
+    const rest = segment.slice(eq + 1);
+    const dot = rest.indexOf(".");
+    const type = dot < 0 ? rest : rest.slice(0, dot);
+    if (dot < 0 || !FILTER_TYPES.has(type))
+      return inspect(dot < 0 ? [rest] : [type, rest.slice(dot + 1)]);
+    let value = rest.slice(dot + 1);
+    if (type === "in") {
+      if (value.length < 2 || !value.startsWith("(") || !value.endsWith(")")) {
+        return "`in` filter value must be wrapped by parentheses";
+      }
+      value = `{${value.slice(1, -1)}}`;
+    }
+    filters.push([column, type, value]);
+  }
+  return filters;
+}
+
+/** A value as Elixir's inspect/1 prints it (upstream's messages show params that way). */
+function inspect(value: unknown): string {
+  if (value === null || value === undefined) return "nil";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(inspect).join(", ")}]`;
+  if (typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `%{${entries.map(([k, v]) => `${JSON.stringify(k)} => ${inspect(v)}`).join(", ")}}`;
+  }
+  return String(value);
+}
+
+/** The params as upstream's params_to_log shows them in a refused subscription's message. */
+function paramsToLog(p: SubscriptionParams): string {
+  const filters = `[${p.filters.map((f) => `{${f.map((v) => JSON.stringify(v)).join(", ")}}`).join(", ")}]`;
+  return `event: ${p.action}, schema: ${p.schema}, table: ${p.table}, filters: ${filters}, select: ${inspect(p.select)}`;
+}
+
+/** Postgrex's Exception.message: `ERROR <code> (<condition>) <message>`. */
+function postgresError(error: unknown): string {
+  const { code, message } = error as { code?: string; message?: string };
+  const condition = code ? CONDITIONS[code] : undefined;
+  return `ERROR ${code ?? "XX000"} ${condition ? `(${condition}) ` : ""}${message ?? String(error)}`;
+}
+
+const CONDITIONS: Record<string, string> = {
+  P0001: "raise_exception",
+  "22P02": "invalid_text_representation",
+  "22003": "numeric_value_out_of_range",
+  "22007": "invalid_datetime_format",
+  "22008": "datetime_field_overflow",
+  "22023": "invalid_parameter_value",
+  "42703": "undefined_column",
+  "42704": "undefined_object",
+  "42P01": "undefined_table",
+};
+
+class Refused extends Error {}
+
+const SUBSCRIBE = `
+  with sub_tables as (
+    select format('%I.%I', pt.schemaname, pt.tablename)::regclass as entity
+    from pg_publication_tables pt
+    where pt.pubname = 'supabase_realtime'
+      and pt.schemaname like (case $1 when '*' then '%' else $1 end) escape ''
+      and pt.tablename like (case $2 when '*' then '%' else $2 end) escape ''
+  )
+  insert into realtime.subscription as x
+    (subscription_id, entity, filters, claims, action_filter, selected_columns)
+  select $3::uuid, sub_tables.entity,
+    (select coalesce(array_agg((f ->> 0, f ->> 1, f ->> 2)::realtime.user_defined_filter), '{}')
+       from jsonb_array_elements($4::jsonb) f),
+    $5::jsonb, $6, $7::text[]
+  from sub_tables
+  on conflict (subscription_id, entity, filters, action_filter, coalesce(selected_columns, '{}'))
+  do update set claims = excluded.claims, created_at = now()
+  returning id`;
+
+/** The change feed: subscriptions in the database, changes read after their commit, fanned out. */
+export class ChangeFeed {
+  readonly #db: PGlite;
+  readonly #maxRecordBytes: number;
+  /** Upstream's db_events counter: deliveries counted; over the limit, changes are dropped. */
+  readonly #limit: RateCounter | undefined;
+  /** subscription_id -> the channel and the binding id it stands for */
+  readonly #subscriptions = new Map<string, { owner: ChangeSubscriber; id: number }>();
+  #started: Promise<void> | undefined;
+  /** The last change read (changes are numbered in commit order). */
+  #cursor = "0";
+  #draining = false;
+  #again = false;
+  constructor(db: PGlite, limit?: RateCounter, maxRecordBytes = MAX_RECORD_BYTES) {
+    this.#db = db;
+    this.#limit = limit;
+    this.#maxRecordBytes = maxRecordBytes;
+  }
+
+  /**
+   * The channel's bindings subscribed with its claims (again, with new claims, after a new token):
+   * undefined, or the message of upstream's system error.
+   */
+  async subscribe(
+    owner: ChangeSubscriber,
+    list: Binding[],
+    claims: Claims,
+  ): Promise<string | undefined> {
+    const parsed: Array<{ binding: Binding; params: SubscriptionParams }> = [];
+    for (const binding of list) {
+      const result = parseSubscriptionParams(binding.params);
+      if (!result.ok) return result.error;
+      parsed.push({ binding, params: result.value });
+    }
+    await this.#start();
+    await this.#db.query("select realtime.supabase_local_sync_triggers()");
+    try {
+      await this.#db.transaction(async (tx) => {
+        for (const { binding, params } of parsed) {
+          let rows: unknown[];
+          try {
+            ({ rows } = await tx.query(SUBSCRIBE, [
+              params.schema,
+              params.table,
+              binding.subscriptionId,
+              JSON.stringify(params.filters),
+              JSON.stringify(claims),
+              params.action,
+              params.select,
+            ]));
+          } catch (error) {
+            throw new Refused(
+              `Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [${paramsToLog(params)}]. Exception: ${postgresError(error)}`,
+            );
+          }
+          if (rows.length === 0) {
+            throw new Refused(
+              `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [${paramsToLog(params)}]`,
+            );
+          }
+        }
+      });
+    } catch (error) {
+      if (error instanceof Refused) return error.message;
+      throw error;
+    }
+    for (const binding of list) {
+      this.#subscriptions.set(binding.subscriptionId, { owner, id: binding.id });
+    }
+    return undefined;
+  }
+
+  /** Deletes every subscription and queued change (a previous run's: none are this one's yet). */
+  forgetPreviousRun(): void {
+    this.#db
+      .exec("delete from realtime.subscription; delete from realtime.supabase_local_changes;")
+      .catch(() => {});
+  }
+
+  /** The channel ended: its rows go (upstream's subscription manager deletes them). */
+  async unsubscribe(list: Binding[]): Promise<void> {
+    if (list.length === 0) return;
+    const ids = list.map((b) => b.subscriptionId);
+    for (const id of ids) this.#subscriptions.delete(id);
+    await this.#db
+      .query("delete from realtime.subscription where subscription_id = any($1::uuid[])", [ids])
+      .catch(() => {});
+  }
+
+  /** From the first subscription on: the changes after those already queued. */
+  #start(): Promise<void> {
+    this.#started ??= (async () => {
+      const { rows } = await this.#db.query<{ last: string }>(
+        "select coalesce(max(id), 0)::text as last from realtime.supabase_local_changes",
+      );
+      this.#cursor = rows[0]?.last ?? "0";
+      await this.#db.listen("supabase_local_changes", () => this.#drain());
+    })();
+    return this.#started;
+  }
+
+  /** Reads what was committed since the last read; one read at a time, again if announced meanwhile. */
+  #drain(): void {
+    if (this.#draining) {
+      this.#again = true;
+      return;
+    }
+    this.#draining = true;
+    void (async () => {
+      do {
+        this.#again = false;
+        await this.#read().catch((error) => {
+          console.error("[supabase-local] realtime change feed:", error);
+        });
+      } while (this.#again);
+      this.#draining = false;
+    })();
+  }
+
+  async #read(): Promise<void> {
+    for (;;) {
+      const { rows } = await this.#db.query<{
+        change_id: string;
+        wal: Record<string, unknown> | null;
+        subscription_ids: string[] | null;
+        errors: string[] | null;
+      }>(
+        `select change_id::text, wal, subscription_ids, errors
+         from realtime.supabase_local_list_changes($1::bigint, $2, $3)`,
+        [this.#cursor, MAX_CHANGES, this.#maxRecordBytes],
+      );
+      const changes = new Set<string>();
+      for (const row of rows) {
+        changes.add(row.change_id);
+        this.#cursor = row.change_id;
+        if (row.wal && row.subscription_ids)
+          this.#dispatch(row.wal, row.subscription_ids, row.errors);
+      }
+      if (changes.size < MAX_CHANGES) return;
+    }
+  }
+
+  #dispatch(
+    wal: Record<string, unknown>,
+    subscriptionIds: string[],
+    errors: string[] | null,
+  ): void {
+    const type = wal.type;
+    const data: Record<string, unknown> = {
+      schema: wal.schema,
+      table: wal.table,
+      commit_timestamp: wal.commit_timestamp ?? null,
+      type,
+      columns: wal.columns ?? [],
+      errors: errors && errors.length > 0 ? errors : null,
+    };
+    if (type !== "DELETE") data.record = wal.record ?? {};
+    if (type !== "INSERT") data.old_record = wal.old_record ?? {};
+    const perChannel = new Map<ChangeSubscriber, number[]>();
+    let delivered = 0;
+    for (const subscriptionId of subscriptionIds) {
+      const subscription = this.#subscriptions.get(subscriptionId);
+      if (!subscription) continue;
+      delivered++;
+      const ids = perChannel.get(subscription.owner);
+      if (ids) ids.push(subscription.id);
+      else perChannel.set(subscription.owner, [subscription.id]);
+    }
+    const dataJson = JSON.stringify(data);
+    for (const [owner, ids] of perChannel) owner.change(ids, dataJson);
+    this.#limit?.add(delivered);
+  }
+}

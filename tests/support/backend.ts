@@ -33,6 +33,13 @@ export const TEST_RATE_LIMITS = {
   passkey: 1_000_000,
 };
 
+/**
+ * [auth.mfa.recovery_codes] of the test backends: on, for the tests of recovery codes. They are a
+ * preview hosted Supabase lacks, off in supabase/local-backend.toml; the app without them is
+ * tested on a backend of its own (tests/integration/account/recovery-codes-off.test.ts).
+ */
+export const TEST_RECOVERY_CODES = { enrollEnabled: true, verifyEnabled: true };
+
 const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
 
 /** A browser-like client with the publishable key (its own in-memory session). */

@@ -160,6 +160,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   try {
     const migrations = {
       migrationsDir: options.migrationsDir ?? paths.migrationsDir,
+      autoExposeNewTables: config.api.autoExposeNewTables,
       seedFiles:
         options.seed === false
           ? []

@@ -36,7 +36,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
 
 /** How many of the user's recovery codes are left; null without a set, or a backend without them. */
 async function recoveryCodesLeft(supabase: SupabaseClient, backendUrl: string) {
-  if (!(await offersRecoveryCodes(supabase, backendUrl))) return null;
+  if ((await offersRecoveryCodes(supabase, backendUrl)) !== true) return null;
   const { data } = await supabase.auth.mfa.recoveryCodes.getStatus();
   return data ? data.remaining : null;
 }

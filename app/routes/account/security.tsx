@@ -43,7 +43,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
     listPasskeys(supabase),
     // Only where the backend has them (a preview hosted Supabase lacks): otherwise no panel.
     offersRecoveryCodes(supabase, getSupabaseEnv(context).url).then(async (offered) =>
-      offered ? { status: await recoveryCodesStatus(supabase, user) } : null,
+      offered === true ? { status: await recoveryCodesStatus(supabase, user) } : null,
     ),
   ]);
   return {
@@ -153,7 +153,7 @@ export async function action({ request, context }: Route.ActionArgs) {
     case "generate-recovery-codes":
     case "regenerate-recovery-codes": {
       const replace = form.intent === "regenerate-recovery-codes";
-      if (!(await offersRecoveryCodes(supabase, getSupabaseEnv(context).url))) {
+      if ((await offersRecoveryCodes(supabase, getSupabaseEnv(context).url)) === false) {
         return formRefusal(
           "Recovery codes are not available here.",
           404,

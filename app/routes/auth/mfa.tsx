@@ -36,7 +36,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const [{ data }, recoveryCodes] = await Promise.all([
     auth.supabase.auth.mfa.listFactors(),
     // "Use a recovery code" only where the backend has them (a preview hosted Supabase lacks).
-    offersRecoveryCodes(auth.supabase, getSupabaseEnv(context).url),
+    offersRecoveryCodes(auth.supabase, getSupabaseEnv(context).url).then((has) => has === true),
   ]);
   const factors = (data?.totp ?? []).map((f) => ({ id: f.id, name: f.friendly_name ?? "" }));
   return { next, factors, recoveryCodes, email: (auth.claims.email as string | undefined) ?? null };
@@ -48,7 +48,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   if (!auth.claims) return redirectNoStore(SIGN_IN_PATH);
   if (!needsSecondFactor(auth)) return redirectToNext(safeNext(form.next));
   if (form.intent === "recovery") {
-    if (!(await offersRecoveryCodes(auth.supabase, getSupabaseEnv(context).url))) {
+    if ((await offersRecoveryCodes(auth.supabase, getSupabaseEnv(context).url)) === false) {
       return formRefusal(
         "Recovery codes are not available here. Use your authenticator app.",
         404,

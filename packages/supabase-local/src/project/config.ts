@@ -85,6 +85,9 @@ export interface Config {
         codeLength: number;
         maxVerifyAttempts: number;
         lockoutSeconds: number;
+        /** scrypt's cost (log2 N) for new codes: 12; the test backends use less, as for passwords
+         * (each verification hashes every unused code). */
+        hashCost: number;
       };
     };
     /** [auth.passkey]: passkey sign-in (GOTRUE_PASSKEY_ENABLED). */
@@ -308,6 +311,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
           codeLength: 16,
           maxVerifyAttempts: 10,
           lockoutSeconds: 15 * 60,
+          hashCost: 12,
         },
       },
       passkey: { enabled: bool(passkey.enabled, false), maxPasskeysPerUser: 10 },

@@ -53,9 +53,9 @@ async function factorCaller(ctx: AuthContext, request: Request): Promise<Caller>
 
 /** A fresh set: the canonical codes (shown once) and their hashes (stored). */
 async function newCodes(ctx: AuthContext): Promise<{ codes: string[]; hashes: string[] }> {
-  const { count, codeLength } = ctx.config.auth.mfa.recoveryCodes;
+  const { count, codeLength, hashCost } = ctx.config.auth.mfa.recoveryCodes;
   const codes = Array.from({ length: count }, () => generateRecoveryCode(codeLength));
-  const hashes = await Promise.all(codes.map(hashRecoveryCode));
+  const hashes = await Promise.all(codes.map((code) => hashRecoveryCode(code, hashCost)));
   return { codes, hashes };
 }
 

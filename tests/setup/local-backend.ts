@@ -10,7 +10,11 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLocalBackend, loadConfig } from "@edge-notes/supabase-local";
-import { QUICK_PASSWORD_HASH_COST, TEST_RATE_LIMITS } from "../support/backend.ts";
+import {
+  QUICK_PASSWORD_HASH_COST,
+  TEST_RATE_LIMITS,
+  TEST_RECOVERY_CODES,
+} from "../support/backend.ts";
 
 /** The project the test backend serves: this repository's supabase/ (config, migrations, seed). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -42,6 +46,7 @@ export default async function setup() {
         // limits, tested on backends of their own).
         rateLimit: TEST_RATE_LIMITS,
         passwordHashCost: QUICK_PASSWORD_HASH_COST,
+        mfa: { recoveryCodes: TEST_RECOVERY_CODES },
       },
     },
   });

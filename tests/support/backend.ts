@@ -33,6 +33,16 @@ export const TEST_RATE_LIMITS = {
   passkey: 1_000_000,
 };
 
+/**
+ * [auth.mfa.recovery_codes] of the test backends: on, for the tests of recovery codes. They are a
+ * preview hosted Supabase lacks, off in supabase/local-backend.toml; the app without them is
+ * tested on a backend of its own (tests/integration/account/recovery-codes-off.test.ts). Their
+ * hashes are cheaper, as the passwords' (QUICK_PASSWORD_HASH_COST): each verification hashes every
+ * unused code, ten scrypt hashes of 4 MB at the real cost, and on a busy machine that passed the
+ * app's 1.5 s backend deadline ("can't be reached right now").
+ */
+export const TEST_RECOVERY_CODES = { enrollEnabled: true, verifyEnabled: true, hashCost: 10 };
+
 const noPersist = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
 
 /** A browser-like client with the publishable key (its own in-memory session). */

@@ -14,16 +14,39 @@ import {
   randomEmail,
   SECRET_KEY,
   TEST_RATE_LIMITS,
+  TEST_RECOVERY_CODES,
 } from "./backend.ts";
 
 /** The project these backends serve: this repository's supabase/ (config, migrations). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Settings of the test backends: quick password hashes (tests make their own data, no seed), and
- * rate limits a test file's many requests from 127.0.0.1 do not meet, unless it sets its own. */
+/** Settings of the test backends: quick password hashes (tests make their own data, no seed),
+ * rate limits a test file's many requests from 127.0.0.1 do not meet, unless it sets its own, and
+ * recovery codes on, unless it switches them off. */
 const QUICK = {
-  auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST, rateLimit: TEST_RATE_LIMITS },
+  auth: {
+    passwordHashCost: QUICK_PASSWORD_HASH_COST,
+    rateLimit: TEST_RATE_LIMITS,
+    mfa: { recoveryCodes: TEST_RECOVERY_CODES },
+  },
 };
+
+/** A test's settings over QUICK: its own [auth.rate_limit] replaces QUICK's whole; [auth.mfa] is
+ * merged key by key, so recovery codes stay on unless the test turns them off. */
+function withQuick(config: DeepPartial<Config>): DeepPartial<Config> {
+  const mfa = config.auth?.mfa;
+  return {
+    ...config,
+    auth: {
+      ...QUICK.auth,
+      ...config.auth,
+      mfa: {
+        ...mfa,
+        recoveryCodes: { ...QUICK.auth.mfa.recoveryCodes, ...mfa?.recoveryCodes },
+      },
+    },
+  };
+}
 
 /**
  * This test worker's database for backends of the repository's project as it is (no seed, no
@@ -69,7 +92,7 @@ export async function memoryBackend(
     ...options,
     ...(own ? {} : { db: await workerDatabase() }),
     host: false,
-    config: { ...config, auth: { ...QUICK.auth, ...config.auth } },
+    config: withQuick(config),
   });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) =>
     backend.fetch(new Request(input, init));

@@ -1,12 +1,15 @@
+import type { SupabaseClient } from "@supabase/supabase-js";
 import { Form, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
+import { offersRecoveryCodes } from "../../lib/backend-features.server";
 import { authFailure, formFailure } from "../../lib/form-results.server";
 import { parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore } from "../../lib/http.server";
 import { useFocusFirstError } from "../../lib/use-focus-first-error";
+import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/profile";
 import { DISPLAY_NAME_MAX, USERNAME_RULES } from "./parts/profile-rules";
 import { FEW_RECOVERY_CODES } from "./parts/recovery-codes";
@@ -16,18 +19,26 @@ export const meta: Route.MetaFunction = () => [{ title: "Profile · Edge Notes" 
 
 export async function loader({ request, context }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
-  const [{ data: profile, error }, codes] = await Promise.all([
+  const [{ data: profile, error }, codesLeft] = await Promise.all([
     supabase.from("profiles").select("username, display_name").eq("id", claims.sub).maybeSingle(),
-    // Only a session with a second factor (aal2) can have recovery codes: others skip the call.
-    claims.aal === "aal2" ? supabase.auth.mfa.recoveryCodes.getStatus() : null,
+    // Only a session with a second factor (aal2) can have recovery codes, and only a backend that
+    // has them (a preview hosted Supabase lacks): others skip the call.
+    claims.aal === "aal2" ? recoveryCodesLeft(supabase, getSupabaseEnv(context).url) : null,
   ]);
   if (error) backendFailure(error);
   return dataNoStore({
-    recoveryCodesLeft: codes?.data ? codes.data.remaining : null,
+    recoveryCodesLeft: codesLeft,
     email: claims.email ?? null,
     username: profile?.username ?? "",
     displayName: profile?.display_name ?? "",
   });
+}
+
+/** How many of the user's recovery codes are left; null without a set, or a backend without them. */
+async function recoveryCodesLeft(supabase: SupabaseClient, backendUrl: string) {
+  if ((await offersRecoveryCodes(supabase, backendUrl)) !== true) return null;
+  const { data } = await supabase.auth.mfa.recoveryCodes.getStatus();
+  return data ? data.remaining : null;
 }
 
 /**

@@ -3,11 +3,13 @@ import { data, Form } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
+import { offersRecoveryCodes } from "../../lib/backend-features.server";
 import { authFailure, formFailure, formNotice, formRefusal } from "../../lib/form-results.server";
 import { type FormFailure, readFormValues, validateForm } from "../../lib/forms.server";
 import { requireFreshUser, requireUser } from "../../lib/guards.server";
 import { noStoreHeaders } from "../../lib/http.server";
 import { useFocusFirstError } from "../../lib/use-focus-first-error";
+import { getSupabaseEnv } from "../../lib/worker-context.server";
 import { TotpCodeField } from "../auth/parts/auth-fields";
 import type { Route } from "./+types/security";
 import { AccountHeading, AccountPanel } from "./parts/account-panel";
@@ -39,7 +41,10 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const { user, claims, supabase } = await requireFreshUser(request, context);
   const [{ passkeys }, recoveryCodes] = await Promise.all([
     listPasskeys(supabase),
-    recoveryCodesStatus(supabase, user),
+    // Only where the backend has them (a preview hosted Supabase lacks): otherwise no panel.
+    offersRecoveryCodes(supabase, getSupabaseEnv(context).url).then(async (offered) =>
+      offered === true ? { status: await recoveryCodesStatus(supabase, user) } : null,
+    ),
   ]);
   return {
     passkeys,
@@ -148,6 +153,13 @@ export async function action({ request, context }: Route.ActionArgs) {
     case "generate-recovery-codes":
     case "regenerate-recovery-codes": {
       const replace = form.intent === "regenerate-recovery-codes";
+      if ((await offersRecoveryCodes(supabase, getSupabaseEnv(context).url)) === false) {
+        return formRefusal(
+          "Recovery codes are not available here.",
+          404,
+          "recovery_codes_not_offered",
+        );
+      }
       const { data: made, error } = await generateRecoveryCodes(supabase, replace);
       if (error || !made) return authFailure(error ?? new AuthError("No codes"), {});
       return formNotice(
@@ -317,7 +329,13 @@ export default function AccountSecurity({ loaderData, actionData }: Route.Compon
         </AccountPanel>
       )}
 
-      <RecoveryCodesPanel status={recoveryCodes} hasTotp={factors.length > 0} codes={newCodes} />
+      {recoveryCodes ? (
+        <RecoveryCodesPanel
+          status={recoveryCodes.status}
+          hasTotp={factors.length > 0}
+          codes={newCodes}
+        />
+      ) : null}
     </div>
   );
 }

@@ -5,6 +5,7 @@ import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { getAuth } from "../../lib/auth.server";
+import { offersRecoveryCodes } from "../../lib/backend-features.server";
 import { authFailure, formFailure, formRefusal } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { needsSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
@@ -12,6 +13,7 @@ import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
 import { useFocusFirstError } from "../../lib/use-focus-first-error";
+import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/mfa";
 import { TotpCodeField } from "./parts/auth-fields";
 import { nextFromUrl, redirectToNext } from "./parts/redirects.server";
@@ -31,9 +33,13 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const next = nextFromUrl(request);
   if (!auth.claims) throw redirectNoStore(withNext(SIGN_IN_PATH, next));
   if (!needsSecondFactor(auth)) throw redirectToNext(next);
-  const { data } = await auth.supabase.auth.mfa.listFactors();
+  const [{ data }, recoveryCodes] = await Promise.all([
+    auth.supabase.auth.mfa.listFactors(),
+    // "Use a recovery code" only where the backend has them (a preview hosted Supabase lacks).
+    offersRecoveryCodes(auth.supabase, getSupabaseEnv(context).url).then((has) => has === true),
+  ]);
   const factors = (data?.totp ?? []).map((f) => ({ id: f.id, name: f.friendly_name ?? "" }));
-  return { next, factors, email: (auth.claims.email as string | undefined) ?? null };
+  return { next, factors, recoveryCodes, email: (auth.claims.email as string | undefined) ?? null };
 }
 
 export async function action({ request, context }: Route.ActionArgs) {
@@ -41,7 +47,16 @@ export async function action({ request, context }: Route.ActionArgs) {
   const form = await readFormValues(request);
   if (!auth.claims) return redirectNoStore(SIGN_IN_PATH);
   if (!needsSecondFactor(auth)) return redirectToNext(safeNext(form.next));
-  if (form.intent === "recovery") return verifyRecoveryCode(auth.supabase, form);
+  if (form.intent === "recovery") {
+    if ((await offersRecoveryCodes(auth.supabase, getSupabaseEnv(context).url)) === false) {
+      return formRefusal(
+        "Recovery codes are not available here. Use your authenticator app.",
+        404,
+        "recovery_codes_not_offered",
+      );
+    }
+    return verifyRecoveryCode(auth.supabase, form);
+  }
   const parsed = validateForm(form, challengeSchema);
   if (!parsed.ok) return formFailure(parsed);
   const { code, next } = parsed.data;
@@ -91,7 +106,7 @@ async function verifyRecoveryCode(supabase: SupabaseClient, form: Record<string,
 export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
   const formRef = useFocusFirstError(actionData);
   const errors = actionData?.errors;
-  const { factors, next } = loaderData;
+  const { factors, next, recoveryCodes } = loaderData;
   return (
     <AuthCard
       title="Enter your code"
@@ -129,30 +144,44 @@ export default function Mfa({ loaderData, actionData }: Route.ComponentProps) {
         <TotpCodeField label="Code" error={errors?.fields.code} />
         <SubmitButton intent="verify">Continue</SubmitButton>
       </Form>
-      <details
-        className="mt-6 rounded-lg border border-line px-4 py-3 text-sm"
-        open={actionData?.values.intent === "recovery"}
-      >
-        <summary className="cursor-pointer font-medium">Use a recovery code</summary>
-        <Form method="post" noValidate className="mt-3 space-y-3">
-          <input type="hidden" name="next" value={next ?? ""} />
-          <p className="text-muted">
-            Lost your phone? Enter one of the recovery codes you saved. Each works once.
-          </p>
-          <FormField
-            label="Recovery code"
-            name="recoveryCode"
-            autoComplete="one-time-code"
-            autoCapitalize="none"
-            spellCheck={false}
-            required
-            error={errors?.fields.recoveryCode}
-          />
-          <SubmitButton intent="recovery" variant="secondary">
-            Use recovery code
-          </SubmitButton>
-        </Form>
-      </details>
+      {recoveryCodes ? <RecoveryCodeForm next={next} actionData={actionData} /> : null}
     </AuthCard>
+  );
+}
+
+/** "Use a recovery code": a form of its own, folded away. */
+function RecoveryCodeForm({
+  next,
+  actionData,
+}: {
+  next: string | undefined;
+  actionData: Route.ComponentProps["actionData"];
+}) {
+  const errors = actionData?.errors;
+  return (
+    <details
+      className="mt-6 rounded-lg border border-line px-4 py-3 text-sm"
+      open={actionData?.values.intent === "recovery"}
+    >
+      <summary className="cursor-pointer font-medium">Use a recovery code</summary>
+      <Form method="post" noValidate className="mt-3 space-y-3">
+        <input type="hidden" name="next" value={next ?? ""} />
+        <p className="text-muted">
+          Lost your phone? Enter one of the recovery codes you saved. Each works once.
+        </p>
+        <FormField
+          label="Recovery code"
+          name="recoveryCode"
+          autoComplete="one-time-code"
+          autoCapitalize="none"
+          spellCheck={false}
+          required
+          error={errors?.fields.recoveryCode}
+        />
+        <SubmitButton intent="recovery" variant="secondary">
+          Use recovery code
+        </SubmitButton>
+      </Form>
+    </details>
   );
 }

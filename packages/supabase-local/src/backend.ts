@@ -169,6 +169,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   try {
     const migrations = {
       migrationsDir: options.migrationsDir ?? paths.migrationsDir,
+      autoExposeNewTables: config.api.autoExposeNewTables,
       seedFiles:
         options.seed === false
           ? []

@@ -12,6 +12,7 @@ import {
   QUICK_PASSWORD_HASH_COST,
   SECRET_KEY,
   TEST_RATE_LIMITS,
+  TEST_RECOVERY_CODES,
 } from "../../support/backend.ts";
 import {
   assertPortFree,
@@ -88,6 +89,8 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
         // Quick password hashes, as the other test backends: at the real cost, sign-ins on a busy
         // machine could pass the app's 1.5 s backend deadline ("can't be reached right now").
         passwordHashCost: QUICK_PASSWORD_HASH_COST,
+        // Recovery codes, a preview hosted Supabase lacks (off in local-backend.toml).
+        mfa: { recoveryCodes: TEST_RECOVERY_CODES },
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),
         email: { templates: { invite: { contentPath: INVITE_TEMPLATE } } },
       },

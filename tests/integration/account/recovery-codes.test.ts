@@ -34,6 +34,16 @@ function left(body: string): string | undefined {
   return /(\d+ of \d+) codes left/.exec(text)?.[1];
 }
 
+/** What a refused form said: the page's text around its error (empty when there is none). */
+function alertOf(body: string): string {
+  const text = body
+    .replace(/<!-- -->/g, "")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ");
+  const at = text.search(/Error code|wrong or was used|not available|Too many|can't be reached/);
+  return at < 0 ? "" : text.slice(Math.max(0, at - 160), at + 80);
+}
+
 /** As a person might type it: upper case, in groups of four. */
 function typed(code: string) {
   return code.toUpperCase().replace(/(.{4})(?!$)/g, "$1-");
@@ -68,7 +78,9 @@ describe("recovery codes", () => {
     const lost = await aal1Browser(email, password);
     const first = codes[0] ?? "";
     const used = await useCode(lost, typed(first));
-    expect(new URL(used.url).pathname).toBe("/account/security");
+    expect(new URL(used.url).pathname, `${used.status} ${alertOf(used.body)}`).toBe(
+      "/account/security",
+    );
     expect(used.status).toBe(200);
     expect(left(used.body)).toBe("9 of 10");
 
@@ -100,7 +112,7 @@ describe("recovery codes", () => {
     const lost = await aal1Browser(email, password);
     expect((await useCode(lost, old[1] ?? "")).status).toBe(422);
     const ok = await useCode(lost, fresh[1] ?? "");
-    expect(new URL(ok.url).pathname).toBe("/account/security");
+    expect(new URL(ok.url).pathname, `${ok.status} ${alertOf(ok.body)}`).toBe("/account/security");
   });
 
   it("bad input: malformed codes are 400s; aal1 sessions can't make codes (403)", async () => {
@@ -125,7 +137,10 @@ describe("recovery codes", () => {
     expect((await browser.get("/account")).body).not.toContain('data-testid="few-recovery-codes"');
     for (const code of codes.slice(0, 7)) {
       const lost = await aal1Browser(email, password);
-      expect(new URL((await useCode(lost, code)).url).pathname).toBe("/account/security");
+      const used = await useCode(lost, code);
+      expect(new URL(used.url).pathname, `${used.status} ${alertOf(used.body)}`).toBe(
+        "/account/security",
+      );
     }
     const profile = await browser.get("/account");
     expect(profile.body).toContain('data-testid="few-recovery-codes"');

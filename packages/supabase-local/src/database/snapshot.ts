@@ -50,6 +50,8 @@ export interface SnapshotInputs {
   migrationsDir: string;
   /** the seed files, in order (config.toml [db.seed]; none: no seed) */
   seedFiles?: string[];
+  /** config.toml [api] auto_expose_new_tables (migrations.ts) */
+  autoExposeNewTables?: boolean;
 }
 
 /** The cache a project's snapshots live in (cache-dir.js): its node_modules/.cache. */
@@ -79,6 +81,7 @@ async function baseKey(): Promise<string> {
  */
 export async function snapshotKey(inputs: SnapshotInputs): Promise<string> {
   const parts: [string, string][] = [["base", await baseKey()]];
+  if (inputs.autoExposeNewTables === false) parts.push(["auto_expose_new_tables", "false"]);
   for (const { file, path } of await migrationFiles(inputs.migrationsDir))
     parts.push([`migration ${file}`, readFileSync(path, "utf8")]);
   for (const seedFile of inputs.seedFiles ?? []) {

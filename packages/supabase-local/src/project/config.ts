@@ -5,7 +5,20 @@ import { projectPaths } from "./paths.ts";
 
 /** The parts of supabase/config.toml the local backend honours, with the Supabase CLI's defaults. */
 export interface Config {
-  api: { port: number; schemas: string[]; extraSearchPath: string[]; maxRows: number };
+  api: {
+    port: number;
+    schemas: string[];
+    extraSearchPath: string[];
+    maxRows: number;
+    /**
+     * [api] auto_expose_new_tables, as the Supabase CLI 3.1.0 applies it to a new database: unset or
+     * true, the API roles (anon, authenticated, service_role) keep their default privileges on what
+     * `postgres` creates in `public`; false revokes them before the migrations run, so each table,
+     * sequence and function needs its own GRANT, as on a hosted project with "Default privileges
+     * for new entities" off. Like the CLI, it takes effect on a fresh database (a reset).
+     */
+    autoExposeNewTables: boolean;
+  };
   /** [db]: the Postgres port (54322) and [db.seed], the seed files of a fresh database. */
   db: {
     port: number;
@@ -82,6 +95,9 @@ export interface Config {
         codeLength: number;
         maxVerifyAttempts: number;
         lockoutSeconds: number;
+        /** scrypt's cost (log2 N) for new codes: 12; the test backends use less, as for passwords
+         * (each verification hashes every unused code). */
+        hashCost: number;
       };
     };
     /** [auth.passkey]: passkey sign-in (GOTRUE_PASSKEY_ENABLED). */
@@ -315,6 +331,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
       schemas: strs(api.schemas, ["public", "graphql_public"]),
       extraSearchPath: strs(api.extra_search_path, ["public", "extensions"]),
       maxRows: num(api.max_rows, 1000),
+      autoExposeNewTables: bool(api.auto_expose_new_tables, true),
     },
     db: {
       port: port(db.port, 54322, "db.port"),
@@ -374,6 +391,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
           codeLength: 16,
           maxVerifyAttempts: 10,
           lockoutSeconds: 15 * 60,
+          hashCost: 12,
         },
       },
       passkey: { enabled: bool(passkey.enabled, false), maxPasskeysPerUser: 10 },

@@ -13,6 +13,12 @@ export interface MigrationOptions {
   seedFiles?: string[];
   /** extra SQL files applied after migrations and seed on every start (tests only) */
   fixtures?: string[];
+  /**
+   * config.toml [api] auto_expose_new_tables (default true). False: on a fresh database, before
+   * the first migration, the API roles lose their default privileges on schema public (the
+   * Supabase CLI's revoke, below).
+   */
+  autoExposeNewTables?: boolean;
 }
 
 /** A SQL file that failed: which file, where, and what Postgres said. */
@@ -36,6 +42,19 @@ CREATE TABLE IF NOT EXISTS supabase_migrations.schema_migrations (
   name text
 );`;
 
+/**
+ * What the Supabase CLI (3.1.0) runs on a new database when config.toml has
+ * `[api] auto_expose_new_tables = false`: what `postgres` creates in public from then on is not
+ * reachable by the API roles without a GRANT of its own.
+ */
+const REVOKE_DEFAULT_API_PRIVILEGES = `
+alter default privileges for role postgres in schema public
+  revoke select, insert, update, delete on tables from anon, authenticated, service_role;
+alter default privileges for role postgres in schema public
+  revoke usage, select on sequences from anon, authenticated, service_role;
+alter default privileges for role postgres in schema public
+  revoke execute on functions from anon, authenticated, service_role;`;
+
 /** <timestamp>_<name>.sql, as `supabase migration new` names them. */
 const MIGRATION_FILE = /^(\d+)_(.*)\.sql$/;
 
@@ -49,6 +68,7 @@ export async function applyMigrations(db: PGlite, options: MigrationOptions = {}
   // (a database with a history only reads it: every start of the backend comes through here)
   const fresh = !(await historyExists(db));
   if (fresh) await db.exec(HISTORY);
+  if (fresh && options.autoExposeNewTables === false) await db.exec(REVOKE_DEFAULT_API_PRIVILEGES);
   const applied = new Set(
     fresh
       ? []

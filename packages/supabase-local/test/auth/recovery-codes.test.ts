@@ -196,16 +196,19 @@ describe("unenroll", () => {
 describe("settings and storage", () => {
   let strict: MemoryBackend;
   let off: MemoryBackend;
+  let enrollOff: MemoryBackend;
+  let verifyOff: MemoryBackend;
   beforeAll(async () => {
-    [strict, off] = await Promise.all([
-      memoryBackend({ auth: { mfa: { recoveryCodes: { maxVerifyAttempts: 3 } } } }),
-      memoryBackend({
-        auth: { mfa: { recoveryCodes: { enrollEnabled: false, verifyEnabled: false } } },
-      }),
+    const codes = (recoveryCodes: object) => memoryBackend({ auth: { mfa: { recoveryCodes } } });
+    [strict, off, enrollOff, verifyOff] = await Promise.all([
+      codes({ maxVerifyAttempts: 3 }),
+      codes({ enrollEnabled: false, verifyEnabled: false }),
+      codes({ enrollEnabled: false }),
+      codes({ verifyEnabled: false }),
     ]);
   }, 120_000);
   afterAll(async () => {
-    await Promise.all([strict?.close(), off?.close()]);
+    await Promise.all([strict, off, enrollOff, verifyOff].map((backend) => backend?.close()));
   });
 
   it("stores only hashes, and locks verification after too many wrong codes (429)", async () => {
@@ -245,14 +248,58 @@ describe("settings and storage", () => {
     ).toBeNull();
   });
 
-  it("answers mfa_recovery_codes_*_not_enabled when switched off", async () => {
+  it("are absent with both settings off, as on hosted Auth v2.189.0", async () => {
+    // Hosted Auth has no such routes: /factors/{factor_id} takes "recovery-codes" for a factor id,
+    // and its loadFactor refuses it for any method, after the caller's checks.
     const { email } = await off.signedIn();
-    const { client } = await userWithTotp(off.fetch, off.backend.url, email);
-    expect((await client.auth.mfa.recoveryCodes.generate()).error).toMatchObject({
+    const { client, aal1 } = await userWithTotp(off.fetch, off.backend.url, email);
+    const absent = {
+      status: 404,
+      code: "validation_failed",
+      message: "factor_id must be an UUID",
+    };
+    const codes = client.auth.mfa.recoveryCodes;
+    expect((await codes.getStatus()).error).toMatchObject(absent);
+    expect((await codes.generate()).error).toMatchObject(absent);
+    expect((await codes.regenerate()).error).toMatchObject(absent);
+    expect((await codes.unenroll()).error).toMatchObject(absent);
+    expect((await (await aal1()).auth.mfa.recoveryCodes.verify({ code: "x" })).error).toMatchObject(
+      absent,
+    );
+    // Without a user's token, the gateway's and Auth's refusals come first, as for any factor.
+    const anonymous = await off.fetch(`${off.backend.url}/auth/v1/factors/recovery-codes`, {
+      headers: { apikey: PUBLISHABLE_KEY },
+    });
+    expect(anonymous.status).toBe(403);
+    expect(await anonymous.json()).toMatchObject({
+      error_code: "bad_jwt",
+      msg: "invalid claim: missing sub claim",
+    });
+  });
+
+  it("answer mfa_recovery_codes_*_not_enabled with one setting off", async () => {
+    const noEnroll = await userWithTotp(
+      enrollOff.fetch,
+      enrollOff.backend.url,
+      (await enrollOff.signedIn()).email,
+    );
+    expect((await noEnroll.client.auth.mfa.recoveryCodes.generate()).error).toMatchObject({
       status: 422,
       code: "mfa_recovery_codes_enroll_not_enabled",
     });
-    expect((await client.auth.mfa.recoveryCodes.verify({ code: "x" })).error).toMatchObject({
+    // The routes are there: the status of a user without codes.
+    expect((await noEnroll.client.auth.mfa.recoveryCodes.getStatus()).error).toMatchObject({
+      status: 404,
+      code: "mfa_factor_not_found",
+    });
+    const noVerify = await userWithTotp(
+      verifyOff.fetch,
+      verifyOff.backend.url,
+      (await verifyOff.signedIn()).email,
+    );
+    expect((await noVerify.client.auth.mfa.recoveryCodes.generate()).error).toBeNull();
+    const low = await noVerify.aal1();
+    expect((await low.auth.mfa.recoveryCodes.verify({ code: "x" })).error).toMatchObject({
       status: 422,
       code: "mfa_recovery_codes_verify_not_enabled",
     });

@@ -37,18 +37,25 @@ const DEFAULT_NAME = "Recovery codes";
 /** GOTRUE_MFA_FACTOR_EXPIRY_DURATION default (unverified factors go after it). */
 const FACTOR_EXPIRY_SECONDS = 300;
 
-/** requireAuthentication + requireNotAnonymous, as every /factors route. */
+/**
+ * requireAuthentication + requireNotAnonymous, as every /factors route. With neither setting on
+ * (the default, as on hosted Supabase) the routes do not exist: Auth v2.189.0 takes
+ * "recovery-codes" for the {factor_id} of /factors/{factor_id}, whose loadFactor refuses it before
+ * any method is matched (404 validation_failed "factor_id must be an UUID"), and so does this.
+ */
 async function factorCaller(ctx: AuthContext, request: Request): Promise<Caller> {
   const caller = await requireUser(ctx, request);
   if (caller.claims.is_anonymous === true) throw authError("anonymousNotAllowed");
+  const { enrollEnabled, verifyEnabled } = ctx.config.auth.mfa.recoveryCodes;
+  if (!enrollEnabled && !verifyEnabled) throw authError("factorIdNotUuid");
   return caller;
 }
 
 /** A fresh set: the canonical codes (shown once) and their hashes (stored). */
 async function newCodes(ctx: AuthContext): Promise<{ codes: string[]; hashes: string[] }> {
-  const { count, codeLength } = ctx.config.auth.mfa.recoveryCodes;
+  const { count, codeLength, hashCost } = ctx.config.auth.mfa.recoveryCodes;
   const codes = Array.from({ length: count }, () => generateRecoveryCode(codeLength));
-  const hashes = await Promise.all(codes.map(hashRecoveryCode));
+  const hashes = await Promise.all(codes.map((code) => hashRecoveryCode(code, hashCost)));
   return { codes, hashes };
 }
 

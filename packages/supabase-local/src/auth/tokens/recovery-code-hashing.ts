@@ -9,7 +9,8 @@ import { promisify } from "node:util";
 
 /** The lowercase base32 alphabet (RFC 4648): no 0/O or 1/I/L to confuse. */
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
-const SCRYPT = { N: 1 << 12, r: 8, p: 1 } as const;
+/** scrypt's block size and parallelism; its cost (log2 N) is the caller's, 12 by default. */
+const SCRYPT = { r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 
 const scryptAsync = promisify(scrypt) as (
@@ -31,11 +32,11 @@ export function normalizeRecoveryCode(input: string): string {
   return input.replace(/[-\s]/g, "").toLowerCase();
 }
 
-/** `$scrypt$ln=12,r=8,p=1$<salt>$<key>` (base64, unpadded). */
-export async function hashRecoveryCode(code: string): Promise<string> {
+/** `$scrypt$ln=<cost>,r=8,p=1$<salt>$<key>` (base64, unpadded); the cost is kept in the hash. */
+export async function hashRecoveryCode(code: string, cost = 12): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scryptAsync(code, salt, KEY_LENGTH, SCRYPT);
-  return `$scrypt$ln=${Math.log2(SCRYPT.N)},r=${SCRYPT.r},p=${SCRYPT.p}$${salt.toString("base64url")}$${key.toString("base64url")}`;
+  const key = await scryptAsync(code, salt, KEY_LENGTH, { ...SCRYPT, N: 2 ** cost });
+  return `$scrypt$ln=${cost},r=${SCRYPT.r},p=${SCRYPT.p}$${salt.toString("base64url")}$${key.toString("base64url")}`;
 }
 
 /** Whether `code` (canonical) is the one `hash` was made from; a malformed hash never matches. */

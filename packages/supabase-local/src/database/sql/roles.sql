@@ -33,12 +33,19 @@ alter role postgres set search_path = "$user", public, extensions;
 set search_path = "$user", public, extensions;
 
 grant usage on schema public, extensions, graphql_public to anon, authenticated, service_role;
-grant all on all tables in schema public to anon, authenticated, service_role;
-grant all on all sequences in schema public to anon, authenticated, service_role;
-grant all on all routines in schema public to anon, authenticated, service_role;
-alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
-alter default privileges in schema public grant all on sequences to anon, authenticated, service_role;
-alter default privileges in schema public grant all on routines to anon, authenticated, service_role;
+-- The default privileges of a new project, set once, on a database not set up before (this file
+-- runs again on one whose setup is older): from then on they are the project's own, and
+-- config.toml's [api] auto_expose_new_tables = false revokes them (project/migrations.ts). Nothing
+-- is granted on what public already holds: a migration's REVOKE stays as it is.
+do $$
+begin
+  if to_regnamespace('auth') is null then
+    alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
+    alter default privileges in schema public grant all on sequences to anon, authenticated, service_role;
+    alter default privileges in schema public grant all on routines to anon, authenticated, service_role;
+  end if;
+end
+$$;
 
 -- The hosted project's statement timeouts for the API roles (supabase/postgres sets them with
 -- ALTER ROLE; the data API applies a role's settings to each request it runs as that role).

@@ -13,12 +13,12 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { median } from "./client-checks.ts";
+import { cpuSeconds, workerdPids } from "./workerd-cpu.ts";
 
 const [page = "/", ...dirs] = process.argv.slice(2);
 const builds = (dirs.length > 0 ? dirs : ["build/server"]).map((dir) => resolve(dir));
 const REQUESTS = Number(process.env.WORKER_CPU_REQUESTS ?? 500);
 const ROUNDS = Number(process.env.WORKER_CPU_ROUNDS ?? 7);
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Renders `page` `count` times inside the isolate, as the Worker entry is called for a request. */
 const DRIVER = `import worker from "./index.js";
@@ -36,26 +36,6 @@ export default {
     return new Response(String(status));
   },
 };`;
-
-/** PIDs of the workerd processes running now. */
-function workerdPids(): Set<string> {
-  const pids = new Set<string>();
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (/workerd\0serve/.test(readFileSync(`/proc/${pid}/cmdline`, "latin1"))) pids.add(pid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: string): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-}
 
 // Every probe of the backend's health answered at once: the page renders as with a backend up.
 const stub = createServer((_request, response) => response.end("{}"));

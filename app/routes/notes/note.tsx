@@ -32,10 +32,15 @@ export const meta: Route.MetaFunction = ({ loaderData }) => [
 export async function loader({ request, context, params }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
   const id = parseNoteId(params.id);
-  const note = await loadNote(supabase, id);
+  // Side by side: one round trip's wait (the shares are null when the note is not the user's).
+  const [note, shares] = await Promise.all([loadNote(supabase, id), listShares(supabase, id)]);
   const mine = note.owner_id === claims.sub;
-  const shares = mine ? await listShares(supabase, id) : [];
-  return dataNoStore({ note, mine, shares, body: note.body ? renderMarkdown(note.body) : null });
+  return dataNoStore({
+    note,
+    mine,
+    shares: (mine && shares) || [],
+    body: note.body ? renderMarkdown(note.body) : null,
+  });
 }
 
 const SHARE_MESSAGES = {

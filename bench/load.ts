@@ -101,6 +101,8 @@ function describe(tally: Map<string, number>): string {
 
 /** Every response made exactly `calls` auth round trips ("-": none went through the Worker). */
 export function every(calls: string) {
-  return (tally: Map<string, number>): string | null =>
-    tally.size === 1 && tally.has(calls) ? null : `expected auth=${calls} on every response`;
+  return (tally: Map<string, number>): string | null => {
+    if (tally.size === 0) return "no response within the round";
+    return tally.size === 1 && tally.has(calls) ? null : `expected auth=${calls} on every response`;
+  };
 }

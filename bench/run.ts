@@ -536,6 +536,12 @@ function printReport() {
   out.push(
     `Edge Notes bench, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC: ${availableParallelism()} cores (os.availableParallelism()), Node ${process.version}, load average ${load.map((l) => l.toFixed(1)).join(" -> ")} during the arms`,
   );
+  const busiest = Math.max(...load);
+  if (busiest > availableParallelism()) {
+    out.push(
+      `The machine was busy: a load average of ${busiest.toFixed(1)} on ${availableParallelism()} cores means other work shared the cores with every arm. Rounds spread it over all arms alike, but each figure moves with it.`,
+    );
+  }
   out.push("");
   out.push(
     `The production build in workerd (vite preview), autocannon: ${CONNECTIONS} connections on loopback, ${RTT_CONNECTIONS} with the delay; ${ROUNDS} interleaved rounds of ${SECONDS} s per arm; median (lowest-highest round)`,

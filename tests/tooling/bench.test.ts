@@ -171,6 +171,7 @@ describe("auth round-trip tallies", () => {
         ]),
       ),
     ).toMatch(/auth=0/);
+    expect(every("0")(new Map())).toBe("no response within the round");
   });
 });
 

@@ -51,8 +51,8 @@ export async function startBackendThread(options: LocalBackendOptions): Promise<
 
 /**
  * The ended-session check (supabase/migrations/20261127000400_ended_sessions_signed_out_at_once.sql:
- * the data API's pre-request and the restrictive policies) taken out of the bench's backend, for
- * run.ts's last arm and session-check.ts: GET /notes as it was before that check (decision 023).
+ * the data API's pre-request and the restrictive policies) taken out of a backend, for
+ * session-check.ts: GET /notes' data requests as they were before that check (decision 023).
  */
 export const WITHOUT_SESSION_CHECK = `
   alter role authenticator reset pgrst.db_pre_request;

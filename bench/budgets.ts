@@ -1,19 +1,28 @@
 // The budgets `npm run bench` enforces, each printed with the figure measured beside it. Any
 // budget exceeded makes the run exit non-zero, unless BENCH_ALLOW names it (comma-separated):
-// then it is reported as a warning. Budgets live here, never in timed unit tests.
+// then it is reported as a warning. A budget on a ratio of two arms is judged on the ratio's median
+// over the rounds (rounds.ts). Absolute times that move with the machine (a start in ms, CPU ms per
+// request) are warnOnly: printed against their figure, never failing the run. Budgets live here,
+// never in timed unit tests.
 
 /** Budget names BENCH_ALLOW accepts, and what each covers. */
 export const BUDGET_NAMES = {
   "worker-upload": "Worker upload, gzipped as Wrangler reports it",
-  "first-load-js": "JavaScript loaded before a public page is idle (/ and /sign-in), gzipped",
+  "first-load-js":
+    "JavaScript loaded before a public page is idle (/ and /sign-in): brotli per page, the app's own share gzipped, all of it gzipped",
   "lazy-supabase": "no Supabase client code before the page is idle",
-  "backend-start": "local backend ready from a fresh data directory, and warm",
+  "critical-path":
+    "signed-in pages, warm: no round trip for the session check, at most one sequential data round trip (two with private files)",
+  "worker-cpu": "the Worker's CPU per request, GET /notes signed in ÷ GET / signed out",
+  "backend-start": "local backend's warm start ÷ PGlite alone opening the same data directory",
 } as const;
 
 export type BudgetName = keyof typeof BUDGET_NAMES;
 
 export interface Budget {
   name: BudgetName;
+  /** Reported, never failing the run: a figure that moves with the machine, shown for scale. */
+  warnOnly?: boolean;
   label: string;
   limit: number;
   actual: number;
@@ -21,7 +30,8 @@ export interface Budget {
 }
 
 export interface Verdict extends Budget {
-  status: "ok" | "over" | "allowed";
+  /** allowed: over, but named in BENCH_ALLOW; warning: over a warnOnly budget. */
+  status: "ok" | "over" | "allowed" | "warning";
 }
 
 /** BENCH_ALLOW="backend-start,worker-upload" -> those names; an unknown name is an error. */
@@ -44,6 +54,13 @@ export function judge(budgets: Budget[], allowed: Set<BudgetName>): Verdict[] {
   return budgets.map((budget) => ({
     ...budget,
     // A figure that could not be measured (NaN) is over, never ok.
-    status: budget.actual <= budget.limit ? "ok" : allowed.has(budget.name) ? "allowed" : "over",
+    status:
+      budget.actual <= budget.limit
+        ? "ok"
+        : budget.warnOnly
+          ? "warning"
+          : allowed.has(budget.name)
+            ? "allowed"
+            : "over",
   }));
 }

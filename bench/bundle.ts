@@ -4,11 +4,27 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { stripVTControlCharacters } from "node:util";
-import { brotliCompressSync, gzipSync } from "node:zlib";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { init, parse } from "es-module-lexer";
 import { run } from "../tests/support/preview.ts";
 
 await init; // es-module-lexer's WebAssembly, once
+
+/**
+ * The brotli quality first-load JavaScript is measured at. Cloudflare does not publish the quality
+ * it compresses static assets with: its compression docs
+ * (developers.cloudflare.com/speed/optimization/content/compression/) list the content types and
+ * the algorithms, and the Compression Rules that choose between them, but no level. Without a
+ * figure to cite, the bench takes the highest, 11, as the owner decided (issue 42): the budget is
+ * then on the smallest size brotli can give, and a lower edge quality only makes the real bytes
+ * larger.
+ */
+export const BROTLI_QUALITY = 11;
+
+function brotliKib(code: string): number {
+  const params = { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY };
+  return brotliCompressSync(code, { params }).byteLength / 1024;
+}
 
 export interface WorkerUpload {
   /** As Wrangler reports it ("Total Upload: … KiB / gzip: … KiB"): all modules, gzipped together. */
@@ -64,8 +80,10 @@ export interface FirstLoad {
   gzipKib: number;
   /** Of gzipKib, the framework chunk's (React, React DOM, React Router: vite.config.ts). */
   frameworkGzipKib: number;
-  /** The same at brotli's highest quality (for comparison; the budget is on gzip). */
+  /** The same at BROTLI_QUALITY, each file on its own. */
   brotliKib: number;
+  /** Of gzipKib, everything but the framework chunk: the app's own code and Vite's helpers. */
+  ownGzipKib: number;
 }
 
 /**
@@ -91,19 +109,22 @@ export async function measureFirstLoad(origin: string, page: string): Promise<Fi
     scripts.push({
       url: new URL(url).pathname,
       gzipKib: gzipSync(code).byteLength / 1024,
-      brotliKib: brotliCompressSync(code).byteLength / 1024,
+      brotliKib: brotliKib(code),
       supabase: isSupabaseClient(new URL(url).pathname, code),
     });
     for (const imported of staticImports(code)) queue.push(new URL(imported, url).href);
   }
+  const gzipKib = scripts.reduce((sum, s) => sum + s.gzipKib, 0);
+  const frameworkGzipKib = scripts
+    .filter((s) => isFrameworkChunk(s.url))
+    .reduce((sum, s) => sum + s.gzipKib, 0);
   return {
     page,
     scripts,
-    gzipKib: scripts.reduce((sum, s) => sum + s.gzipKib, 0),
-    frameworkGzipKib: scripts
-      .filter((s) => isFrameworkChunk(s.url))
-      .reduce((sum, s) => sum + s.gzipKib, 0),
+    gzipKib,
+    frameworkGzipKib,
     brotliKib: scripts.reduce((sum, s) => sum + s.brotliKib, 0),
+    ownGzipKib: gzipKib - frameworkGzipKib,
   };
 }
 

@@ -3,8 +3,9 @@
 // in-memory backends of this repository in this process, one as migrated and one with the check
 // taken out (the pre-request reset, the restrictive policies dropped), each with a user of 30
 // notes, asked for the page's two requests (the list with its count, the tags) in turns, so that
-// a busy machine slows both alike. `npm run bench` has the same comparison through the Worker
-// under load, which other work on the machine moves much more.
+// a busy machine slows both alike. (`npm run bench` no longer has this comparison: its arms share
+// one backend and take turns in rounds, and the check cannot be taken out and put back between
+// two arms of a round.)
 //
 //   ROUNDS  interleaved rounds (default 300, after 30 to warm up)
 import { createLocalBackend, KEYS } from "@edge-notes/supabase-local";

@@ -1,24 +1,29 @@
 // `node bench/worker-cpu.ts [page] [server build …]`: the Worker's own CPU time per request for a
-// page that needs no session (`/`, `/sign-in`, a 404), in workerd, with nothing else measured: no
-// HTTP server or load generator in front, no backend doing work (a stub answers the health probe).
+// page, in workerd, with nothing else measured: no HTTP server or load generator in front. Signed
+// out (the default), no backend does work either: a stub answers the health probe, which suits a
+// page that needs no session (`/`, `/sign-in`, a 404). With WORKER_CPU_SIGNED_IN=1 the page is
+// asked with the session cookies of a user with 30 notes (bench/sessions.ts), against an in-memory
+// local backend in a thread of its own: `/notes`, `/notes/<id>`, `/account`.
 // Each build (default: build/server, what `npm run build` makes) runs in a workerd of its own; a
 // driver module inside the isolate renders the page WORKER_CPU_REQUESTS times per round, and the
 // round's CPU is the workerd process's (Linux's /proc). Builds take turns, WORKER_CPU_ROUNDS
 // rounds each, so a slow spell of the machine hits all alike; the medians and their ratios to the
 // first build are printed. To compare a change: build, copy build/server aside, change, build, and
 //   node bench/worker-cpu.ts / /tmp/server-before build/server
+//   WORKER_CPU_SIGNED_IN=1 node bench/worker-cpu.ts /notes /tmp/server-before build/server
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { median } from "./client-checks.ts";
+import { cpuSeconds, workerdPids } from "./workerd-cpu.ts";
 
 const [page = "/", ...dirs] = process.argv.slice(2);
 const builds = (dirs.length > 0 ? dirs : ["build/server"]).map((dir) => resolve(dir));
 const REQUESTS = Number(process.env.WORKER_CPU_REQUESTS ?? 500);
 const ROUNDS = Number(process.env.WORKER_CPU_ROUNDS ?? 7);
-const CLOCK_TICKS_PER_SECOND = 100;
+const SIGNED_IN = process.env.WORKER_CPU_SIGNED_IN === "1";
 
 /** Renders `page` `count` times inside the isolate, as the Worker entry is called for a request. */
 const DRIVER = `import worker from "./index.js";
@@ -26,9 +31,11 @@ export default {
   async fetch(request, env, ctx) {
     const { searchParams } = new URL(request.url);
     const page = new URL(searchParams.get("page"), "http://localhost:8787");
+    const cookie = searchParams.get("cookie");
     let status = 0;
     for (let i = 0; i < Number(searchParams.get("count")); i++) {
       const headers = { Accept: "text/html", "User-Agent": "bench/worker-cpu" };
+      if (cookie) headers.Cookie = cookie;
       const response = await worker.fetch(new Request(page, { headers }), env, ctx);
       await response.arrayBuffer();
       status = response.status;
@@ -37,30 +44,24 @@ export default {
   },
 };`;
 
-/** PIDs of the workerd processes running now. */
-function workerdPids(): Set<string> {
-  const pids = new Set<string>();
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (/workerd\0serve/.test(readFileSync(`/proc/${pid}/cmdline`, "latin1"))) pids.add(pid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
+// Signed out, every probe of the backend's health answered at once: the page renders as with a
+// backend up. Signed in, a real backend and a user's session.
+let backendUrl: string;
+let cookie = "";
+let stop: () => Promise<void>;
+if (SIGNED_IN) {
+  const { startBackendThread } = await import("./backend.ts");
+  const { userWithNotes } = await import("./sessions.ts");
+  const backend = await startBackendThread({ port: 0, host: "127.0.0.1" });
+  backendUrl = backend.url;
+  cookie = (await (await userWithNotes(backend.url)).signIn()).header();
+  stop = backend.close;
+} else {
+  const stub = createServer((_request, response) => response.end("{}"));
+  await new Promise<void>((done) => stub.listen(0, "127.0.0.1", done));
+  backendUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+  stop = async () => void stub.close();
 }
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: string): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-}
-
-// Every probe of the backend's health answered at once: the page renders as with a backend up.
-const stub = createServer((_request, response) => response.end("{}"));
-await new Promise<void>((done) => stub.listen(0, "127.0.0.1", done));
-const backendUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
 
 interface Running {
   dir: string;
@@ -103,7 +104,7 @@ async function start(dir: string): Promise<Running> {
 }
 
 async function render(running: Running, count: number): Promise<void> {
-  const url = `http://driver/?count=${count}&page=${encodeURIComponent(page)}`;
+  const url = `http://driver/?count=${count}&page=${encodeURIComponent(page)}&cookie=${encodeURIComponent(cookie)}`;
   const status = await (await running.miniflare.dispatchFetch(url)).text();
   if (status !== "200") throw new Error(`GET ${page} answered ${status} in ${running.dir}`);
 }
@@ -124,7 +125,7 @@ try {
   }
   const first = median(running[0]?.perRequestMs ?? []);
   console.log(
-    `GET ${page}: workerd CPU per request, ${REQUESTS} requests x ${ROUNDS} rounds per build, taking turns`,
+    `GET ${page} signed ${SIGNED_IN ? "in" : "out"}: workerd CPU per request, ${REQUESTS} requests x ${ROUNDS} rounds per build, taking turns`,
   );
   for (const worker of running) {
     const ms = median(worker.perRequestMs);
@@ -135,5 +136,5 @@ try {
   }
 } finally {
   await Promise.all(running.map((worker) => worker.miniflare.dispose()));
-  stub.close();
+  await stop();
 }

@@ -1,8 +1,11 @@
 // The benchmark's own parsing and bookkeeping (bench/): what it counts as first-load JavaScript,
-// how it reads Wrangler's upload size, how a virtual visitor's cookies follow the responses, and
-// how budgets are judged. The timed figures themselves live only in `npm run bench`.
+// how it reads Wrangler's upload size, how a virtual visitor's cookies follow the responses, how
+// interleaved rounds run and turn into ratios, how a page's round trips are read and judged, that
+// the proxy adds the round trip it is set to, and how budgets are judged. The timed figures
+// themselves live only in `npm run bench`.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createConnection, createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { judge, parseAllowed } from "../../bench/budgets.ts";
@@ -15,7 +18,17 @@ import {
   staticImports,
 } from "../../bench/bundle.ts";
 import { CookieJar } from "../../bench/cookies.ts";
-import { authCalls, every, oneRefreshPerVisitor } from "../../bench/load.ts";
+import { allowedTrips, backendTrips, tripProblems } from "../../bench/critical-path.ts";
+import { authCalls, every } from "../../bench/load.ts";
+import {
+  type Arm,
+  formatSpread,
+  type Measurement,
+  median,
+  ratioSpread,
+  runRounds,
+} from "../../bench/rounds.ts";
+import { startRttProxy } from "../../bench/rtt-proxy.ts";
 import { withExpiredAccessToken } from "../../bench/sessions.ts";
 
 describe("initialScripts", () => {
@@ -158,26 +171,7 @@ describe("auth round-trip tallies", () => {
         ]),
       ),
     ).toMatch(/auth=0/);
-  });
-
-  it("oneRefreshPerVisitor() wants exactly one refresh per connection", () => {
-    const tally = (refreshes: number) =>
-      new Map([
-        ["0", 100],
-        ["1", refreshes],
-      ]);
-    expect(oneRefreshPerVisitor(tally(10), 10)).toBeNull();
-    expect(oneRefreshPerVisitor(tally(11), 10)).not.toBeNull();
-    expect(oneRefreshPerVisitor(tally(9), 10)).not.toBeNull();
-    expect(
-      oneRefreshPerVisitor(
-        new Map([
-          ["1", 10],
-          ["2", 1],
-        ]),
-        10,
-      ),
-    ).not.toBeNull();
+    expect(every("0")(new Map())).toBe("no response within the round");
   });
 });
 
@@ -205,6 +199,11 @@ describe("budgets", () => {
     expect(judge([budget(1001)], new Set(["backend-start"]))[0]?.status).toBe("allowed");
     expect(judge([budget(Number.NaN)], new Set())[0]?.status).toBe("over");
   });
+
+  it("a warnOnly budget over its limit is a warning, never a failure", () => {
+    expect(judge([{ ...budget(1001), warnOnly: true }], new Set())[0]?.status).toBe("warning");
+    expect(judge([{ ...budget(999), warnOnly: true }], new Set())[0]?.status).toBe("ok");
+  });
 });
 
 describe("leftOutSupabaseClients", () => {
@@ -229,5 +228,149 @@ describe("leftOutSupabaseClients", () => {
       "utf8",
     );
     expect(leftOutSupabaseClients(standIns)).toEqual([]);
+  });
+});
+
+describe("interleaved rounds", () => {
+  const measurement = (p50: number, extra: Partial<Measurement> = {}): Measurement => ({
+    requests: 100,
+    rps: 1000 / p50,
+    p50,
+    p99: p50 * 2,
+    errors: 0,
+    problems: [],
+    ...extra,
+  });
+
+  it("runs every arm once per round, set up first, starting one arm later each round", async () => {
+    const order: string[] = [];
+    const arm = (key: string): Arm => ({
+      key,
+      label: key,
+      setUp: () => {
+        order.push(`setUp ${key}`);
+      },
+      measure: async (seconds) => {
+        order.push(`${key} ${seconds}s`);
+        return measurement(10);
+      },
+    });
+    const results = await runRounds([arm("a"), arm("b"), arm("c")], { rounds: 2, seconds: 3 });
+    expect(order).toEqual([
+      "setUp a",
+      "a 3s",
+      "setUp b",
+      "b 3s",
+      "setUp c",
+      "c 3s",
+      "setUp b",
+      "b 3s",
+      "setUp c",
+      "c 3s",
+      "setUp a",
+      "a 3s",
+    ]);
+    expect([...results.values()].map((rounds) => rounds.length)).toEqual([2, 2, 2]);
+  });
+
+  it("takes a ratio within each round, then its median, lowest and highest", () => {
+    // the machine slows down in round 2: both arms slow alike, and the ratio holds
+    const results = new Map([
+      ["ours", [measurement(10), measurement(30), measurement(11)]],
+      ["theirs", [measurement(20), measurement(57), measurement(23)]],
+    ]);
+    const ratio = ratioSpread(results, { label: "", of: "theirs", to: "ours", metric: "p50" });
+    expect(ratio.rounds).toEqual([2, 1.9, 23 / 11]);
+    expect(ratio).toMatchObject({ median: 2, min: 1.9, max: 23 / 11 });
+    expect(formatSpread(ratio)).toBe("2.00x (1.90-2.09)");
+  });
+
+  it("a round without the figure (no CPU measured) is left out, not counted as zero", () => {
+    const results = new Map([
+      ["a", [measurement(10, { cpuMs: 6 }), measurement(10)]],
+      ["b", [measurement(10, { cpuMs: 3 }), measurement(10, { cpuMs: 3 })]],
+    ]);
+    const ratio = ratioSpread(results, { label: "", of: "a", to: "b", metric: "cpuMs" });
+    expect(ratio.median).toBe(2);
+    expect(Number.isNaN(ratio.rounds[1])).toBe(true);
+  });
+
+  it("median: the middle value, the mean of the middle two, NaN for none", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(Number.isNaN(median([]))).toBe(true);
+  });
+});
+
+describe("critical path", () => {
+  it("reads auth, rest, the session check's trips and the chain from Server-Timing", () => {
+    expect(backendTrips('auth;dur=0.3, supabase;desc="auth=1 rest=2 check=0 seq=1"')).toEqual({
+      auth: 1,
+      rest: 2,
+      check: 0,
+      seq: 1,
+    });
+    expect(backendTrips("auth;dur=0.3")).toBeNull();
+    expect(backendTrips(null)).toBeNull();
+  });
+
+  it("holds a page to no session-check trip and one sequential trip, two with private files", () => {
+    const trips = (check: number, seq: number) => ({ auth: 0, rest: 2, check, seq });
+    expect(tripProblems({ path: "/notes" }, trips(0, 1))).toEqual([]);
+    expect(tripProblems({ path: "/notes/x" }, trips(0, 2))).toEqual([
+      "2 sequential round trips (budget 1)",
+    ]);
+    expect(tripProblems({ path: "/notes/x", files: true }, trips(0, 2))).toEqual([]);
+    expect(allowedTrips({ path: "/notes/x", files: true })).toBe(2);
+    expect(tripProblems({ path: "/" }, trips(1, 1))).toEqual([
+      "the session check made 1 round trip(s)",
+    ]);
+    // a header from before check= and seq= existed cannot pass
+    expect(tripProblems({ path: "/" }, backendTrips('supabase;desc="auth=0 rest=1"'))).toHaveLength(
+      2,
+    );
+    expect(tripProblems({ path: "/" }, null)).toEqual(["no Server-Timing supabase entry"]);
+  });
+});
+
+describe("rtt-proxy", () => {
+  it("adds the round trip it is set to, each exchange, and none at 0", async () => {
+    // an echo server standing for the backend
+    const echo = createServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+    const { port } = echo.address() as { port: number };
+    const proxy = await startRttProxy({
+      host: "127.0.0.1",
+      port: 0,
+      target: `http://127.0.0.1:${port}`,
+    }).catch((error) => {
+      echo.close();
+      throw error;
+    });
+    try {
+      const socket = createConnection({ host: "127.0.0.1", port: proxy.port });
+      await new Promise((resolve) => socket.once("connect", resolve));
+      const exchange = async () => {
+        const started = performance.now();
+        const answered = new Promise((resolve) => socket.once("data", resolve));
+        socket.write("ping");
+        await answered;
+        return performance.now() - started;
+      };
+      // The fastest of three exchanges: a busy machine only ever adds time, so the minimum shows
+      // what the proxy adds (half the round trip each way: one round trip, not two).
+      const fastest = async () => Math.min(await exchange(), await exchange(), await exchange());
+      await proxy.setDelay(100);
+      const delayed = await fastest();
+      await proxy.setDelay(0);
+      const direct = await fastest();
+      expect(delayed).toBeGreaterThanOrEqual(99);
+      expect(delayed).toBeLessThan(199);
+      expect(direct).toBeLessThan(99);
+      socket.destroy();
+    } finally {
+      await proxy.close();
+      echo.close();
+    }
   });
 });

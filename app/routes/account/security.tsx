@@ -15,7 +15,11 @@ import type { Route } from "./+types/security";
 import { AccountHeading, AccountPanel } from "./parts/account-panel";
 import { listPasskeys, removePasskey, renamePasskey } from "./parts/passkeys.server";
 import { PasskeysPanel } from "./parts/passkeys-panel";
-import { generateRecoveryCodes, recoveryCodesStatus } from "./parts/recovery-codes.server";
+import {
+  generateRecoveryCodes,
+  hasRecoveryCodes,
+  recoveryCodesStatus,
+} from "./parts/recovery-codes.server";
 import { RecoveryCodesPanel } from "./parts/recovery-codes-panel";
 import { enrollSchema, removeFactorSchema, verifyEnrollmentSchema } from "./parts/schemas.server";
 import { groupSecret, totpQrCode } from "./parts/totp-qr";
@@ -38,17 +42,19 @@ function verifiedTotp(factors: Factor[] | undefined) {
 }
 
 export async function loader({ request, context }: Route.LoaderArgs) {
-  const { user, claims, supabase } = await requireFreshUser(request, context);
-  const [{ passkeys }, recoveryCodes] = await Promise.all([
+  const { claims, supabase } = requireUser(request, context);
+  // The fresh user, the passkeys and the recovery codes' count side by side: one round trip's
+  // wait. Only an aal2 session can have recovery codes; the fresh user says whether there is a set.
+  const [{ user }, { passkeys }, offered, codes] = await Promise.all([
+    requireFreshUser(request, context),
     listPasskeys(supabase),
     // Only where the backend has them (a preview hosted Supabase lacks): otherwise no panel.
-    offersRecoveryCodes(supabase, getSupabaseEnv(context).url).then(async (offered) =>
-      offered === true ? { status: await recoveryCodesStatus(supabase, user) } : null,
-    ),
+    offersRecoveryCodes(supabase, getSupabaseEnv(context).url),
+    claims.aal === "aal2" ? recoveryCodesStatus(supabase) : null,
   ]);
   return {
     passkeys,
-    recoveryCodes,
+    recoveryCodes: offered === true ? { status: hasRecoveryCodes(user) ? codes : null } : null,
     factors: verifiedTotp(user.factors).map((f) => ({
       id: f.id,
       name: f.friendly_name ?? "Authenticator app",

@@ -25,10 +25,14 @@ interface AmrEntry {
  * server, so a session ended elsewhere is refused here at once.
  */
 export async function loader({ request, context }: Route.LoaderArgs) {
-  const { supabase, claims } = await requireFreshUser(request, context);
+  const { supabase, claims } = requireUser(request, context);
   const amr = (Array.isArray(claims.amr) ? claims.amr : []) as AmrEntry[];
   const methods = [...new Set(amr.map((entry) => entry.method))];
-  const { sessions, error } = await listMySessions(supabase);
+  // The check with the auth server beside the list: one round trip's wait, not two.
+  const [, { sessions, error }] = await Promise.all([
+    requireFreshUser(request, context),
+    listMySessions(supabase),
+  ]);
   if (error) {
     return dataNoStore({ sessions, methods, failed: error.code ?? "unexpected" }, { status: 503 });
   }

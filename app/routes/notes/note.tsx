@@ -35,16 +35,18 @@ export const meta: Route.MetaFunction = ({ loaderData }) => [
 export async function loader({ request, context, params }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
   const id = parseNoteId(params.id);
-  const note = await loadNote(supabase, id);
+  // Side by side, one round trip's wait: the note, its shares (null when the note is not the
+  // user's) and the user's own name (for "… is also viewing" on a reader's page).
+  const [note, shares, name] = await Promise.all([
+    loadNote(supabase, id),
+    listShares(supabase, id),
+    viewerName(supabase, claims.sub),
+  ]);
   const mine = note.owner_id === claims.sub;
-  // The owner's second read is the shares; a reader's, their own name (for "… is also viewing").
-  const [shares, name] = mine
-    ? [await listShares(supabase, id), ownerName(note.owner)]
-    : [[], await viewerName(supabase, claims.sub)];
   return dataNoStore({
     note,
     mine,
-    shares,
+    shares: (mine && shares) || [],
     body: note.body ? renderMarkdown(note.body) : null,
     viewerName: name,
   });

@@ -23,11 +23,23 @@ export async function get(path: string, cookie?: string) {
 
 /** "auth=N rest=M": the backend round trips the Worker's Supabase client made for this request. */
 export function backendCalls(response: { headers: Headers }): { auth: number; rest: number } {
-  const match = /supabase;desc="auth=(\d+) rest=(\d+)"/.exec(
+  const match = /supabase;desc="auth=(\d+) rest=(\d+)\b/.exec(
     response.headers.get("Server-Timing") ?? "",
   );
   if (!match) throw new Error("no Server-Timing supabase entry");
   return { auth: Number(match[1]), rest: Number(match[2]) };
+}
+
+/**
+ * "check=C seq=S": the round trips the session check made, and the longest chain of round trips
+ * one after another (app/lib/backend-fetch.server.ts), what a visitor far from the backend waits.
+ */
+export function backendTrips(response: { headers: Headers }): { check: number; seq: number } {
+  const desc = /supabase;desc="[^"]*\bcheck=(\d+) seq=(\d+)"/.exec(
+    response.headers.get("Server-Timing") ?? "",
+  );
+  if (!desc) throw new Error("no Server-Timing supabase entry with check= and seq=");
+  return { check: Number(desc[1]), seq: Number(desc[2]) };
 }
 
 export async function backendIsUp(): Promise<boolean> {

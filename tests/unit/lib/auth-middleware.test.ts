@@ -15,6 +15,7 @@ describe("auth middleware", () => {
     expect(auth.backendUnreachable).toBe(false);
     expect(server.calls).toEqual([]);
     expect(backendCalls(response)).toEqual({ auth: 0, rest: 0 });
+    expect(response.headers.get("Server-Timing")).toContain("check=0 seq=0");
     expect(response.headers.get("Set-Cookie")).toBeNull();
   });
 
@@ -128,6 +129,8 @@ describe("auth middleware", () => {
     });
     expect(server.calls).toContain("/auth/v1/token");
     expect(auth.claims?.sub).toBe(TEST_USER.id);
+    // the session check's round trips, counted apart from the page's (npm run bench's budget)
+    expect(response.headers.get("Server-Timing")).toMatch(/check=[1-9]\d* seq=[1-9]/);
     const setCookie = response.headers.get("Set-Cookie") ?? "";
     expect(setCookie).toContain(`${STORAGE_KEY}=base64-`);
     expect(setCookie).toMatch(/Path=\//);

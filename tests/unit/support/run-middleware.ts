@@ -51,7 +51,7 @@ export function page(cookie?: string, url = "http://app.test/"): Request {
 
 /** "auth=N rest=M" from the Server-Timing header the middleware writes. */
 export function backendCalls(response: Response): { auth: number; rest: number } {
-  const match = /supabase;desc="auth=(\d+) rest=(\d+)"/.exec(
+  const match = /supabase;desc="auth=(\d+) rest=(\d+)\b/.exec(
     response.headers.get("Server-Timing") ?? "",
   );
   if (!match) throw new Error("no Server-Timing supabase entry");

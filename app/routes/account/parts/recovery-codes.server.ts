@@ -15,12 +15,13 @@ export function hasRecoveryCodes(user: Pick<User, "factors">): boolean {
   );
 }
 
-/** The set's count, or null when there is none (or it can't be read right now). */
+/**
+ * The set's count, or null when there is none (or it can't be read right now). Asked without the
+ * user object, so a page can ask beside getUser(); hasRecoveryCodes() on that user then decides.
+ */
 export async function recoveryCodesStatus(
   supabase: SupabaseClient,
-  user: Pick<User, "factors">,
 ): Promise<RecoveryCodesStatus | null> {
-  if (!hasRecoveryCodes(user)) return null;
   const { data, error } = await supabase.auth.mfa.recoveryCodes.getStatus();
   if (error || !data) return null;
   return { total: data.total, remaining: data.remaining };

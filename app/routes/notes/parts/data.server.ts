@@ -185,14 +185,14 @@ export async function ownsNote(supabase: Client, id: string, userId: string): Pr
 
 /**
  * Who an owner's note is shared with: the address typed when sharing, and the person's names.
- * Never their user id (the database does not let the owner select it); a note that is not the
- * caller's is a 404.
+ * Never their user id (the database does not let the owner select it); null when the note is not
+ * the caller's (the database says so), so a page can ask beside loadNote() without waiting for it.
  */
 export async function listShares(supabase: Client, id: string) {
   const { data: shares, error } = await supabase
     .rpc("list_note_shares", { note_id: id })
     .select("email, display_name, username, created_at");
-  if (error?.code === "PT404") notFound();
+  if (error?.code === "PT404") return null;
   if (error) backendFailure(error);
   return shares.map((share) => ({
     email: share.email,

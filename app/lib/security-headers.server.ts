@@ -6,7 +6,7 @@ export function createNonce(): string {
 
 export interface CspOptions {
   nonce: string;
-  /** Supabase project origin: the browser client talks to it directly. */
+  /** Supabase project origin: the browser client talks to it directly (and to its Realtime socket). */
   supabaseOrigin: string;
   /** Vite dev server: HMR websocket and injected <style> tags need a looser policy. */
   dev: boolean;
@@ -20,7 +20,13 @@ export function contentSecurityPolicy({ nonce, supabaseOrigin, dev, https }: Csp
     "style-src": dev ? ["'self'", "'unsafe-inline'"] : ["'self'"],
     "img-src": ["'self'", "data:", "blob:"],
     "font-src": ["'self'"],
-    "connect-src": ["'self'", supabaseOrigin, ...(dev ? ["ws:", "wss:"] : [])],
+    // The Supabase API, and its Realtime socket (ws: for http, wss: for https), in every build.
+    "connect-src": [
+      "'self'",
+      supabaseOrigin,
+      ...socketOrigin(supabaseOrigin),
+      ...(dev ? ["ws:", "wss:"] : []),
+    ],
     "frame-ancestors": ["'none'"],
     // The auth server too: a sign-in form (OAuth) answers with a redirect to its /authorize,
     // and browsers apply form-action to the redirects that follow a form submission.
@@ -31,6 +37,13 @@ export function contentSecurityPolicy({ nonce, supabaseOrigin, dev, https }: Csp
   const policy = Object.entries(directives).map(([name, values]) => `${name} ${values.join(" ")}`);
   if (https) policy.push("upgrade-insecure-requests");
   return policy.join("; ");
+}
+
+/** `wss://x.supabase.co` for `https://x.supabase.co` (and ws: for http:); none for `'none'`. */
+function socketOrigin(origin: string): string[] {
+  if (origin.startsWith("https://")) return [`wss://${origin.slice("https://".length)}`];
+  if (origin.startsWith("http://")) return [`ws://${origin.slice("http://".length)}`];
+  return [];
 }
 
 /**

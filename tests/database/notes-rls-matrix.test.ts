@@ -463,6 +463,7 @@ describe("ended sessions without the pre-request: the restrictive policies alone
 });
 
 describe("every app table carries the rules (from the catalogue)", () => {
+  // realtime.messages too: its policies authorize the private live topics (live-topics.test.ts).
   test("RLS on, with restrictive policies for the aal2 rule, anonymous users and ended sessions", async () => {
     const { rows } = await local.backend.db.query<{ table: string; missing: string[] }>(
       `select format('%I.%I', n.nspname, c.relname) as table,
@@ -493,13 +494,18 @@ describe("every app table carries the rules (from the catalogue)", () => {
                 ) then 'ended sessions' end
               ], null) as missing
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
-       where c.relkind in ('r', 'p') and n.nspname = any($1)
+       where c.relkind in ('r', 'p')
+         and (n.nspname = any($1) or (n.nspname = 'realtime' and c.relname = 'messages'))
        order by 1`,
       [local.backend.config.api.schemas],
     );
     // A floor, so a query that finds nothing cannot pass.
     expect(rows.map((r) => r.table)).toEqual(
-      expect.arrayContaining([...TABLES.map((t) => `public.${t}`), "public.security_events"]),
+      expect.arrayContaining([
+        ...TABLES.map((t) => `public.${t}`),
+        "public.security_events",
+        "realtime.messages",
+      ]),
     );
     expect(rows.filter((r) => r.missing.length > 0)).toEqual([]);
   });

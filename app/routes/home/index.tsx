@@ -3,6 +3,7 @@ import { needsSecondFactor } from "../../lib/guards.server";
 import { toSessionUser } from "../../lib/session-user";
 import { getSupabaseEnv } from "../../lib/worker-context.server";
 import { recentNotes } from "../notes/parts/data.server";
+import { useLiveLists } from "../notes/parts/live";
 import type { Route } from "./+types/index";
 import { getBackendStatus } from "./parts/backend-status.server";
 import { HomeDashboard } from "./parts/home-dashboard";
@@ -30,6 +31,8 @@ export async function loader({ context }: Route.LoaderArgs) {
 
 export default function Home({ loaderData }: Route.ComponentProps) {
   const { user, backend, backendUrl, recent } = loaderData;
+  // The notes edited last, kept current (signed in only).
+  useLiveLists();
   return (
     <div className="py-12 sm:py-16">
       {backend === "unreachable" ? <BackendUnreachable url={backendUrl} /> : null}

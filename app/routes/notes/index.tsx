@@ -4,6 +4,7 @@ import { dataNoStore } from "../../lib/http.server";
 import type { Route } from "./+types/index";
 import { listNotes, listTags } from "./parts/data.server";
 import { type ListView, listUrl } from "./parts/list-url";
+import { useLiveLists } from "./parts/live";
 import { NoteCard } from "./parts/note-card";
 import { TagLink } from "./parts/note-meta";
 import { PAGE_SIZE, TAG_PATTERN } from "./parts/rules";
@@ -106,6 +107,8 @@ const DELETED: Notice = { tone: "success", message: "The note was deleted." };
 
 export default function Notes({ loaderData }: Route.ComponentProps) {
   const { view, q, tag, tags, notes, total, page, pages, notice } = loaderData;
+  // New, edited, pinned, archived, deleted, shared and unshared notes: re-read as they happen.
+  useLiveLists();
   const here = listUrl({ view, q, tag, page });
   const filtered = Boolean(q || tag);
   return (

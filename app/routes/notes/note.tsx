@@ -1,4 +1,4 @@
-import { data, Form, Link } from "react-router";
+import { data, Form, isRouteErrorResponse, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
@@ -14,11 +14,14 @@ import {
   loadNote,
   parseNoteId,
   unshareNote,
+  viewerName,
 } from "./parts/data.server";
 import { LeaveSharedNote } from "./parts/leave-shared-note";
+import { useLiveNote } from "./parts/live";
 import { Markdown } from "./parts/markdown";
 import { renderMarkdown } from "./parts/markdown.server";
 import { BackLink, NotePage } from "./parts/note-form";
+import { Viewers } from "./parts/note-live";
 import { NoteDate, ownerName, TagLink } from "./parts/note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "./parts/note-toggles";
 import { redirectBack } from "./parts/redirects.server";
@@ -34,8 +37,17 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const id = parseNoteId(params.id);
   const note = await loadNote(supabase, id);
   const mine = note.owner_id === claims.sub;
-  const shares = mine ? await listShares(supabase, id) : [];
-  return dataNoStore({ note, mine, shares, body: note.body ? renderMarkdown(note.body) : null });
+  // The owner's second read is the shares; a reader's, their own name (for "… is also viewing").
+  const [shares, name] = mine
+    ? [await listShares(supabase, id), ownerName(note.owner)]
+    : [[], await viewerName(supabase, claims.sub)];
+  return dataNoStore({
+    note,
+    mine,
+    shares,
+    body: note.body ? renderMarkdown(note.body) : null,
+    viewerName: name,
+  });
 }
 
 const SHARE_MESSAGES = {
@@ -105,6 +117,9 @@ export async function action({ request, context, params }: Route.ActionArgs) {
 
 export default function NotePageRoute({ loaderData, actionData }: Route.ComponentProps) {
   const { note, mine, shares, body } = loaderData;
+  // Live: an edit saved elsewhere, a pin, a share or an unshare re-reads this page (the data API
+  // decides what it may still show); the others reading it are named.
+  const others = useLiveNote(note.id, loaderData.viewerName);
   const fetcher = useToggleFetcher(note.id);
   const shown = optimisticState(note, fetcher.formData?.get("intent"));
   return (
@@ -136,6 +151,7 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
             <NoteDate iso={note.updated_at} prefix="Edited" /> ·{" "}
             <NoteDate iso={note.created_at} prefix="created" />
           </p>
+          <Viewers names={others} />
           {note.tags.length > 0 ? (
             <div className="mt-3 flex flex-wrap gap-2">
               {note.tags.map((tag) => (
@@ -183,6 +199,34 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
           <LeaveSharedNote id={note.id} title={note.title} returnTo="/notes?view=shared" />
         </div>
       )}
+    </NotePage>
+  );
+}
+
+/**
+ * A note that is not there for this user: never was, deleted, or no longer shared with them (a
+ * live re-read after an unshare lands here too). The same 404 for each, as the loader gives.
+ */
+export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
+  if (!isRouteErrorResponse(error) || error.status !== 404) throw error;
+  return (
+    <NotePage>
+      <BackLink to="/notes">All notes</BackLink>
+      <div
+        className="mt-4 rounded-2xl border border-line bg-surface p-6 sm:p-8"
+        data-testid="note-gone"
+      >
+        <h1 className="text-2xl font-semibold tracking-tight">This note is not available</h1>
+        <p className="mt-2 text-sm text-muted">
+          It may have been deleted, or it is no longer shared with you.{" "}
+          <Link
+            to="/notes?view=shared"
+            className="font-medium text-accent underline-offset-2 hover:underline"
+          >
+            Notes shared with you
+          </Link>
+        </p>
+      </div>
     </NotePage>
   );
 }

@@ -11,8 +11,11 @@ import { runsJavaScript } from "./test.ts";
 
 export { PASSWORD, randomEmail };
 
-/** A confirmed account made with the admin API (secret key), for tests that start signed out. */
-export async function freshUser(stack: Stack, prefix = "e2e") {
+/**
+ * A confirmed account made with the admin API (secret key), for tests that start signed out;
+ * with a display name when one is given.
+ */
+export async function freshUser(stack: Stack, prefix = "e2e", displayName?: string) {
   const email = randomEmail(prefix);
   const admin = createClient(stack.backendUrl, SECRET_KEY, {
     auth: { persistSession: false, autoRefreshToken: false },
@@ -21,6 +24,7 @@ export async function freshUser(stack: Stack, prefix = "e2e") {
     email,
     password: PASSWORD,
     email_confirm: true,
+    ...(displayName ? { user_metadata: { display_name: displayName } } : {}),
   });
   if (error) throw error;
   return { email, password: PASSWORD };

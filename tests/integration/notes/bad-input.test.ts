@@ -2,7 +2,7 @@
 // typed is lost, and nothing tells whether someone else's note exists.
 import { beforeAll, describe, expect, it } from "vitest";
 import { fieldError, signedInBrowser } from "../support/auth-flows";
-import { cardTitles, createNote, noteRow, seedNotes } from "../support/notes";
+import { cardTitles, createNote, editVersion, noteRow, seedNotes } from "../support/notes";
 
 /** The page without what differs per request (nonces, ids in the URL). */
 function mainOf(body: string): string {
@@ -97,6 +97,7 @@ describe("note forms", () => {
       body: "",
       tags: "",
       owner_id: other.user.id,
+      version: await editVersion(browser, id),
     });
     expect(await noteRow(id)).toMatchObject({ owner_id: user.id, title: "Still mine" });
     expect(cardTitles((await other.browser.get("/notes")).body)).toEqual([]);

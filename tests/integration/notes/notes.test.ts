@@ -4,7 +4,14 @@ import { describe, expect, it } from "vitest";
 import { backendCalls } from "../support/app";
 import { expectNoStore, signedInBrowser } from "../support/auth-flows";
 import { BrowserLess } from "../support/browser-less";
-import { cardTitles, createNote, noteIdOf, noteRow, seedNotes } from "../support/notes";
+import {
+  cardTitles,
+  createNote,
+  editVersion,
+  noteIdOf,
+  noteRow,
+  seedNotes,
+} from "../support/notes";
 
 describe("signed out", () => {
   it.each(["/notes", "/notes/new", "/notes?view=shared", "/account"])(
@@ -55,6 +62,7 @@ describe("create, read, edit", () => {
       title: "Final",
       body: "Done.",
       tags: "two, three",
+      version: await editVersion(browser, id),
     });
     expect(new URL(saved.url).pathname).toBe(`/notes/${id}`);
     expect(saved.body).toContain(">Final</h1>");

@@ -18,6 +18,17 @@ export async function createNote(
 }
 
 /**
+ * The version an edit form of the note carries (its hidden `version`: the note's updated_at when
+ * the page was rendered), as a browser that opened /notes/:id/edit would post it back.
+ */
+export async function editVersion(browser: BrowserLess, id: string): Promise<string> {
+  const page = await browser.get(`/notes/${id}/edit`);
+  const match = /<input[^>]*name="version"[^>]*value="([^"]*)"/.exec(page.body);
+  if (!match?.[1]) throw new Error(`no version on /notes/${id}/edit (${page.status})`);
+  return match[1];
+}
+
+/**
  * Many notes for one user at once, through the data API with the service role (the owner is set
  * explicitly, as only the service role may). `minutesAgo` spreads their edit times apart.
  */

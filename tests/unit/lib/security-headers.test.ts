@@ -26,10 +26,25 @@ describe("security headers", () => {
     const csp = applySecurityHeaders(html(), options).headers.get("Content-Security-Policy") ?? "";
     expect(csp).toContain("script-src 'self' 'nonce-abc123'");
     expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toContain("connect-src 'self' https://x.supabase.co");
+    expect(csp).toContain("connect-src 'self' https://x.supabase.co wss://x.supabase.co;");
     expect(csp).toContain("object-src 'none'");
     expect(csp).not.toContain("unsafe-inline");
     expect(csp).not.toContain("unsafe-eval");
+  });
+
+  it("lets the browser reach the project's Realtime socket, and no other, in every build", () => {
+    const local = contentSecurityPolicy({
+      ...options,
+      supabaseOrigin: "http://127.0.0.1:54321",
+      https: false,
+    });
+    expect(local).toContain("connect-src 'self' http://127.0.0.1:54321 ws://127.0.0.1:54321;");
+    const hosted = contentSecurityPolicy(options);
+    expect(hosted).toContain("connect-src 'self' https://x.supabase.co wss://x.supabase.co;");
+    expect(hosted).not.toMatch(/connect-src[^;]* (ws|wss):[ ;]/);
+    // no Supabase URL: nothing to connect to
+    const none = contentSecurityPolicy({ ...options, supabaseOrigin: "'none'" });
+    expect(none).toContain("connect-src 'self' 'none';");
   });
 
   it("relaxes only what Vite's dev server needs in dev", () => {

@@ -1,8 +1,9 @@
-import type { SupabaseClient } from "@supabase/supabase-js";
+import type { PostgrestError, SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../../lib/database.types";
 import { backendFailure, notFound } from "../../../lib/http.server";
 import type { ListParams } from "./list-url";
 import { plainExcerpt } from "./markdown.server";
+import { ownerName } from "./note-meta";
 import { PAGE_SIZE } from "./rules";
 import { noteId } from "./schemas.server";
 
@@ -133,6 +134,53 @@ export async function loadNote(supabase: Client, id: string) {
   if (error) backendFailure(error);
   if (!note) notFound();
   return note;
+}
+
+/**
+ * The name a reader goes by on a note's page ("Grace is also viewing"): their profile's display
+ * name, else @username, else "Someone".
+ */
+export async function viewerName(supabase: Client, userId: string): Promise<string> {
+  const { data: profile, error } = await supabase
+    .from("profiles")
+    .select("username, display_name")
+    .eq("id", userId)
+    .maybeSingle();
+  if (error) backendFailure(error);
+  return ownerName(profile);
+}
+
+/**
+ * Saves a new title and body over the version the editor opened (`version`: its updated_at), in
+ * one statement: the database changes nothing if the note has been saved since. "saved", or
+ * "conflict" when it had been (the caller reads the newer version), "missing" when the note is
+ * not the user's to edit, or the data API's refusal (a CHECK: the caller shows it on the form).
+ */
+export async function saveNoteVersion(
+  supabase: Client,
+  request: { id: string; ownerId: string; title: string; body: string; version: string },
+): Promise<"saved" | "conflict" | "missing" | PostgrestError> {
+  const { data: rows, error } = await supabase
+    .from("notes")
+    .update({ title: request.title, body: request.body })
+    .eq("id", request.id)
+    .eq("updated_at", request.version)
+    .select("id");
+  if (error) return error;
+  if (rows.length > 0) return "saved";
+  return (await ownsNote(supabase, request.id, request.ownerId)) ? "conflict" : "missing";
+}
+
+/** Whether the note exists and is the user's (one shared with them is readable, not theirs). */
+export async function ownsNote(supabase: Client, id: string, userId: string): Promise<boolean> {
+  const { data, error } = await supabase
+    .from("notes")
+    .select("id")
+    .eq("id", id)
+    .eq("owner_id", userId)
+    .maybeSingle();
+  if (error) backendFailure(error);
+  return data !== null;
 }
 
 /**

@@ -22,7 +22,7 @@ export function NoteForm({
   result,
   preview,
 }: {
-  values: { title?: string; body?: string; tags?: string };
+  values: { title?: string; body?: string; tags?: string; version?: string };
   errors?: FormErrors;
   submitLabel: string;
   cancelTo: string;
@@ -35,6 +35,9 @@ export function NoteForm({
   return (
     <Form method="post" noValidate ref={formRef} className="space-y-5" data-testid="note-form">
       {errors?.form ? <FormAlert code={errors.code}>{errors.form}</FormAlert> : null}
+      {values.version === undefined ? null : (
+        <input type="hidden" name="version" value={values.version} />
+      )}
       <FormField
         label="Title"
         name="title"

@@ -29,7 +29,13 @@ export function saveFailure(error: PostgrestError, values: Record<string, string
  * back into the form. Nothing is validated or saved.
  */
 export function previewDraft(values: Record<string, string>) {
-  const draft = { title: values.title ?? "", body: values.body ?? "", tags: values.tags ?? "" };
+  const draft = {
+    title: values.title ?? "",
+    body: values.body ?? "",
+    tags: values.tags ?? "",
+    // the edit form's version travels with the draft, so a save after a preview is still checked
+    ...(values.version === undefined ? {} : { version: values.version }),
+  };
   return dataNoStore({
     preview: draft.body ? renderMarkdown(draft.body) : null,
     values: draft,

@@ -51,6 +51,12 @@ export const noteSchema = z.object({ title, body, tags });
 
 export const noteId = z.uuid();
 
+/**
+ * The version an edit form was opened on: the note's updated_at as the data API gave it. Saving
+ * over a newer one is a conflict, not an overwrite.
+ */
+export const noteVersion = z.iso.datetime({ offset: true });
+
 /** Pin, archive and their undo, from the list or the note page. */
 export const toggleSchema = z.object({
   intent: z.enum(["pin", "unpin", "archive", "unarchive"]),

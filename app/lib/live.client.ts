@@ -1,0 +1,168 @@
+import type { RealtimeChannel } from "@supabase/supabase-js";
+import type { PublicEnv } from "./public-env";
+import { getBrowserSupabase } from "./supabase.client";
+
+/**
+ * The browser's side of live data (loaded by use-live.ts once the page is idle, never in the first
+ * load or the Worker): private Realtime channels on the topics the database broadcasts to
+ * (`user:<id>`, `note:<id>`: supabase/migrations/20261128000100_live_notes.sql), joined with the
+ * signed-in user's token from the browser Supabase client. supabase-js hands Realtime each
+ * refreshed token (realtime.setAuth, also at every heartbeat), and realtime-js reconnects a
+ * dropped socket and rejoins its channels; a rejoin is reported as a change, since messages sent
+ * while it was away are lost. Messages carry ids only: listeners re-read through the data API.
+ *
+ * Several parts of a page (and the next page, while navigating) may listen to one topic: each
+ * topic is one channel, left a moment after its last listener goes.
+ */
+
+export interface Presence {
+  /** What the others see: a display name (client-asserted, so they treat it as untrusted text). */
+  name: string;
+  /** The names of everyone else on the topic, each capped (see presenceNames). */
+  onSync(others: string[]): void;
+}
+
+export interface Listener {
+  /** Something changed (a message's payload), or may have (after a rejoin: null). */
+  onChange(payload: Record<string, unknown> | null): void;
+  presence?: Presence;
+}
+
+interface Entry {
+  /** Made once the topic's previous channel (if any) has left: realtime-js keys them by topic. */
+  channel?: RealtimeChannel;
+  /** The signed-in user: the presence key, so a person is one entry whatever their tabs. */
+  userId: string;
+  listeners: Set<Listener>;
+  /** Made with a presence listener bound (realtime-js allows it only before the join). */
+  withPresence: boolean;
+  leaving?: ReturnType<typeof setTimeout>;
+}
+
+/** How long a channel nobody listens to stays joined (a navigation to a page that wants it). */
+const LINGER_MS = 3000;
+/** The most of a presence name a page shows. */
+export const NAME_MAX = 40;
+
+const topics = new Map<string, Entry>();
+/** Channels on their way out, by topic: the next channel of a topic waits for its leave. */
+const removing = new Map<string, Promise<unknown>>();
+
+/** Starts listening to a private topic as `userId`; the returned function stops. */
+export function listen(
+  env: PublicEnv,
+  topic: string,
+  userId: string,
+  listener: Listener,
+): () => void {
+  let entry = topics.get(topic);
+  // Another account signed in meanwhile, or presence wanted where the channel was made without
+  // it: the channel is made again.
+  if (entry && (entry.userId !== userId || (listener.presence && !entry.withPresence))) {
+    const same = entry.userId === userId;
+    const withPresence = Boolean(listener.presence) || (same && entry.withPresence);
+    leave(env, topic, entry);
+    entry = join(env, topic, userId, withPresence, same ? entry.listeners : new Set());
+  }
+  entry ??= join(env, topic, userId, Boolean(listener.presence), new Set());
+  const current = entry;
+  clearTimeout(current.leaving);
+  current.listeners.add(listener);
+  if (listener.presence) {
+    if (current.channel?.state === "joined") {
+      void current.channel.track({ name: listener.presence.name });
+    }
+    listener.presence.onSync(othersOn(current));
+  }
+  return () => {
+    current.listeners.delete(listener);
+    if (listener.presence && ![...current.listeners].some((l) => l.presence)) {
+      void current.channel?.untrack();
+    }
+    if (current.listeners.size > 0) return;
+    current.leaving = setTimeout(() => leave(env, topic, current), LINGER_MS);
+  };
+}
+
+function leave(env: PublicEnv, topic: string, entry: Entry) {
+  clearTimeout(entry.leaving);
+  if (topics.get(topic) === entry) topics.delete(topic);
+  const { channel } = entry;
+  if (!channel) return;
+  const gone = getBrowserSupabase(env)
+    .removeChannel(channel)
+    .finally(() => {
+      if (removing.get(topic) === gone) removing.delete(topic);
+    });
+  removing.set(topic, gone);
+}
+
+function join(
+  env: PublicEnv,
+  topic: string,
+  userId: string,
+  withPresence: boolean,
+  listeners: Set<Listener>,
+): Entry {
+  const entry: Entry = { userId, listeners, withPresence };
+  topics.set(topic, entry);
+  const supabase = getBrowserSupabase(env);
+  // The topic's previous channel gone, then the token (the join carries it), then the join.
+  void (removing.get(topic) ?? Promise.resolve())
+    .then(() => supabase.realtime.setAuth())
+    .catch(() => {})
+    .then(() => {
+      if (topics.get(topic) !== entry) return;
+      const channel = supabase.channel(topic, {
+        config: { private: true, presence: { key: userId } },
+      });
+      entry.channel = channel;
+      channel.on("broadcast", { event: "*" }, (message) => {
+        const payload = (message.payload ?? {}) as Record<string, unknown>;
+        for (const listener of entry.listeners) listener.onChange(payload);
+      });
+      if (withPresence) {
+        channel.on("presence", { event: "sync" }, () => {
+          const others = othersOn(entry);
+          for (const { presence } of entry.listeners) presence?.onSync(others);
+        });
+      }
+      let joined = false;
+      // realtime-js rejoins after a dropped socket or a closed channel: each rejoin is a change,
+      // since what was sent meanwhile is lost.
+      channel.subscribe((status) => {
+        if (status !== "SUBSCRIBED") return;
+        const present = [...entry.listeners].find((listener) => listener.presence);
+        if (present?.presence) void channel.track({ name: present.presence.name });
+        if (joined) for (const listener of entry.listeners) listener.onChange(null);
+        joined = true;
+      });
+    });
+  return entry;
+}
+
+function othersOn(entry: Entry): string[] {
+  const state = entry.channel?.presenceState<{ name?: unknown }>() ?? {};
+  return presenceNames(
+    Object.entries(state)
+      .filter(([key]) => key !== entry.userId)
+      .map(([, metas]) => metas[0]?.name),
+  );
+}
+
+/**
+ * Presence payloads are whatever the other browser sent: each becomes plain text (no control
+ * characters, whitespace collapsed) of at most NAME_MAX characters, "Someone" when empty, and is
+ * only ever rendered as text.
+ */
+export function presenceNames(values: unknown[]): string[] {
+  return values.map((value) => {
+    const text = (typeof value === "string" ? value : "")
+      .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, " ")
+      .replace(/\s+/g, " ")
+      .trim();
+    if (!text) return "Someone";
+    const chars = [...text];
+    return chars.length > NAME_MAX ? `${chars.slice(0, NAME_MAX - 1).join("")}…` : text;
+  });
+}

@@ -1,0 +1,81 @@
+import { useEffect, useRef, useState } from "react";
+import { useRevalidator, useRouteLoaderData } from "react-router";
+import type { Listener } from "./live.client";
+import type { PublicEnv } from "./public-env";
+import type { SessionUser } from "./session-user";
+
+/**
+ * Live data on a page: listens to a private Realtime topic once the page is idle (live.client.ts,
+ * a chunk of its own, with the Supabase client: never in the first load, never in the Worker),
+ * for as long as the page shows it. Signed out, or before hydration (JavaScript off), nothing
+ * happens: the page is what the server rendered, and works.
+ */
+export function useLiveTopic(
+  topic: string | null,
+  options: {
+    /** A message arrived (its payload: ids only), or the channel rejoined after a drop (null). */
+    onChange: Listener["onChange"];
+    /** Also share presence on the topic under this name; the hook returns the others' names. */
+    presenceName?: string;
+  },
+): string[] {
+  const root = useRouteLoaderData("root") as { env?: PublicEnv; user?: SessionUser | null };
+  const url = root?.env?.SUPABASE_URL;
+  const key = root?.env?.SUPABASE_PUBLISHABLE_KEY;
+  const userId = root?.user?.id;
+  const onChange = useRef(options.onChange);
+  onChange.current = options.onChange;
+  const presenceName = options.presenceName;
+  const [others, setOthers] = useState<string[]>([]);
+
+  useEffect(() => {
+    if (!topic || !url || !key || !userId) return;
+    let stop: (() => void) | undefined;
+    let cancelled = false;
+    const start = async () => {
+      const live = await import("./live.client");
+      if (cancelled) return;
+      stop = live.listen({ SUPABASE_URL: url, SUPABASE_PUBLISHABLE_KEY: key }, topic, userId, {
+        onChange: (payload) => onChange.current(payload),
+        presence:
+          presenceName === undefined ? undefined : { name: presenceName, onSync: setOthers },
+      });
+    };
+    const idle = window.requestIdleCallback ?? ((cb: () => void) => window.setTimeout(cb, 1));
+    const cancelIdle = window.cancelIdleCallback ?? window.clearTimeout;
+    const handle = idle(() => void start());
+    return () => {
+      cancelled = true;
+      cancelIdle(handle);
+      stop?.();
+      setOthers([]);
+    };
+  }, [topic, url, key, userId, presenceName]);
+
+  return others;
+}
+
+/** One re-read for a burst of messages, whichever topics of the page they came on. */
+let pending: ReturnType<typeof setTimeout> | undefined;
+const REREAD_DELAY_MS = 100;
+
+/**
+ * Re-runs the page's loaders (the data API, as the user: RLS decides) when a message on `topic`
+ * passes `relevant`, or after a rejoin; a burst of messages, on any of the page's topics, is one
+ * re-read.
+ */
+export function useLiveRevalidation(
+  topic: string | null,
+  options: { relevant?: (payload: Record<string, unknown>) => boolean; presenceName?: string } = {},
+): string[] {
+  const { revalidate } = useRevalidator();
+  const relevant = options.relevant;
+  return useLiveTopic(topic, {
+    presenceName: options.presenceName,
+    onChange: (payload) => {
+      if (payload && relevant && !relevant(payload)) return;
+      clearTimeout(pending);
+      pending = setTimeout(() => void revalidate(), REREAD_DELAY_MS);
+    },
+  });
+}

@@ -1,0 +1,29 @@
+import { useRouteLoaderData } from "react-router";
+import type { SessionUser } from "../../../lib/session-user";
+import { useLiveRevalidation } from "../../../lib/use-live";
+
+/**
+ * The topics the database broadcasts notes' changes on (supabase/migrations/
+ * 20261128000100_live_notes.sql): `user:<id>` when a note in the user's lists changes,
+ * `note:<id>` when the note itself does. Messages carry ids only; pages re-read.
+ */
+
+function useUserTopic(): string | null {
+  const root = useRouteLoaderData("root") as { user?: SessionUser | null } | undefined;
+  return root?.user ? `user:${root.user.id}` : null;
+}
+
+/** A page showing the user's lists (theirs, archived, shared with them) re-reads when they change. */
+export function useLiveLists() {
+  useLiveRevalidation(useUserTopic());
+}
+
+/**
+ * A note's page re-reads when the note changes (an edit, a pin, its shares) and when the user's
+ * lists say so about this note (shared with them again, or no longer); it shares the reader's
+ * presence on the note, and returns the names of the others reading it.
+ */
+export function useLiveNote(noteId: string, viewerName: string): string[] {
+  useLiveRevalidation(useUserTopic(), { relevant: (payload) => payload.note_id === noteId });
+  return useLiveRevalidation(`note:${noteId}`, { presenceName: viewerName });
+}

@@ -1,0 +1,203 @@
+// Live notes end to end: two people in two browsers, and one person in two tabs. The database
+// broadcasts ids on private Realtime topics; each page re-reads through the data API. An edit
+// reaches the open pages without a reload, what is being typed is never replaced, a save over a
+// newer version is caught (JavaScript on or off), readers see each other, and an unshared reader's
+// page stops updating: its next read is refused.
+import type { Page, WebSocketRoute } from "playwright-core";
+import { describe, expect } from "vitest";
+import { expectAccessible } from "./support/accessibility.ts";
+import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import { main as stack } from "./support/stacks.ts";
+import { test } from "./support/test.ts";
+
+/** Ada writes a note on her open page and shares it with `email` (when given); its path. */
+async function writeNote(page: Page, title: string, shareWith?: string) {
+  await visit(page, stack, "/notes/new");
+  await page.fill("#field-title", title);
+  await page.fill("#field-body", "First draft.");
+  await submit(page, "Create note");
+  await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
+  await page.getByTestId("note-title").waitFor();
+  if (shareWith) {
+    await page.fill("#field-email", shareWith);
+    await submit(page, "Share");
+    await page.getByTestId("share-list").getByText(shareWith).waitFor();
+  }
+  return new URL(page.url()).pathname;
+}
+
+/** Signed in, as a person with a display name, in a browser of their own. */
+async function person(browser: { open(): Promise<Page> }, name: string, displayName = name) {
+  const user = await freshUser(stack, name.toLowerCase(), displayName);
+  const page = await browser.open();
+  await signInWithPassword(page, stack, user);
+  return { ...user, page };
+}
+
+/** Waits until the page's live channel has joined (presence of someone else is the tell). */
+async function viewers(page: Page): Promise<string> {
+  const viewersText = page.getByTestId("viewers");
+  await viewersText.waitFor();
+  return (await viewersText.textContent()) ?? "";
+}
+
+describe("live notes", () => {
+  test("the owner's edit reaches the reader's open page and the owner's other tab; presence comes and goes", async ({
+    browser,
+  }) => {
+    // A display name is whatever its owner typed: it is shown as text, never as markup.
+    const [ada, grace] = await Promise.all([
+      person(browser, "Ada"),
+      person(browser, "Grace", "Grace <b>Hopper</b>"),
+    ]);
+    const path = await writeNote(ada.page, "Engine notes", grace.email);
+
+    await visit(grace.page, stack, path);
+    // Each sees the other, by display name.
+    expect(await viewers(ada.page)).toBe("Grace <b>Hopper</b> is also viewing");
+    expect(await ada.page.getByTestId("viewers").locator("b").count()).toBe(0);
+    expect(await viewers(grace.page)).toBe("Ada is also viewing");
+    await expectAccessible(grace.page, "/notes/:id with someone else viewing");
+
+    // Ada edits in a second tab; the first tab and Grace's page follow without a reload.
+    const tab = await ada.page.context().newPage();
+    await visit(tab, stack, `${path}/edit`);
+    await tab.fill("#field-title", "Engine notes, revised");
+    await tab.fill("#field-body", "The **second** draft.");
+    await submit(tab, "Save changes");
+    await arrivedAt(tab, stack, path);
+    for (const page of [grace.page, ada.page]) {
+      await page.getByTestId("note-title").getByText("Engine notes, revised").waitFor();
+      expect(await page.getByTestId("note-body").textContent()).toBe("The second draft.");
+    }
+    await tab.close();
+
+    // Grace leaves: Ada's page stops naming her.
+    await grace.page.close();
+    await ada.page.getByTestId("viewers").waitFor({ state: "detached" });
+  });
+
+  test("a dropped connection reconnects and re-reads what it missed", async ({ browser }) => {
+    const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
+    const path = await writeNote(ada.page, "Signal", grace.email);
+    // Grace's Realtime socket goes through the test: it can cut it and refuse new ones.
+    let online = true;
+    const sockets: WebSocketRoute[] = [];
+    await grace.page.routeWebSocket(/\/realtime\/v1\/websocket/, (socket) => {
+      if (!online) return socket.close({ code: 1006, reason: "offline" });
+      socket.connectToServer();
+      sockets.push(socket);
+    });
+    await visit(grace.page, stack, path);
+    expect(await viewers(grace.page)).toBe("Ada is also viewing");
+
+    online = false;
+    await Promise.all(sockets.map((socket) => socket.close({ code: 1006, reason: "dropped" })));
+    // Ada's edit while Grace is cut off: its message never reaches her.
+    await visit(ada.page, stack, `${path}/edit`);
+    await ada.page.fill("#field-title", "Signal, restored");
+    await submit(ada.page, "Save changes");
+    await arrivedAt(ada.page, stack, path);
+    await grace.page.waitForTimeout(300);
+    expect(await grace.page.getByTestId("note-title").textContent()).toBe("Signal");
+
+    // Back online: realtime-js reconnects, the channel rejoins, and the page re-reads.
+    online = true;
+    await grace.page
+      .getByTestId("note-title")
+      .getByText("Signal, restored")
+      .waitFor({ timeout: 20_000 });
+  });
+
+  test("saving over a newer version shows a conflict notice; what is being typed stays", async ({
+    browser,
+  }) => {
+    const ada = await person(browser, "Ada");
+    const path = await writeNote(ada.page, "Shopping");
+    const other = await ada.page.context().newPage();
+    await visit(ada.page, stack, `${path}/edit`);
+    await visit(other, stack, `${path}/edit`);
+
+    // Ada is typing in the first tab when the second saves.
+    await ada.page.fill("#field-body", "Mine: oat milk");
+    await other.fill("#field-body", "Theirs: lemons");
+    await submit(other, "Save changes");
+    await arrivedAt(other, stack, path);
+
+    // The first tab is told, and keeps her text.
+    await ada.page.getByTestId("changed-elsewhere").waitFor();
+    expect(await ada.page.inputValue("#field-body")).toBe("Mine: oat milk");
+
+    // Saving it anyway: refused, with the saved version shown above hers.
+    await submit(ada.page, "Save changes");
+    await ada.page.getByTestId("conflict-notice").waitFor();
+    await expectAccessible(ada.page, "/notes/:id/edit with a conflict");
+    expect(await ada.page.getByTestId("conflict-notice").textContent()).toContain("Theirs: lemons");
+    expect(await ada.page.inputValue("#field-body")).toBe("Mine: oat milk");
+    await visit(other, stack, path);
+    expect(await other.getByTestId("note-body").textContent()).toBe("Theirs: lemons");
+
+    // A second save is a deliberate choice: hers replaces theirs.
+    await submit(ada.page, "Save mine instead");
+    await arrivedAt(ada.page, stack, path);
+    expect(await ada.page.getByTestId("note-body").textContent()).toBe("Mine: oat milk");
+  });
+
+  test("with JavaScript off the conflict is caught too", async ({ browser }) => {
+    const user = await freshUser(stack, "nojs");
+    const page = await browser.open({ javaScriptEnabled: false });
+    await signInWithPassword(page, stack, user);
+    const path = await writeNote(page, "Plain");
+    const other = await page.context().newPage();
+    await visit(page, stack, `${path}/edit`);
+    await visit(other, stack, `${path}/edit`);
+    await other.fill("#field-body", "Saved first");
+    await submit(other, "Save changes");
+    await arrivedAt(other, stack, path);
+
+    await page.fill("#field-body", "Saved second");
+    await submit(page, "Save changes");
+    await page.getByTestId("conflict-notice").waitFor();
+    expect(await page.inputValue("#field-body")).toBe("Saved second");
+    await visit(other, stack, path);
+    expect(await other.getByTestId("note-body").textContent()).toBe("Saved first");
+  });
+
+  test("lists follow shares; after an unshare the ex-reader's page stops updating and its next read is refused", async ({
+    browser,
+  }) => {
+    const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
+    const path = await writeNote(ada.page, "Ledger");
+
+    // Grace's "Shared with me" gains the note when Ada shares it.
+    await visit(grace.page, stack, "/notes?view=shared");
+    await grace.page.getByTestId("empty-list").waitFor();
+    await ada.page.fill("#field-email", grace.email);
+    await submit(ada.page, "Share");
+    await grace.page.getByTestId("note-card").getByText("Ledger").waitFor();
+
+    await visit(grace.page, stack, path);
+    expect(await viewers(ada.page)).toBe("Grace is also viewing");
+
+    // Ada stops sharing: Grace's open page re-reads, is refused, and says so.
+    const refused = grace.page.waitForResponse(
+      (response) => response.url().includes(".data") && response.status() === 404,
+    );
+    await ada.page.getByRole("button", { name: `Stop sharing with ${grace.email}` }).click();
+    await ada.page.getByText("Not shared with anyone.").waitFor();
+    await refused;
+    await grace.page.getByTestId("note-gone").waitFor();
+    await expectAccessible(grace.page, "/notes/:id no longer shared");
+    expect(await grace.page.getByText("Ledger").count()).toBe(0);
+
+    // Ada's later edit never reaches it.
+    await visit(ada.page, stack, `${path}/edit`);
+    await ada.page.fill("#field-title", "Ledger, private");
+    await submit(ada.page, "Save changes");
+    await arrivedAt(ada.page, stack, path);
+    await grace.page.waitForTimeout(500);
+    expect(await grace.page.getByText("Ledger, private").count()).toBe(0);
+    const reload = await grace.page.goto(`${stack.appUrl}${path}`);
+    expect(reload?.status()).toBe(404);
+  });
+});

@@ -11,7 +11,7 @@ import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/note";
 import { Attachments } from "./parts/attachments";
-import { listAttachments } from "./parts/attachments.server";
+import { withSignedUrls } from "./parts/attachments.server";
 import {
   leaveSharedNote,
   listShares,
@@ -48,9 +48,10 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
     : [[], await viewerName(supabase, claims.sub)];
   // Files: signed URLs made now, as this user, that live 5 minutes (never cached: no-store).
   const token = await accessToken(supabase);
-  const attachments = token
-    ? await listAttachments(supabase, storageCalls(getSupabaseEnv(context), token), id)
-    : [];
+  const attachments =
+    token && note.attachments.length > 0
+      ? await withSignedUrls(storageCalls(getSupabaseEnv(context), token), note.attachments)
+      : [];
   const code = new URL(request.url).searchParams.get("attachment_error");
   return dataNoStore({
     attachments,

@@ -29,19 +29,23 @@ export const objectKey = (row: { owner_id: string; note_id: string; id: string }
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"]);
 
-/** The note's attachments with signed URLs (one Storage call for all of them). */
-export async function listAttachments(
-  supabase: Client,
+export interface AttachmentRow {
+  id: string;
+  note_id: string;
+  owner_id: string;
+  name: string;
+  size: number;
+  content_type: string;
+}
+
+/**
+ * The note's attachments (read with the note: loadNote embeds them) with signed URLs, made in one
+ * Storage call, and none when the note has no files.
+ */
+export async function withSignedUrls(
   storage: StorageCalls,
-  noteId: string,
+  data: AttachmentRow[],
 ): Promise<Attachment[]> {
-  const { data, error } = await supabase
-    .from("attachments")
-    .select("id, note_id, owner_id, name, size, content_type")
-    .eq("note_id", noteId)
-    .order("created_at")
-    .order("id");
-  if (error) backendFailure(error);
   const urls = await storage.signUrls(BUCKET, data.map(objectKey), SIGNED_URL_SECONDS);
   return data.map((row, i) => {
     const url = urls[i] ?? null;

@@ -123,6 +123,8 @@ export function Attachments({
       )}
       {mine ? (
         <Form
+          // a new form (an empty file input) once the list changed
+          key={attachments.map((a) => a.id).join()}
           method="post"
           action={action}
           encType="multipart/form-data"

@@ -27,6 +27,7 @@ export default [
   route("notes/:id", "routes/notes/note.tsx"),
   route("notes/:id/edit", "routes/notes/edit.tsx"),
   route("notes/:id/delete", "routes/notes/delete.tsx"),
+  route("notes/:id/attachments", "routes/notes/attachments.tsx"),
 
   // Account: the layout draws the section nav; the profile is its index.
   route("account", "routes/account/layout.tsx", [

@@ -11,6 +11,44 @@ export type Database = {
   };
   public: {
     Tables: {
+      attachments: {
+        Row: {
+          content_type: string;
+          created_at: string;
+          id: string;
+          name: string;
+          note_id: string;
+          owner_id: string;
+          size: number;
+        };
+        Insert: {
+          content_type: string;
+          created_at?: string;
+          id?: string;
+          name: string;
+          note_id: string;
+          owner_id?: string;
+          size: number;
+        };
+        Update: {
+          content_type?: string;
+          created_at?: string;
+          id?: string;
+          name?: string;
+          note_id?: string;
+          owner_id?: string;
+          size?: number;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "attachments_note_id_owner_id_fkey";
+            columns: ["note_id", "owner_id"];
+            isOneToOne: false;
+            referencedRelation: "notes";
+            referencedColumns: ["id", "owner_id"];
+          },
+        ];
+      };
       note_shares: {
         Row: {
           created_at: string;

@@ -18,7 +18,8 @@ export function contentSecurityPolicy({ nonce, supabaseOrigin, dev, https }: Csp
     "default-src": ["'self'"],
     "script-src": ["'self'", `'nonce-${nonce}'`],
     "style-src": dev ? ["'self'", "'unsafe-inline'"] : ["'self'"],
-    "img-src": ["'self'", "data:", "blob:"],
+    // data: for the TOTP QR code, blob: for previews, Supabase for attachments (signed URLs).
+    "img-src": ["'self'", "data:", "blob:", supabaseOrigin],
     "font-src": ["'self'"],
     // The Supabase API, and its Realtime socket (ws: for http, wss: for https), in every build.
     "connect-src": [

@@ -463,7 +463,8 @@ describe("ended sessions without the pre-request: the restrictive policies alone
 });
 
 describe("every app table carries the rules (from the catalogue)", () => {
-  // realtime.messages too: its policies authorize the private live topics (live-topics.test.ts).
+  // realtime.messages too: its policies authorize the private live topics (live-topics.test.ts);
+  // storage.objects: its policies guard the attachments bucket (attachments-rls-matrix.test.ts).
   test("RLS on, with restrictive policies for the aal2 rule, anonymous users and ended sessions", async () => {
     const { rows } = await local.backend.db.query<{ table: string; missing: string[] }>(
       `select format('%I.%I', n.nspname, c.relname) as table,
@@ -495,7 +496,8 @@ describe("every app table carries the rules (from the catalogue)", () => {
               ], null) as missing
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
        where c.relkind in ('r', 'p')
-         and (n.nspname = any($1) or (n.nspname = 'realtime' and c.relname = 'messages'))
+         and (n.nspname = any($1) or (n.nspname = 'realtime' and c.relname = 'messages')
+              or (n.nspname = 'storage' and c.relname = 'objects'))
        order by 1`,
       [local.backend.config.api.schemas],
     );
@@ -504,7 +506,9 @@ describe("every app table carries the rules (from the catalogue)", () => {
       expect.arrayContaining([
         ...TABLES.map((t) => `public.${t}`),
         "public.security_events",
+        "public.attachments",
         "realtime.messages",
+        "storage.objects",
       ]),
     );
     expect(rows.filter((r) => r.missing.length > 0)).toEqual([]);

@@ -2,7 +2,10 @@ import { Form, Link } from "react-router";
 import { SubmitButton } from "../../components/submit-button";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, notFound, redirectNoStore } from "../../lib/http.server";
+import { accessToken, storageCalls } from "../../lib/storage.server";
+import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/delete";
+import { sweepOrphans } from "./parts/attachments.server";
 import { loadNote, parseNoteId } from "./parts/data.server";
 import { BackLink, NotePage } from "./parts/note-form";
 
@@ -17,11 +20,16 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
 }
 
 export async function action({ request, context, params }: Route.ActionArgs) {
-  const { supabase } = requireUser(request, context);
+  const { supabase, claims } = requireUser(request, context);
   const id = parseNoteId(params.id);
+  const token = await accessToken(supabase);
+  // The note first (its attachment rows go with it), then its files through the Storage API
+  // (Storage forbids deleting objects in SQL); the sweep also removes what an earlier failure
+  // between the two left behind (decision 033).
   const { data: rows, error } = await supabase.from("notes").delete().eq("id", id).select("id");
   if (error) backendFailure(error);
   if (rows.length === 0) notFound();
+  if (token) await sweepOrphans(supabase, storageCalls(getSupabaseEnv(context), token), claims.sub);
   return redirectNoStore("/notes?deleted=1", 302);
 }
 
@@ -38,8 +46,8 @@ export default function DeleteNote({ loaderData }: Route.ComponentProps) {
           {`Delete “${note.title}”?`}
         </h1>
         <p className="mt-2 text-sm text-ink-600 dark:text-ink-400">
-          The note, its tags and its shares are deleted for good. This cannot be undone. To keep it
-          out of your list instead, archive it.
+          The note, its tags, its shares and its attachments are deleted for good. This cannot be
+          undone. To keep it out of your list instead, archive it.
         </p>
         <Form method="post" className="mt-6 flex flex-wrap items-center gap-3">
           <SubmitButton className="w-auto! bg-red-600! px-6 hover:bg-red-700!">

@@ -6,8 +6,12 @@ import { formFailure } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore, notFound } from "../../lib/http.server";
+import { accessToken, storageCalls } from "../../lib/storage.server";
 import { useFocusFirstError } from "../../lib/use-focus-first-error";
+import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/note";
+import { Attachments } from "./parts/attachments";
+import { withSignedUrls } from "./parts/attachments.server";
 import {
   leaveSharedNote,
   listShares,
@@ -25,6 +29,7 @@ import { Viewers } from "./parts/note-live";
 import { NoteDate, ownerName, TagLink } from "./parts/note-meta";
 import { NoteToggles, optimisticState, useToggleFetcher } from "./parts/note-toggles";
 import { redirectBack } from "./parts/redirects.server";
+import { ATTACHMENT_ERRORS, type AttachmentError } from "./parts/rules";
 import { leaveSchema, shareSchema, unshareSchema } from "./parts/schemas.server";
 import { toggleAction } from "./parts/toggle.server";
 
@@ -43,7 +48,17 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
     viewerName(supabase, claims.sub),
   ]);
   const mine = note.owner_id === claims.sub;
+  // Files: signed URLs made now, as this user, that live 5 minutes (never cached: no-store); the
+  // one more round trip a page showing private files may make.
+  const token = await accessToken(supabase);
+  const attachments =
+    token && note.attachments.length > 0
+      ? await withSignedUrls(storageCalls(getSupabaseEnv(context), token), note.attachments)
+      : [];
+  const code = new URL(request.url).searchParams.get("attachment_error");
   return dataNoStore({
+    attachments,
+    attachmentError: code && code in ATTACHMENT_ERRORS ? (code as AttachmentError) : null,
     note,
     mine,
     shares: (mine && shares) || [],
@@ -194,6 +209,12 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
           </footer>
         ) : null}
       </article>
+      <Attachments
+        noteId={note.id}
+        attachments={loaderData.attachments}
+        mine={mine}
+        error={loaderData.attachmentError}
+      />
       {mine ? (
         <Sharing shares={shares} actionData={actionData} />
       ) : (
@@ -264,7 +285,12 @@ function Sharing({
         Sharing
       </h2>
       <p className="mt-1 text-sm text-ink-600 dark:text-ink-400">
-        People you share with can read this note, not change it. They need an Edge Notes account.
+        People you share with can read this note and its attachments, not change them. They need an
+        Edge Notes account.
+      </p>
+      <p className="mt-1 text-sm text-ink-600 dark:text-ink-400" data-testid="revoke-note">
+        When you stop sharing, they lose access at their next read: links to files they already
+        opened stop working within 5 minutes, but files they already downloaded stay with them.
       </p>
       <Form
         method="post"

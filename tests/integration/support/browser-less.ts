@@ -44,6 +44,11 @@ export class BrowserLess {
     return this.#request("POST", path, new URLSearchParams(form), options);
   }
 
+  /** A multipart form post (a file input), as `<form enctype="multipart/form-data">` sends it. */
+  postMultipart(path: string, form: FormData, options: RequestOptions = {}): Promise<Visit> {
+    return this.#request("POST", path, form, options);
+  }
+
   /** The Cookie header this browser sends to the app. */
   cookieHeader(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
@@ -57,7 +62,7 @@ export class BrowserLess {
   async #request(
     method: string,
     path: string,
-    body: URLSearchParams | undefined,
+    body: URLSearchParams | FormData | undefined,
     options: RequestOptions,
   ): Promise<Visit> {
     const redirects: Hop[] = [];

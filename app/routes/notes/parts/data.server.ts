@@ -126,10 +126,13 @@ export async function loadNote(supabase: Client, id: string) {
   const { data: note, error } = await supabase
     .from("notes")
     .select(
-      "id, title, body, pinned, archived, created_at, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)",
+      "id, title, body, pinned, archived, created_at, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name), attachments(id, note_id, owner_id, name, size, content_type)",
     )
     .eq("id", id)
     .order("name", { referencedTable: "tags" })
+    // files in the order they were attached (the same read: RLS on attachments decides)
+    .order("created_at", { referencedTable: "attachments" })
+    .order("id", { referencedTable: "attachments" })
     .maybeSingle();
   if (error) backendFailure(error);
   if (!note) notFound();

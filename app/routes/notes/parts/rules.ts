@@ -10,3 +10,45 @@ export const SEARCH_MAX = 200;
 export const PAGE_SIZE = 20;
 
 export const TAG_RULES = "Up to 10, separated by commas: letters, digits, - and _.";
+
+/** The attachments bucket's limits (supabase/migrations/20261128001000_attachments.sql). */
+export const ATTACHMENT_MAX_BYTES = 10 * 1024 * 1024;
+export const ATTACHMENT_TYPES = [
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "application/pdf",
+  "text/plain",
+  "text/markdown",
+  "text/csv",
+] as const;
+export const ATTACHMENT_RULES = "Up to 10 MB: images (PNG, JPEG, GIF, WebP, AVIF), PDF or text.";
+/** Signed URLs the note page hands out live this long (seconds). */
+export const SIGNED_URL_SECONDS = 300;
+
+/** What went wrong with an attachment, by the code the note page's URL carries. */
+export const ATTACHMENT_ERRORS = {
+  no_file: "Choose a file to attach.",
+  too_big: "That file is larger than 10 MB.",
+  bad_type:
+    "That type of file cannot be attached: use an image (PNG, JPEG, GIF, WebP, AVIF), a PDF or a text file.",
+  long_name: "The file name is longer than 255 characters.",
+  note_full: "A note has at most 20 attachments. Delete one first.",
+  account_full: "An account has at most 200 attachments. Delete some you no longer need first.",
+  unreadable: "The form could not be read. Try again.",
+  not_stored: "The file could not be stored. Try again.",
+} as const;
+export type AttachmentError = keyof typeof ATTACHMENT_ERRORS;
+
+/** The problem with a file before it is sent anywhere (the browser and the Worker both check). */
+export function attachmentProblem(
+  file: { size: number; type: string; name: string } | null,
+): AttachmentError | null {
+  if (!file || file.size === 0) return "no_file";
+  if (file.size > ATTACHMENT_MAX_BYTES) return "too_big";
+  if (!(ATTACHMENT_TYPES as readonly string[]).includes(file.type)) return "bad_type";
+  if (file.name.length > 255) return "long_name";
+  return null;
+}

@@ -1,0 +1,56 @@
+import { requireUser } from "../../lib/guards.server";
+import { notFound, redirectNoStore } from "../../lib/http.server";
+import { accessToken, storageCalls } from "../../lib/storage.server";
+import { getSupabaseEnv } from "../../lib/worker-context.server";
+import type { Route } from "./+types/attachments";
+import { addAttachment, deleteAttachment } from "./parts/attachments.server";
+import { parseNoteId } from "./parts/data.server";
+import { ATTACHMENT_MAX_BYTES, type AttachmentError, attachmentProblem } from "./parts/rules";
+import { noteId as uuid } from "./parts/schemas.server";
+
+/**
+ * Attaching a file to a note and deleting one: plain form posts from the note page (multipart for
+ * the file), so both work without JavaScript. The answer is always a redirect back to the note,
+ * with `attachment_error` naming what went wrong.
+ */
+export async function loader({ params }: Route.LoaderArgs) {
+  return redirectNoStore(`/notes/${parseNoteId(params.id)}`, 302);
+}
+
+const back = (id: string, error?: AttachmentError) =>
+  redirectNoStore(
+    error
+      ? `/notes/${id}?${new URLSearchParams({ attachment_error: error })}#attachments`
+      : `/notes/${id}#attachments`,
+  );
+
+export async function action({ request, context, params }: Route.ActionArgs) {
+  const { supabase } = requireUser(request, context);
+  const id = parseNoteId(params.id);
+  // A body well over the limit is not read at all.
+  if (Number(request.headers.get("Content-Length") ?? 0) > ATTACHMENT_MAX_BYTES + 64 * 1024) {
+    return back(id, "too_big");
+  }
+  let form: FormData;
+  try {
+    form = await request.formData();
+  } catch {
+    return back(id, "unreadable");
+  }
+  const token = await accessToken(supabase);
+  if (!token) notFound();
+  const storage = storageCalls(getSupabaseEnv(context), token);
+  if (form.get("intent") === "delete-attachment") {
+    const attachment = uuid.safeParse(form.get("attachment"));
+    if (!attachment.success) notFound();
+    if (!(await deleteAttachment(supabase, storage, attachment.data))) notFound();
+    return back(id);
+  }
+  const file = form.get("file");
+  const upload = file instanceof File ? file : null;
+  const problem = attachmentProblem(upload);
+  if (problem || !upload) return back(id, problem ?? "no_file");
+  const failed = await addAttachment(supabase, storage, id, upload);
+  if (failed === "not_found") notFound();
+  return back(id, failed ?? undefined);
+}

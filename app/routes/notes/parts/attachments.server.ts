@@ -1,0 +1,145 @@
+import type { SupabaseClient } from "@supabase/supabase-js";
+import type { Database } from "../../../lib/database.types";
+import { backendFailure } from "../../../lib/http.server";
+import type { StorageCalls } from "../../../lib/storage.server";
+import { type AttachmentError, SIGNED_URL_SECONDS } from "./rules";
+
+/**
+ * Files on notes: a row in public.attachments (display name, size, type) and an object in the
+ * private `attachments` bucket under `<owner id>/<note id>/<attachment id>` (decision 033). Both
+ * are reached as the signed-in user, so RLS decides who sees and changes what.
+ */
+type Client = SupabaseClient<Database>;
+
+export const BUCKET = "attachments";
+
+export interface Attachment {
+  id: string;
+  name: string;
+  size: number;
+  type: string;
+  image: boolean;
+  /** Signed, at most SIGNED_URL_SECONDS old; null when Storage refused it. */
+  url: string | null;
+  downloadUrl: string | null;
+}
+
+export const objectKey = (row: { owner_id: string; note_id: string; id: string }) =>
+  `${row.owner_id}/${row.note_id}/${row.id}`;
+
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"]);
+
+export interface AttachmentRow {
+  id: string;
+  note_id: string;
+  owner_id: string;
+  name: string;
+  size: number;
+  content_type: string;
+}
+
+/**
+ * The note's attachments (read with the note: loadNote embeds them) with signed URLs, made in one
+ * Storage call, and none when the note has no files.
+ */
+export async function withSignedUrls(
+  storage: StorageCalls,
+  data: AttachmentRow[],
+): Promise<Attachment[]> {
+  const urls = await storage.signUrls(BUCKET, data.map(objectKey), SIGNED_URL_SECONDS);
+  return data.map((row, i) => {
+    const url = urls[i] ?? null;
+    return {
+      id: row.id,
+      name: row.name,
+      size: row.size,
+      type: row.content_type,
+      image: IMAGE_TYPES.has(row.content_type),
+      url,
+      downloadUrl: url ? `${url}&download=${encodeURIComponent(row.name)}` : null,
+    };
+  });
+}
+
+/**
+ * The row first (the bucket's insert policy needs it), then the bytes; a refused upload takes its
+ * row back. The result is what went wrong, or null when the file is attached.
+ */
+export async function addAttachment(
+  supabase: Client,
+  storage: StorageCalls,
+  noteId: string,
+  file: File,
+): Promise<AttachmentError | "not_found" | null> {
+  const { data: row, error } = await supabase
+    .from("attachments")
+    .insert({
+      note_id: noteId,
+      name: file.name || "file",
+      size: file.size,
+      content_type: file.type,
+    })
+    .select("id, note_id, owner_id")
+    .single();
+  if (error?.code === "54000") return /note/.test(error.message) ? "note_full" : "account_full";
+  // Not the owner of the note (the foreign key or the policy): the same answer as a missing note.
+  if (error?.code === "23503" || error?.code === "42501") return "not_found";
+  if (error) backendFailure(error);
+  const uploaded = await storage.upload(BUCKET, objectKey(row), file, file.type);
+  if (uploaded.ok) return null;
+  await supabase.from("attachments").delete().eq("id", row.id);
+  // The bucket's own limits answer too (a type the browser mislabelled, a size it misreported).
+  if (uploaded.status === 413 || /size/i.test(uploaded.message ?? "")) return "too_big";
+  if (/mime type/i.test(uploaded.message ?? "")) return "bad_type";
+  return "not_stored";
+}
+
+/** Deletes one attachment of the caller's: the row, then its bytes; false when there was none. */
+export async function deleteAttachment(
+  supabase: Client,
+  storage: StorageCalls,
+  id: string,
+): Promise<boolean> {
+  const { data, error } = await supabase
+    .from("attachments")
+    .delete()
+    .eq("id", id)
+    .select("id, note_id, owner_id");
+  if (error) backendFailure(error);
+  const row = data[0];
+  if (!row) return false;
+  // A failure here leaves bytes no row names: sweepOrphans removes them at the next note delete.
+  await storage.remove(BUCKET, [objectKey(row)]);
+  return true;
+}
+
+/**
+ * Removes the user's files that no attachment row names any more: those of deleted notes (the
+ * rows went with the note, by cascade; Storage forbids deleting objects in SQL) and any a failed
+ * delete left. Runs after each note delete. Returns how many files it removed.
+ */
+export async function sweepOrphans(
+  supabase: Client,
+  storage: StorageCalls,
+  userId: string,
+): Promise<number> {
+  // Files first, rows second: a file listed here was uploaded after its row was made, so a row
+  // read afterwards names every file that belongs to someone (an upload in flight included).
+  const folders = await storage.list(BUCKET, `${userId}/`);
+  if (!folders) return 0;
+  const files: string[] = [];
+  for (const folder of folders.filter((f) => f.folder)) {
+    const listed = (await storage.list(BUCKET, `${userId}/${folder.name}/`)) ?? [];
+    for (const file of listed) if (!file.folder) files.push(`${folder.name}/${file.name}`);
+  }
+  if (files.length === 0) return 0;
+  const { data: rows, error } = await supabase
+    .from("attachments")
+    .select("id, note_id")
+    .eq("owner_id", userId);
+  if (error) return 0;
+  const known = new Set(rows.map((r) => `${r.note_id}/${r.id}`));
+  const orphans = files.filter((f) => !known.has(f)).map((f) => `${userId}/${f}`);
+  if (orphans.length > 0) await storage.remove(BUCKET, orphans);
+  return orphans.length;
+}

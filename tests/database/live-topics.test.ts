@@ -215,12 +215,12 @@ describe("presence and broadcast on a note", () => {
       .poll(() => adaChannel.presenceState<{ name: string }>()[grace.id]?.map((p) => p.name))
       .toEqual(["Grace"]);
 
-    // Acknowledged (as upstream does) but dropped: neither reader may write a broadcast.
-    expect(await graceChannel.send({ type: "broadcast", event: "note", payload: { x: 1 } })).toBe(
-      "ok",
-    );
-    expect(await adaChannel.send({ type: "broadcast", event: "note", payload: { x: 2 } })).toBe(
-      "ok",
+    // Dropped, and not acknowledged (upstream answers a private broadcast its write policy refuses
+    // with no reply at all): neither reader may write a broadcast.
+    const refused = { type: "broadcast" as const, event: "note", payload: { x: 1 } };
+    expect(await graceChannel.send(refused, { timeout: 1000 })).toBe("timed out");
+    expect(await adaChannel.send({ ...refused, payload: { x: 2 } }, { timeout: 1000 })).toBe(
+      "timed out",
     );
     // What the database says arrives (so the silence above is not a deaf channel).
     await ada.client.from("notes").update({ pinned: true }).eq("id", noteId);

@@ -30,6 +30,7 @@ describe("exposure of the public schema", () => {
         order by c.relname`,
     );
     expect(rows.map((row) => row.table)).toEqual([
+      "attachments",
       "note_shares",
       "note_tags",
       "notes",

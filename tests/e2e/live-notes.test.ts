@@ -51,10 +51,15 @@ describe("live notes", () => {
       person(browser, "Grace", "Grace <b>Hopper</b>"),
     ]);
     const path = await writeNote(ada.page, "Engine notes", grace.email);
+    // Where Ada's Edit button is while she is alone: someone arriving must not move it (a click
+    // on its way to the button would land beside it).
+    const edit = ada.page.getByRole("link", { name: "Edit", exact: true });
+    const alone = await edit.boundingBox();
 
     await visit(grace.page, stack, path);
     // Each sees the other, by display name.
     expect(await viewers(ada.page)).toBe("Grace <b>Hopper</b> is also viewing");
+    expect((await edit.boundingBox())?.y).toBe(alone?.y);
     expect(await ada.page.getByTestId("viewers").locator("b").count()).toBe(0);
     expect(await viewers(grace.page)).toBe("Ada is also viewing");
     await expectAccessible(grace.page, "/notes/:id with someone else viewing");

@@ -6,10 +6,19 @@ import { NoteDate } from "./note-meta";
 /**
  * "Grace is also viewing": the others on a note's page, by the names their browsers announced
  * (presence is client-asserted: plain text, capped by live.client.ts, never markup). Nothing while
- * alone, or without JavaScript.
+ * alone, or without JavaScript. Its line is kept even then, so that someone arriving does not move
+ * the page under the pointer (a click meant for a button would land beside it), and the live
+ * region exists before its text does (screen readers announce changes, not insertions).
  */
 export function Viewers({ names }: { names: string[] }) {
-  if (names.length === 0) return null;
+  return (
+    <div className="mt-2 min-h-4 text-xs leading-4" aria-live="polite">
+      {names.length > 0 ? <ViewersLine names={names} /> : null}
+    </div>
+  );
+}
+
+function ViewersLine({ names }: { names: string[] }) {
   const shown = names.slice(0, 3);
   const more = names.length - shown.length;
   const list =
@@ -20,9 +29,8 @@ export function Viewers({ names }: { names: string[] }) {
         : shown[0];
   return (
     <p
-      className="mt-2 inline-flex items-center gap-2 text-xs text-muted break-all"
+      className="flex items-center gap-2 text-muted break-all"
       data-testid="viewers"
-      aria-live="polite"
     >
       <span aria-hidden="true" className="inline-block h-2 w-2 rounded-full bg-emerald-500" />
       {`${list} ${names.length > 1 ? "are" : "is"} also viewing`}

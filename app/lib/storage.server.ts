@@ -78,8 +78,8 @@ export function storageCalls(
           method: "POST",
           headers: {
             "Content-Type": contentType,
+            // no x-upsert: an upload never replaces (upstream's default)
             "Cache-Control": "max-age=300",
-            "x-upsert": "false",
           },
           body,
         }),

@@ -28,10 +28,7 @@ function ViewersLine({ names }: { names: string[] }) {
         ? `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}`
         : shown[0];
   return (
-    <p
-      className="flex items-center gap-2 text-muted break-all"
-      data-testid="viewers"
-    >
+    <p className="flex items-center gap-2 text-muted break-all" data-testid="viewers">
       <span aria-hidden="true" className="inline-block h-2 w-2 rounded-full bg-emerald-500" />
       {`${list} ${names.length > 1 ? "are" : "is"} also viewing`}
     </p>

@@ -3,12 +3,13 @@ import { Worker } from "node:worker_threads";
 
 import {
   createLocalBackend,
+  KEYS,
   type LocalBackendOptions,
   START_SETTINGS,
   WASM_TIERING_BUDGET,
 } from "@edge-notes/supabase-local";
 
-export { createLocalBackend, type LocalBackendOptions, START_SETTINGS, WASM_TIERING_BUDGET };
+export { createLocalBackend, KEYS, type LocalBackendOptions, START_SETTINGS, WASM_TIERING_BUDGET };
 
 /**
  * A local backend (in memory) in a worker thread of its own, so its bcrypt and PGlite work gets

@@ -15,6 +15,9 @@ export const BUDGET_NAMES = {
     "signed-in pages, warm: no round trip for the session check, at most one sequential data round trip (two with private files)",
   "worker-cpu": "the Worker's CPU per request, GET /notes signed in ÷ GET / signed out",
   "backend-start": "local backend's warm start ÷ PGlite alone opening the same data directory",
+  "realtime-fanout":
+    "Realtime commit-to-event p50 with 100 subscribers ÷ with 1 subscriber (bench/realtime.ts)",
+  "realtime-latency": "Realtime commit-to-event p50 and p99, absolute (warnings only)",
 } as const;
 
 export type BudgetName = keyof typeof BUDGET_NAMES;

@@ -118,3 +118,11 @@ export function formatSpread(value: Spread, digits = 2, unit = "x"): string {
   const f = (v: number) => v.toFixed(digits);
   return `${f(value.median)}${unit} (${f(value.min)}-${f(value.max)})`;
 }
+
+/** The p-th percentile (0-100) of samples, nearest rank; NaN for none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
+}

@@ -25,6 +25,7 @@ import {
   formatSpread,
   type Measurement,
   median,
+  percentile,
   ratioSpread,
   runRounds,
 } from "../../bench/rounds.ts";
@@ -299,6 +300,17 @@ describe("interleaved rounds", () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(Number.isNaN(median([]))).toBe(true);
+  });
+
+  it("percentile: nearest rank of the samples as given, NaN for none", () => {
+    const samples = Array.from({ length: 100 }, (_, i) => 100 - i);
+    expect(percentile(samples, 50)).toBe(50);
+    expect(percentile(samples, 99)).toBe(99);
+    expect(percentile(samples, 100)).toBe(100);
+    expect(percentile([7], 99)).toBe(7);
+    expect(percentile([2, 1], 0)).toBe(1);
+    expect(Number.isNaN(percentile([], 50))).toBe(true);
+    expect(samples[0]).toBe(100);
   });
 });
 

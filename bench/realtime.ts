@@ -155,13 +155,16 @@ function insertArm(key: string, label: string, table: string, subscribers: numbe
       while (performance.now() - started < seconds * 1000) {
         const n = ++seq;
         const row = { remaining: subscribers, latencies, done: () => {} };
+        let timer: NodeJS.Timeout | undefined;
         const delivered = new Promise<boolean>((resolve) => {
           row.done = () => resolve(true);
-          setTimeout(() => resolve(false), DELIVERY_TIMEOUT_MS);
+          timer = setTimeout(() => resolve(false), DELIVERY_TIMEOUT_MS);
         });
         awaited.set(n, row);
         await backend.exec(`insert into public.${table} (seq) values (${n})`);
-        if (!(await delivered)) {
+        const complete = await delivered;
+        clearTimeout(timer);
+        if (!complete) {
           errors += row.remaining;
           problems.push(`row ${n}: ${row.remaining} of ${subscribers} deliveries missing`);
         }

@@ -102,7 +102,8 @@ export class FileStore {
 
   /** The bytes of a version, whole or `start`..`end` (inclusive). */
   read(version: string, range?: { start: number; end: number }): Readable {
-    return createReadStream(this.#path(version), range);
+    // 1 MiB reads (not the default 64 KiB): a large download takes a sixteenth of the turns
+    return createReadStream(this.#path(version), { ...range, highWaterMark: 1 << 20 });
   }
 
   /** The file of a version (sharp reads it itself). */

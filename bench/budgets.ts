@@ -67,3 +67,20 @@ export function judge(budgets: Budget[], allowed: Set<BudgetName>): Verdict[] {
             : "over",
   }));
 }
+
+/** A number as the reports print it: whole as is, else 2 decimals below 10 and 1 above. */
+export function fmt(value: number): string {
+  return Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 2 : 1);
+}
+
+/** A budget's line in a report: its label, limit, measured value and verdict. */
+export function budgetLine(verdict: Verdict): string {
+  const status = {
+    ok: "ok",
+    allowed: `OVER (allowed: BENCH_ALLOW=${verdict.name})`,
+    warning: "OVER (a warning only)",
+    over: `OVER (budget "${verdict.name}")`,
+  }[verdict.status];
+  const unit = verdict.unit ? ` ${verdict.unit}` : "";
+  return `  ${verdict.label.padEnd(78)} ${`${verdict.limit}${unit}`.padStart(9)} ${`${fmt(verdict.actual)}${unit}`.padStart(9)}  ${status}`;
+}

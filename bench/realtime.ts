@@ -23,7 +23,7 @@
 import { availableParallelism, loadavg } from "node:os";
 import { WebSocket } from "ws";
 import { KEYS, startBackendThread } from "./backend.ts";
-import { type Budget, judge, parseAllowed, type Verdict } from "./budgets.ts";
+import { type Budget, budgetLine, fmt, judge, parseAllowed } from "./budgets.ts";
 import {
   type Arm,
   armSpread,
@@ -35,6 +35,7 @@ import {
   runRounds,
   type Spread,
   spread,
+  spreadCell,
 } from "./rounds.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -296,26 +297,4 @@ function printReport() {
     out.push("Both arms error-free, every budget met, allowed or a warning only.");
   }
   console.log(out.join("\n"));
-}
-
-function spreadCell(value: Spread, digits: number): string {
-  if (Number.isNaN(value.median)) return "-".padStart(18);
-  return `${value.median.toFixed(digits)} (${value.min.toFixed(digits)}-${value.max.toFixed(digits)})`.padStart(
-    18,
-  );
-}
-
-function budgetLine(verdict: Verdict): string {
-  const status = {
-    ok: "ok",
-    allowed: `OVER (allowed: BENCH_ALLOW=${verdict.name})`,
-    warning: "OVER (a warning only)",
-    over: `OVER (budget "${verdict.name}")`,
-  }[verdict.status];
-  const unit = verdict.unit ? ` ${verdict.unit}` : "";
-  return `  ${verdict.label.padEnd(78)} ${`${fmt(verdict.limit)}${unit}`.padStart(9)} ${`${fmt(verdict.actual)}${unit}`.padStart(9)}  ${status}`;
-}
-
-function fmt(value: number): string {
-  return Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 2 : 1);
 }

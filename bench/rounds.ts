@@ -113,6 +113,14 @@ export function ratioSpread(results: RoundResults, ratio: Ratio): Spread {
   return spread(rounds);
 }
 
+/** A report's table cell: "median (lowest-highest)", right-aligned in 18 characters. */
+export function spreadCell(value: Spread, digits: number): string {
+  if (Number.isNaN(value.median)) return "-".padStart(18);
+  return `${value.median.toFixed(digits)} (${value.min.toFixed(digits)}-${value.max.toFixed(digits)})`.padStart(
+    18,
+  );
+}
+
 /** "1.92x (1.85-2.01)": a ratio's median and its lowest and highest round. */
 export function formatSpread(value: Spread, digits = 2, unit = "x"): string {
   const f = (v: number) => v.toFixed(digits);

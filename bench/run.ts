@@ -31,7 +31,7 @@ import {
   waitForPreview,
 } from "../tests/support/preview.ts";
 import { START_SETTINGS, startBackendThread, WASM_TIERING_BUDGET } from "./backend.ts";
-import { type Budget, judge, parseAllowed, type Verdict } from "./budgets.ts";
+import { type Budget, budgetLine, fmt, judge, parseAllowed } from "./budgets.ts";
 import {
   BROTLI_QUALITY,
   type FirstLoad,
@@ -56,6 +56,7 @@ import {
   runRounds,
   type Spread,
   spread,
+  spreadCell,
 } from "./rounds.ts";
 import { startRttProxy } from "./rtt-proxy.ts";
 import { NEWEST_NOTE, NOTE_COUNT, userWithNotes, withExpiredAccessToken } from "./sessions.ts";
@@ -632,28 +633,6 @@ function printReport() {
     out.push("All arms error-free, all checks ok, every budget met, allowed or a warning only.");
   }
   console.log(out.join("\n"));
-}
-
-function spreadCell(value: Spread, digits: number): string {
-  if (Number.isNaN(value.median)) return "-".padStart(18);
-  return `${value.median.toFixed(digits)} (${value.min.toFixed(digits)}-${value.max.toFixed(digits)})`.padStart(
-    18,
-  );
-}
-
-function budgetLine(verdict: Verdict): string {
-  const status = {
-    ok: "ok",
-    allowed: `OVER (allowed: BENCH_ALLOW=${verdict.name})`,
-    warning: "OVER (a warning only)",
-    over: `OVER (budget "${verdict.name}")`,
-  }[verdict.status];
-  const unit = verdict.unit ? ` ${verdict.unit}` : "";
-  return `  ${verdict.label.padEnd(78)} ${`${verdict.limit}${unit}`.padStart(9)} ${`${fmt(verdict.actual)}${unit}`.padStart(9)}  ${status}`;
-}
-
-function fmt(value: number): string {
-  return Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 2 : 1);
 }
 
 interface StartTime {

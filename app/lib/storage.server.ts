@@ -4,15 +4,34 @@ import type { SupabaseEnv } from "./env.server";
 /**
  * The few Storage calls the Worker makes, as the signed-in user (their access token, so the
  * bucket's RLS decides), over plain fetch: storage-js is left out of the Worker build (decision
- * 018), and these four endpoints are all the app needs. Same paths and bodies as storage-js.
+ * 018), and these few endpoints are all the app needs. Same paths and bodies as storage-js.
  */
 export interface StorageCalls {
   upload(bucket: string, path: string, body: Blob, contentType: string): Promise<StorageResult>;
   /** Signed download URLs (absolute), in the order of `paths`; null where refused. */
   signUrls(bucket: string, paths: string[], expiresIn: number): Promise<(string | null)[]>;
+  /**
+   * One signed URL (absolute), of a transformed image when `transform` is given and the project
+   * has transformations (`/render/image/sign/…`): upstream's batch call takes no transformation.
+   * Null when refused.
+   */
+  signUrl(
+    bucket: string,
+    path: string,
+    expiresIn: number,
+    transform?: ImageTransform,
+  ): Promise<string | null>;
   remove(bucket: string, paths: string[]): Promise<StorageResult>;
   /** One level of a folder: object names, and sub-folder names (`folder: true`). */
   list(bucket: string, prefix: string): Promise<{ name: string; folder: boolean }[] | null>;
+}
+
+/** Storage's image transformation options (as storage-js's `TransformOptions`). */
+export interface ImageTransform {
+  width?: number;
+  height?: number;
+  resize?: "cover" | "contain" | "fill";
+  quality?: number;
 }
 
 export interface StorageResult {
@@ -101,6 +120,18 @@ export function storageCalls(
         const url = byPath.get(p);
         return url ? `${base}${url}` : null;
       });
+    },
+    async signUrl(bucket, path, expiresIn, transform) {
+      const response = await call(
+        `/object/sign/${objectPath(bucket, path)}`,
+        json(transform ? { expiresIn, transform } : { expiresIn }),
+      );
+      if (!response.ok) {
+        await response.body?.cancel();
+        return null;
+      }
+      const { signedURL } = (await response.json()) as { signedURL?: string };
+      return signedURL ? `${base}${signedURL}` : null;
     },
     async remove(bucket, paths) {
       if (paths.length === 0) return { ok: true, status: 200 };

@@ -2,6 +2,7 @@ import { data, Form, isRouteErrorResponse, Link } from "react-router";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
+import { offersImageTransformations } from "../../lib/backend-features.server";
 import { formFailure } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
@@ -41,11 +42,14 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
   const id = parseNoteId(params.id);
   // Side by side, one round trip's wait: the note, its shares (null when the note is not the
-  // user's) and the user's own name (for "… is also viewing" on a reader's page).
-  const [note, shares, name] = await Promise.all([
+  // user's), the user's own name (for "… is also viewing" on a reader's page) and, once per
+  // isolate, whether Storage has image transformations (for the thumbnails).
+  const env = getSupabaseEnv(context);
+  const [note, shares, name, transformations] = await Promise.all([
     loadNote(supabase, id),
     listShares(supabase, id),
     viewerName(supabase, claims.sub),
+    offersImageTransformations(env.url, env.publishableKey),
   ]);
   const mine = note.owner_id === claims.sub;
   // Files: signed URLs made now, as this user, that live 5 minutes (never cached: no-store); the
@@ -53,7 +57,7 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const token = await accessToken(supabase);
   const attachments =
     token && note.attachments.length > 0
-      ? await withSignedUrls(storageCalls(getSupabaseEnv(context), token), note.attachments)
+      ? await withSignedUrls(storageCalls(env, token), note.attachments, transformations === true)
       : [];
   const code = new URL(request.url).searchParams.get("attachment_error");
   return dataNoStore({

@@ -10,7 +10,7 @@ import { createNote } from "../support/notes";
 
 const PNG = Uint8Array.from(
   atob(
-    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEklEQVQImWM4YSNywkaEAUIBACF+BGFPob/gAAAAAElFTkSuQmCC",
   ),
   (c) => c.charCodeAt(0),
 );
@@ -24,7 +24,14 @@ function attach(browser: BrowserLess, id: string, file: File) {
 
 /** The signed URLs of the page's attachments (img src and download links), decoded. */
 function signedUrls(body: string): string[] {
-  return [...body.matchAll(/(?:src|href)="([^"]*\/storage\/v1\/object\/sign\/[^"]*)"/g)].map((m) =>
+  return [
+    ...body.matchAll(/(?:src|href)="([^"]*\/storage\/v1\/(?:object|render\/image)\/sign\/[^"]*)"/g),
+  ].map((m) => (m[1] ?? "").replaceAll("&amp;", "&"));
+}
+
+/** The src of each thumbnail on the page, decoded. */
+function thumbnails(body: string): string[] {
+  return [...body.matchAll(/<img[^>]*src="([^"]*\/storage\/v1\/[^"]*)"/g)].map((m) =>
     (m[1] ?? "").replaceAll("&amp;", "&"),
   );
 }
@@ -55,16 +62,33 @@ describe("attachments", () => {
     const urls = signedUrls(visit.body);
     expect(urls.length).toBe(2); // the thumbnail and the download link
     for (const url of urls) {
-      expect(url.startsWith(`${BACKEND_URL}/storage/v1/object/sign/attachments/`)).toBe(true);
       const token = new URL(url).searchParams.get("token") ?? "";
       const claims = JSON.parse(atob(token.split(".")[1] ?? ""));
       expect(claims.exp - claims.iat).toBeLessThanOrEqual(300);
-      const served = await fetch(url);
-      expect(served.status).toBe(200);
-      expect(new Uint8Array(await served.arrayBuffer())).toEqual(PNG);
     }
+    // The thumbnail: the picture cut to 128 px square by Storage (the test backend has image
+    // transformations, as config.toml turns them on), WebP as the browser accepts it.
+    const [thumbnail] = thumbnails(visit.body);
+    expect(thumbnail?.startsWith(`${BACKEND_URL}/storage/v1/render/image/sign/attachments/`)).toBe(
+      true,
+    );
+    const small = await fetch(thumbnail ?? "", { headers: { accept: "image/webp,image/*" } });
+    expect(small.status).toBe(200);
+    expect(small.headers.get("content-type")).toBe("image/webp");
+    const claims = JSON.parse(
+      atob((new URL(thumbnail ?? "").searchParams.get("token") ?? "").split(".")[1] ?? ""),
+    );
+    expect(claims.transformations).toContain("width:128");
+    expect(claims.transformations).toContain("height:128");
+    await small.arrayBuffer();
+    // The download link: the file as it was sent, under its display name.
+    const download = urls.find((url) => url.includes("download=")) ?? "";
+    expect(download.startsWith(`${BACKEND_URL}/storage/v1/object/sign/attachments/`)).toBe(true);
+    const served = await fetch(download);
+    expect(served.status).toBe(200);
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(PNG);
     // The key is the database's, never the file name.
-    expect(urls[0]).not.toContain("Holiday");
+    expect(new URL(download).pathname).not.toContain("Holiday");
     // The page lets the browser show Supabase images.
     const csp = visit.headers.get("Content-Security-Policy") ?? "";
     expect(/img-src ([^;]*)/.exec(csp)?.[1]?.split(" ")).toContain(new URL(BACKEND_URL).origin);

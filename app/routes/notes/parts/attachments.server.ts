@@ -1,8 +1,8 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../../lib/database.types";
 import { backendFailure } from "../../../lib/http.server";
-import type { StorageCalls } from "../../../lib/storage.server";
-import { type AttachmentError, SIGNED_URL_SECONDS } from "./rules";
+import type { ImageTransform, StorageCalls } from "../../../lib/storage.server";
+import { type AttachmentError, SIGNED_URL_SECONDS, THUMBNAIL_PX } from "./rules";
 
 /**
  * Files on notes: a row in public.attachments (display name, size, type) and an object in the
@@ -19,10 +19,22 @@ export interface Attachment {
   size: number;
   type: string;
   image: boolean;
-  /** Signed, at most SIGNED_URL_SECONDS old; null when Storage refused it. */
-  url: string | null;
+  /**
+   * An image's thumbnail: a signed URL of the picture cut to THUMBNAIL_PX square by Storage's image
+   * transformations where the project has them, else the plain signed URL (the page scales it).
+   * Null for other files, or when Storage refused it.
+   */
+  thumbnailUrl: string | null;
+  /** Signed, at most SIGNED_URL_SECONDS old, with `download=` the display name; null if refused. */
   downloadUrl: string | null;
 }
+
+/** Thumbnails at twice their CSS size, for sharp screens; cut to a square, as the page shows them. */
+const THUMBNAIL: ImageTransform = {
+  width: THUMBNAIL_PX * 2,
+  height: THUMBNAIL_PX * 2,
+  resize: "cover",
+};
 
 export const objectKey = (row: { owner_id: string; note_id: string; id: string }) =>
   `${row.owner_id}/${row.note_id}/${row.id}`;
@@ -39,23 +51,38 @@ export interface AttachmentRow {
 }
 
 /**
- * The note's attachments (read with the note: loadNote embeds them) with signed URLs, made in one
- * Storage call, and none when the note has no files.
+ * The note's attachments (read with the note: loadNote embeds them) with signed URLs, and none
+ * made when the note has no files. Every file's download URL comes from one batch call; Storage's
+ * batch call takes no transformation, so each image's thumbnail is a call of its own (with
+ * `transformations` true, as offersImageTransformations decided), all sent at once: the page waits
+ * one round trip whatever the number of files (at most 20 a note).
  */
 export async function withSignedUrls(
   storage: StorageCalls,
   data: AttachmentRow[],
+  transformations: boolean,
 ): Promise<Attachment[]> {
-  const urls = await storage.signUrls(BUCKET, data.map(objectKey), SIGNED_URL_SECONDS);
+  const keys = data.map(objectKey);
+  const [urls, thumbnails] = await Promise.all([
+    storage.signUrls(BUCKET, keys, SIGNED_URL_SECONDS),
+    Promise.all(
+      data.map((row, i) =>
+        transformations && IMAGE_TYPES.has(row.content_type)
+          ? storage.signUrl(BUCKET, keys[i] ?? "", SIGNED_URL_SECONDS, THUMBNAIL)
+          : null,
+      ),
+    ),
+  ]);
   return data.map((row, i) => {
     const url = urls[i] ?? null;
+    const image = IMAGE_TYPES.has(row.content_type);
     return {
       id: row.id,
       name: row.name,
       size: row.size,
       type: row.content_type,
-      image: IMAGE_TYPES.has(row.content_type),
-      url,
+      image,
+      thumbnailUrl: image ? (thumbnails[i] ?? url) : null,
       downloadUrl: url ? `${url}&download=${encodeURIComponent(row.name)}` : null,
     };
   });

@@ -8,6 +8,7 @@ import {
   ATTACHMENT_TYPES,
   type AttachmentError,
   attachmentProblem,
+  THUMBNAIL_PX,
 } from "./rules";
 
 export interface ShownAttachment {
@@ -16,7 +17,7 @@ export interface ShownAttachment {
   size: number;
   type: string;
   image: boolean;
-  url: string | null;
+  thumbnailUrl: string | null;
   downloadUrl: string | null;
 }
 
@@ -65,12 +66,12 @@ export function Attachments({
               className="flex items-center gap-3 rounded-xl border border-ink-200 p-3 dark:border-ink-800"
               data-testid="attachment"
             >
-              {file.image && file.url ? (
+              {file.thumbnailUrl ? (
                 <img
-                  src={file.url}
+                  src={file.thumbnailUrl}
                   alt={file.name}
-                  width={64}
-                  height={64}
+                  width={THUMBNAIL_PX}
+                  height={THUMBNAIL_PX}
                   loading="lazy"
                   className="size-16 shrink-0 rounded-lg object-cover"
                 />

@@ -25,6 +25,8 @@ export const ATTACHMENT_TYPES = [
   "text/csv",
 ] as const;
 export const ATTACHMENT_RULES = "Up to 10 MB: images (PNG, JPEG, GIF, WebP, AVIF), PDF or text.";
+/** An image's thumbnail on the note page, in CSS pixels (a square). */
+export const THUMBNAIL_PX = 64;
 /** Signed URLs the note page hands out live this long (seconds). */
 export const SIGNED_URL_SECONDS = 300;
 

@@ -21,6 +21,11 @@ export interface StorageCalls {
     expiresIn: number,
     transform?: ImageTransform,
   ): Promise<string | null>;
+  /**
+   * A signed upload URL's token (upstream: 2 hours, one upload, no RLS when used): the browser
+   * sends the bytes straight to Storage with it, by PUT or TUS. Null when refused.
+   */
+  signUpload(bucket: string, path: string): Promise<string | null>;
   remove(bucket: string, paths: string[]): Promise<StorageResult>;
   /** One level of a folder: object names, and sub-folder names (`folder: true`). */
   list(bucket: string, prefix: string): Promise<{ name: string; folder: boolean }[] | null>;
@@ -132,6 +137,17 @@ export function storageCalls(
       }
       const { signedURL } = (await response.json()) as { signedURL?: string };
       return signedURL ? `${base}${signedURL}` : null;
+    },
+    async signUpload(bucket, path) {
+      const response = await call(`/object/upload/sign/${objectPath(bucket, path)}`, {
+        method: "POST",
+      });
+      if (!response.ok) {
+        await response.body?.cancel();
+        return null;
+      }
+      const { url } = (await response.json()) as { url?: string };
+      return url ? new URL(url, base).searchParams.get("token") : null;
     },
     async remove(bucket, paths) {
       if (paths.length === 0) return { ok: true, status: 200 };

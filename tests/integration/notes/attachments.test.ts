@@ -165,4 +165,80 @@ describe("attachments", () => {
     expect(new URL(deleted.url).pathname).toBe("/notes");
     expect(await filesOf(owner.user.id)).toEqual([]);
   });
+
+  it("with JavaScript: start-upload checks the file, makes the row and a signed upload URL for its key; the bytes go to Storage", async () => {
+    const owner = await signedInBrowser();
+    const stranger = await signedInBrowser();
+    const id = await createNote(owner.browser, { title: "Uploaded by the page" });
+    const start = (browser: BrowserLess, file: { name: string; size: number; type: string }) =>
+      browser.post(`/notes/${id}/attachments`, {
+        intent: "start-upload",
+        name: file.name,
+        size: String(file.size),
+        type: file.type,
+      });
+    // the same rules as the form, answered as JSON, nothing made
+    const big = await start(owner.browser, {
+      name: "a.png",
+      size: 10 * 1024 * 1024 + 1,
+      type: "image/png",
+    });
+    expect(big.status).toBe(400);
+    expect(JSON.parse(big.body)).toEqual({
+      error: "too_big",
+      message: "That file is larger than 10 MB.",
+    });
+    const html = await start(owner.browser, { name: "a.html", size: 5, type: "text/html" });
+    expect(JSON.parse(html.body)).toMatchObject({ error: "bad_type" });
+    const odd = await start(owner.browser, { name: "a.png", size: Number.NaN, type: "image/png" });
+    expect(JSON.parse(odd.body)).toMatchObject({ error: "no_file" });
+    expect(
+      (await start(stranger.browser, { name: "s.png", size: 5, type: "image/png" })).status,
+    ).toBe(404);
+    const rows = await adminClient().from("attachments").select("id").eq("note_id", id);
+    expect(rows.data).toEqual([]);
+
+    const ticket = await start(owner.browser, {
+      name: "Mañana.png",
+      size: PNG.byteLength,
+      type: "image/png",
+    });
+    expect(ticket.status).toBe(200);
+    expect(ticket.headers.get("Cache-Control")).toContain("no-store");
+    const { id: attachmentId, path, bucket, token } = JSON.parse(ticket.body);
+    expect(bucket).toBe("attachments");
+    expect(path).toBe(`${owner.user.id}/${id}/${attachmentId}`);
+    // before the bytes arrive the page lists the row without a link or a thumbnail
+    const before = await owner.browser.get(`/notes/${id}`);
+    expect(before.body).toContain("Mañana.png");
+    expect(before.body).toContain("Not available");
+    expect(signedUrls(before.body)).toEqual([]);
+    const put = await fetch(
+      `${BACKEND_URL}/storage/v1/object/upload/sign/attachments/${path}?token=${token}`,
+      {
+        method: "PUT",
+        headers: {
+          "Content-Type": "image/png",
+          "Cache-Control": "max-age=300",
+          "x-upsert": "false",
+        },
+        body: PNG,
+      },
+    );
+    expect(put.status).toBe(200);
+    const page = await owner.browser.get(`/notes/${id}`);
+    expect(page.body).toContain("Mañana.png");
+    expect(thumbnails(page.body)).toHaveLength(1);
+    // the token is for that key only, and once
+    const again = await fetch(
+      `${BACKEND_URL}/storage/v1/object/upload/sign/attachments/${path}?token=${token}`,
+      {
+        method: "PUT",
+        headers: { "Content-Type": "image/png" },
+        body: PNG,
+      },
+    );
+    expect(again.ok).toBe(false);
+    expect(await filesOf(owner.user.id)).toEqual([`${id}/${attachmentId}`]);
+  });
 });

@@ -89,15 +89,14 @@ export async function withSignedUrls(
 }
 
 /**
- * The row first (the bucket's insert policy needs it), then the bytes; a refused upload takes its
- * row back. The result is what went wrong, or null when the file is attached.
+ * The attachment's row, made first: the bucket's insert policy needs it, and its id (the
+ * database's) is the object key's last segment. Returns the row, or what went wrong.
  */
-export async function addAttachment(
+async function createRow(
   supabase: Client,
-  storage: StorageCalls,
   noteId: string,
-  file: File,
-): Promise<AttachmentError | "not_found" | null> {
+  file: { name: string; size: number; type: string },
+): Promise<{ id: string; note_id: string; owner_id: string } | AttachmentError | "not_found"> {
   const { data: row, error } = await supabase
     .from("attachments")
     .insert({
@@ -112,12 +111,58 @@ export async function addAttachment(
   // Not the owner of the note (the foreign key or the policy): the same answer as a missing note.
   if (error?.code === "23503" || error?.code === "42501") return "not_found";
   if (error) backendFailure(error);
+  return row;
+}
+
+/**
+ * The row first, then the bytes; a refused upload takes its row back. The result is what went
+ * wrong, or null when the file is attached. (JavaScript off: the file came with the form.)
+ */
+export async function addAttachment(
+  supabase: Client,
+  storage: StorageCalls,
+  noteId: string,
+  file: File,
+): Promise<AttachmentError | "not_found" | null> {
+  const row = await createRow(supabase, noteId, file);
+  if (typeof row === "string") return row;
   const uploaded = await storage.upload(BUCKET, objectKey(row), file, file.type);
   if (uploaded.ok) return null;
   await supabase.from("attachments").delete().eq("id", row.id);
   // The bucket's own limits answer too (a type the browser mislabelled, a size it misreported).
   if (uploaded.status === 413 || /size/i.test(uploaded.message ?? "")) return "too_big";
   if (/mime type/i.test(uploaded.message ?? "")) return "bad_type";
+  return "not_stored";
+}
+
+/** What the browser needs to send a file's bytes to Storage itself (JavaScript on). */
+export interface UploadTicket {
+  /** The attachment's id (its row exists already). */
+  id: string;
+  /** The object key in the bucket: `<owner>/<note>/<id>`. */
+  path: string;
+  bucket: string;
+  /** A signed upload URL's token: for `PUT /object/upload/sign/…` or TUS's `x-signature`. */
+  token: string;
+}
+
+/**
+ * The row first, then a signed upload URL for its key, made as the user (the bucket's insert
+ * policy decides, with the row in place). The browser uploads with it; if it never does (the tab
+ * closed), the row stays without a file, shown to the owner as not uploaded, until deleted.
+ */
+export async function prepareUpload(
+  supabase: Client,
+  storage: StorageCalls,
+  noteId: string,
+  file: { name: string; size: number; type: string },
+): Promise<UploadTicket | AttachmentError | "not_found"> {
+  const row = await createRow(supabase, noteId, file);
+  if (typeof row === "string") return row;
+  const path = objectKey(row);
+  const token = await storage.signUpload(BUCKET, path);
+  if (token) return { id: row.id, path, bucket: BUCKET, token };
+  await supabase.from("attachments").delete().eq("id", row.id);
   return "not_stored";
 }
 

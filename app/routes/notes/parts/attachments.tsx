@@ -1,7 +1,9 @@
-import { useState } from "react";
-import { Form } from "react-router";
+import { type DragEvent, useState } from "react";
+import { Form, useRevalidator, useRouteLoaderData } from "react-router";
 import { FormAlert } from "../../../components/form-alert";
 import { SubmitButton } from "../../../components/submit-button";
+import type { PublicEnv } from "../../../lib/public-env";
+import { useHydrated } from "../../../lib/use-hydrated";
 import {
   ATTACHMENT_ERRORS,
   ATTACHMENT_RULES,
@@ -28,10 +30,62 @@ export function formatSize(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
+/** The file being sent by the browser (JavaScript on), for the progress bar. */
+interface Sending {
+  name: string;
+  sent: number;
+  total: number;
+  cancel: () => void;
+}
+
+/**
+ * The owner's uploads with JavaScript on: a dropped or picked file goes straight to Storage
+ * (attachment-upload.client.ts, imported only then) with a progress bar and Cancel, checked first
+ * by the same rules as the server's; then the page re-reads its list. Several dropped files go one
+ * after another.
+ */
+function useUploads(noteId: string, setProblem: (problem: AttachmentError | null) => void) {
+  const root = useRouteLoaderData("root") as { env?: PublicEnv } | undefined;
+  const env = root?.env;
+  const revalidator = useRevalidator();
+  const [sending, setSending] = useState<Sending | null>(null);
+  const [status, setStatus] = useState("");
+
+  async function send(files: File[]) {
+    if (!env || sending) return;
+    for (const file of files) {
+      const problem = attachmentProblem(file);
+      setProblem(problem);
+      if (problem) return;
+      setStatus(`Uploading ${file.name}…`);
+      const { uploadAttachment } = await import("./attachment-upload.client");
+      const upload = uploadAttachment(env, noteId, file, (sent, total) =>
+        setSending((now) => now && { ...now, sent, total }),
+      );
+      setSending({ name: file.name, sent: 0, total: file.size, cancel: upload.cancel });
+      const outcome = await upload.done;
+      setSending(null);
+      if (outcome === "cancelled") {
+        setStatus(`Upload of ${file.name} cancelled.`);
+        return;
+      }
+      if (outcome) {
+        setStatus("");
+        setProblem(outcome);
+        return;
+      }
+      setStatus(`${file.name} attached.`);
+      await revalidator.revalidate();
+    }
+  }
+  return { enabled: Boolean(env), send, sending, status };
+}
+
 /**
  * The note's files: images as thumbnails, every file with its size, type and a download link
  * (signed URLs that live 5 minutes, made by the server for this page). The owner attaches with a
- * plain multipart form (no JavaScript needed) and deletes each file with its own form.
+ * plain multipart form (no JavaScript needed) and deletes each file with its own form; with
+ * JavaScript, files can also be dropped on the form, and go up with a progress bar.
  */
 export function Attachments({
   noteId,
@@ -45,9 +99,22 @@ export function Attachments({
   error: AttachmentError | null;
 }) {
   const [problem, setProblem] = useState<AttachmentError | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const hydrated = useHydrated();
+  const uploads = useUploads(noteId, setProblem);
+  const live = hydrated && uploads.enabled;
   const shown = problem ?? error;
   const action = `/notes/${noteId}/attachments`;
   if (!mine && attachments.length === 0) return null;
+  const onDrop = (event: DragEvent) => {
+    event.preventDefault();
+    setDragging(false);
+    const files = [...event.dataTransfer.files];
+    if (files.length > 0) void uploads.send(files);
+  };
+  const sending = uploads.sending;
+  const percent =
+    sending && sending.total > 0 ? Math.floor((sending.sent / sending.total) * 100) : 0;
   return (
     <section
       id="attachments"
@@ -129,22 +196,45 @@ export function Attachments({
           method="post"
           action={action}
           encType="multipart/form-data"
-          className="mt-5 flex flex-col gap-3 sm:flex-row sm:items-end"
+          className={`-mx-3 mt-5 flex flex-col gap-3 rounded-xl border-2 border-dashed p-3 sm:flex-row sm:items-end ${
+            dragging ? "border-accent bg-accent/5" : "border-transparent"
+          }`}
+          data-testid="attachment-form"
+          onDragEnter={live ? (event) => (event.preventDefault(), setDragging(true)) : undefined}
+          onDragOver={live ? (event) => event.preventDefault() : undefined}
+          onDragLeave={
+            live
+              ? (event) => {
+                  if (!event.currentTarget.contains(event.relatedTarget as Node | null))
+                    setDragging(false);
+                }
+              : undefined
+          }
+          onDrop={live ? onDrop : undefined}
           onSubmit={(event) => {
             const input = event.currentTarget.elements.namedItem("file") as HTMLInputElement;
-            const found = attachmentProblem(input.files?.[0] ?? null);
+            const file = input.files?.[0] ?? null;
+            const found = attachmentProblem(file);
             setProblem(found);
             if (found) event.preventDefault();
+            else if (live && file) {
+              event.preventDefault();
+              void uploads.send([file]);
+            }
           }}
         >
           <label className="flex-1 text-sm">
             <span className="font-medium">Attach a file</span>
+            {live ? (
+              <span className="text-ink-600 dark:text-ink-400"> or drop files here</span>
+            ) : null}
             <input
               type="file"
               name="file"
               required
               accept={ATTACHMENT_TYPES.join(",")}
               aria-describedby="attachment-rules"
+              disabled={Boolean(sending)}
               onChange={(event) => setProblem(attachmentProblem(event.target.files?.[0] ?? null))}
               className="mt-1 block w-full text-sm file:mr-3 file:rounded-lg file:border-0 file:bg-ink-100 file:px-3 file:py-2 file:text-sm file:font-medium dark:file:bg-ink-800"
             />
@@ -155,11 +245,36 @@ export function Attachments({
               {ATTACHMENT_RULES}
             </span>
           </label>
-          <SubmitButton intent="attach" className="w-auto! px-5">
+          <SubmitButton intent="attach" className="w-auto! px-5" disabled={Boolean(sending)}>
             Attach
           </SubmitButton>
         </Form>
       ) : null}
+      {sending ? (
+        <div className="mt-3 flex items-center gap-3 text-sm" data-testid="upload-progress">
+          <label htmlFor="upload-progress" className="min-w-0 flex-1">
+            <span className="block truncate">{`Uploading ${sending.name}`}</span>
+            <progress
+              id="upload-progress"
+              max={sending.total}
+              value={sending.sent}
+              aria-valuetext={`${percent}%`}
+              className="mt-1 block h-2 w-full appearance-none overflow-hidden rounded-full bg-ink-200 dark:bg-ink-700 [&::-moz-progress-bar]:bg-accent [&::-webkit-progress-bar]:bg-ink-200 dark:[&::-webkit-progress-bar]:bg-ink-700 [&::-webkit-progress-value]:bg-accent"
+            />
+          </label>
+          <span className="w-10 text-right tabular-nums" aria-hidden="true">{`${percent}%`}</span>
+          <button
+            type="button"
+            onClick={sending.cancel}
+            className="rounded-lg border border-ink-200 px-3 py-1 font-medium hover:bg-ink-100 dark:border-ink-700 dark:hover:bg-ink-800"
+          >
+            Cancel upload
+          </button>
+        </div>
+      ) : null}
+      <p role="status" className="sr-only" data-testid="upload-status">
+        {uploads.status}
+      </p>
       {shown ? (
         <div className="mt-3">
           <FormAlert>

@@ -25,6 +25,11 @@ export const ATTACHMENT_TYPES = [
   "text/csv",
 ] as const;
 export const ATTACHMENT_RULES = "Up to 10 MB: images (PNG, JPEG, GIF, WebP, AVIF), PDF or text.";
+/**
+ * Files larger than this go up by TUS, in chunks of this size, and resume after a dropped
+ * connection: Supabase recommends TUS above 6 MB, and hosted Storage takes TUS chunks of 6 MB.
+ */
+export const RESUMABLE_ABOVE_BYTES = 6 * 1024 * 1024;
 /** An image's thumbnail on the note page, in CSS pixels (a square). */
 export const THUMBNAIL_PX = 64;
 /** Signed URLs the note page hands out live this long (seconds). */
@@ -41,6 +46,7 @@ export const ATTACHMENT_ERRORS = {
   account_full: "An account has at most 200 attachments. Delete some you no longer need first.",
   unreadable: "The form could not be read. Try again.",
   not_stored: "The file could not be stored. Try again.",
+  not_sent: "The upload stopped: the connection to the server was lost. Try again.",
 } as const;
 export type AttachmentError = keyof typeof ATTACHMENT_ERRORS;
 

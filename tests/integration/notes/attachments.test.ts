@@ -211,7 +211,7 @@ describe("attachments", () => {
     // before the bytes arrive the page lists the row without a link or a thumbnail
     const before = await owner.browser.get(`/notes/${id}`);
     expect(before.body).toContain("Mañana.png");
-    expect(before.body).toContain("Not available");
+    expect(before.body).toContain("Not uploaded");
     expect(signedUrls(before.body)).toEqual([]);
     const put = await fetch(
       `${BACKEND_URL}/storage/v1/object/upload/sign/attachments/${path}?token=${token}`,
@@ -240,5 +240,32 @@ describe("attachments", () => {
     );
     expect(again.ok).toBe(false);
     expect(await filesOf(owner.user.id)).toEqual([`${id}/${attachmentId}`]);
+  });
+
+  it("an upload cut off halfway: its row stays while it could still finish, and the sweep deletes it after", async () => {
+    const owner = await signedInBrowser();
+    const id = await createNote(owner.browser, { title: "Cut off" });
+    const started = async () => {
+      const ticket = await owner.browser.post(`/notes/${id}/attachments`, {
+        intent: "start-upload",
+        name: "never.png",
+        size: "100",
+        type: "image/png",
+      });
+      return JSON.parse(ticket.body).id as string;
+    };
+    const recent = await started();
+    const old = await started();
+    // the tab closed before any byte arrived, four hours ago (the upload URL lived two)
+    const backdated = await adminClient()
+      .from("attachments")
+      .update({ created_at: new Date(Date.now() - 4 * 3600_000).toISOString() })
+      .eq("id", old)
+      .select("id");
+    expect(backdated.data).toHaveLength(1);
+    const other = await createNote(owner.browser, { title: "Deleted" });
+    await owner.browser.post(`/notes/${other}/delete`, {});
+    const rows = await adminClient().from("attachments").select("id").eq("note_id", id);
+    expect(rows.data?.map((r) => r.id)).toEqual([recent]);
   });
 });

@@ -186,9 +186,17 @@ export async function deleteAttachment(
 }
 
 /**
+ * Rows whose file never arrived (the browser's upload was cut off: a tab closed halfway) are
+ * deleted once no upload can still complete them: the signed upload URL the browser got lives 2
+ * hours (upstream), and the plain form uploads within its own request.
+ */
+const UNFINISHED_AFTER_MS = 3 * 60 * 60 * 1000;
+
+/**
  * Removes the user's files that no attachment row names any more: those of deleted notes (the
  * rows went with the note, by cascade; Storage forbids deleting objects in SQL) and any a failed
- * delete left. Runs after each note delete. Returns how many files it removed.
+ * delete left; and the rows of uploads that never finished (UNFINISHED_AFTER_MS). Runs after each
+ * note delete. Returns how many files and rows it removed.
  */
 export async function sweepOrphans(
   supabase: Client,
@@ -200,18 +208,28 @@ export async function sweepOrphans(
   const folders = await storage.list(BUCKET, `${userId}/`);
   if (!folders) return 0;
   const files: string[] = [];
+  // every folder listed: only then does a row without a file in the listing have none
+  let complete = true;
   for (const folder of folders.filter((f) => f.folder)) {
-    const listed = (await storage.list(BUCKET, `${userId}/${folder.name}/`)) ?? [];
-    for (const file of listed) if (!file.folder) files.push(`${folder.name}/${file.name}`);
+    const listed = await storage.list(BUCKET, `${userId}/${folder.name}/`);
+    if (!listed) complete = false;
+    for (const file of listed ?? []) if (!file.folder) files.push(`${folder.name}/${file.name}`);
   }
-  if (files.length === 0) return 0;
   const { data: rows, error } = await supabase
     .from("attachments")
-    .select("id, note_id")
+    .select("id, note_id, created_at")
     .eq("owner_id", userId);
   if (error) return 0;
   const known = new Set(rows.map((r) => `${r.note_id}/${r.id}`));
   const orphans = files.filter((f) => !known.has(f)).map((f) => `${userId}/${f}`);
   if (orphans.length > 0) await storage.remove(BUCKET, orphans);
-  return orphans.length;
+  const stored = new Set(files);
+  const unfinished = complete
+    ? rows
+        .filter((r) => !stored.has(`${r.note_id}/${r.id}`))
+        .filter((r) => Date.now() - Date.parse(r.created_at) > UNFINISHED_AFTER_MS)
+        .map((r) => r.id)
+    : [];
+  if (unfinished.length > 0) await supabase.from("attachments").delete().in("id", unfinished);
+  return orphans.length + unfinished.length;
 }

@@ -166,7 +166,8 @@ export function Attachments({
                       Download
                     </a>
                   ) : (
-                    <span className="text-muted">Not available</span>
+                    // no file (yet): an upload still going, or one cut off (the sweep clears it)
+                    <span className="text-muted">{mine ? "Not uploaded" : "Not available"}</span>
                   )}
                   {mine ? (
                     <Form method="post" action={action}>

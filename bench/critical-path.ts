@@ -1,6 +1,6 @@
 // The critical path of each signed-in page: how many round trips to the backend it waits for one
 // after another, as the Worker counts them in `Server-Timing` (app/lib/auth.server.ts:
-// `supabase;desc="auth=A rest=R check=C seq=S"`; the chain length S is computed in
+// `supabase;desc="auth=A rest=R storage=T check=C seq=S"`; the chain length S is computed in
 // app/lib/backend-fetch.server.ts). From the edge each of those trips is a round trip to the
 // Supabase region, so S decides what a visitor far from it waits.
 //

@@ -34,6 +34,12 @@ export interface Auth {
    * factor (read from the session's user without a round trip), else the level it has.
    */
   nextLevel?: "aal1" | "aal2" | null;
+  /**
+   * The fetch under this request's client (its timeout, and its count of round trips in
+   * Server-Timing), for the backend calls the client does not make itself: the Worker's Storage
+   * calls that a page waits for (app/lib/storage.server.ts).
+   */
+  backendFetch?: typeof fetch;
 }
 
 export const authContext = createContext<Auth>();
@@ -78,6 +84,10 @@ export const authMiddleware: MiddlewareFunction<Response> = async ({ request, co
   context.set(authContext, {
     get supabase() {
       return client();
+    },
+    get backendFetch() {
+      client();
+      return server?.backend.fetch;
     },
     ...verified,
     nextLevel,
@@ -166,8 +176,8 @@ async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | "ti
 }
 
 /**
- * `auth;dur=<session check ms>, supabase;desc="auth=A rest=R check=C seq=S"`: the Auth and data
- * API requests this request made, how many of them the session check made, and the longest chain
+ * `auth;dur=<session check ms>, supabase;desc="auth=A rest=R storage=T check=C seq=S"`: the Auth,
+ * data API and Storage requests this request made, how many of them the session check made, and the longest chain
  * of them one after another (backend-fetch.server.ts), what a visitor far from the backend waits
  * for. `npm run bench` holds every signed-in page to its budget of these.
  */
@@ -175,7 +185,8 @@ function serverTiming(authMs: number, checkCalls: number, backend?: BackendFetch
   const calls = backend?.calls ?? [];
   const auth = calls.filter((path) => path.includes("/auth/v1/")).length;
   const rest = calls.filter((path) => path.includes("/rest/v1/")).length;
-  const trips = `auth=${auth} rest=${rest} check=${checkCalls} seq=${backend?.sequential ?? 0}`;
+  const storage = calls.filter((path) => path.includes("/storage/v1/")).length;
+  const trips = `auth=${auth} rest=${rest} storage=${storage} check=${checkCalls} seq=${backend?.sequential ?? 0}`;
   return `auth;dur=${authMs.toFixed(1)}, supabase;desc="${trips}"`;
 }
 

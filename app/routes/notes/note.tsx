@@ -39,7 +39,7 @@ export const meta: Route.MetaFunction = ({ loaderData }) => [
 ];
 
 export async function loader({ request, context, params }: Route.LoaderArgs) {
-  const { supabase, claims } = requireUser(request, context);
+  const { supabase, claims, backendFetch } = requireUser(request, context);
   const id = parseNoteId(params.id);
   // Side by side, one round trip's wait: the note, its shares (null when the note is not the
   // user's), the user's own name (for "… is also viewing" on a reader's page) and, once per
@@ -57,7 +57,11 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const token = await accessToken(supabase);
   const attachments =
     token && note.attachments.length > 0
-      ? await withSignedUrls(storageCalls(env, token), note.attachments, transformations === true)
+      ? await withSignedUrls(
+          storageCalls(env, token, backendFetch),
+          note.attachments,
+          transformations === true,
+        )
       : [];
   const code = new URL(request.url).searchParams.get("attachment_error");
   return dataNoStore({

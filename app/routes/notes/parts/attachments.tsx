@@ -58,7 +58,15 @@ function useUploads(noteId: string, setProblem: (problem: AttachmentError | null
       setProblem(problem);
       if (problem) return;
       setStatus(`Uploading ${file.name}…`);
-      const { uploadAttachment } = await import("./attachment-upload.client");
+      let uploadAttachment: typeof import("./attachment-upload.client").uploadAttachment;
+      try {
+        ({ uploadAttachment } = await import("./attachment-upload.client"));
+      } catch {
+        // the chunk did not load (offline, or a deploy replaced it)
+        setStatus("");
+        setProblem("not_sent");
+        return;
+      }
       const upload = uploadAttachment(env, noteId, file, (sent, total) =>
         setSending((now) => now && { ...now, sent, total }),
       );

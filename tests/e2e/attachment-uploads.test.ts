@@ -26,12 +26,13 @@ async function newNote(page: Page, title: string): Promise<string> {
 }
 
 /**
- * Drops a file on the attachment form as a browser does (dragenter, dragover, drop with a
- * DataTransfer), made in the page from base64 bytes or `size` bytes of text.
+ * Drops a file on the attachment form (or `target`) as a browser does (dragenter, dragover, drop
+ * with a DataTransfer), made in the page from base64 bytes or `size` bytes of text.
  */
 async function drop(
   page: Page,
   file: { name: string; type: string; base64?: string; size?: number },
+  target = '[data-testid="attachment-form"]',
 ): Promise<void> {
   const dataTransfer = await page.evaluateHandle((f) => {
     const bytes = f.base64
@@ -42,7 +43,7 @@ async function drop(
     return transfer;
   }, file);
   for (const type of ["dragenter", "dragover", "drop"]) {
-    await page.dispatchEvent('[data-testid="attachment-form"]', type, { dataTransfer });
+    await page.dispatchEvent(target, type, { dataTransfer });
   }
 }
 
@@ -109,7 +110,12 @@ describe("uploads with JavaScript", () => {
     );
 
     const progress = await watchProgress(page);
-    await drop(page, { name: "sunset ☀.png", type: "image/png", base64: PNG });
+    // dropped on the card's heading, beside the form: the whole card takes files
+    await drop(
+      page,
+      { name: "sunset ☀.png", type: "image/png", base64: PNG },
+      "#attachments-title",
+    );
     await page.getByTestId("upload-status").filter({ hasText: "sunset ☀.png attached." }).waitFor();
     const image = page.getByTestId("attachment").getByRole("img", { name: "sunset ☀.png" });
     await image.waitFor();

@@ -114,12 +114,28 @@ export function Attachments({
   const shown = problem ?? error;
   const action = `/notes/${noteId}/attachments`;
   if (!mine && attachments.length === 0) return null;
-  const onDrop = (event: DragEvent) => {
-    event.preventDefault();
-    setDragging(false);
-    const files = [...event.dataTransfer.files];
-    if (files.length > 0) void uploads.send(files);
-  };
+  // The whole card takes dropped files (a file dropped beside a small target would otherwise be
+  // opened by the browser in place of the page); the form shows where they go.
+  const dropTarget =
+    mine && live
+      ? {
+          onDragEnter: (event: DragEvent) => {
+            event.preventDefault();
+            setDragging(true);
+          },
+          onDragOver: (event: DragEvent) => event.preventDefault(),
+          onDragLeave: (event: DragEvent) => {
+            if (!event.currentTarget.contains(event.relatedTarget as Node | null))
+              setDragging(false);
+          },
+          onDrop: (event: DragEvent) => {
+            event.preventDefault();
+            setDragging(false);
+            const files = [...event.dataTransfer.files];
+            if (files.length > 0) void uploads.send(files);
+          },
+        }
+      : {};
   const sending = uploads.sending;
   const percent =
     sending && sending.total > 0 ? Math.floor((sending.sent / sending.total) * 100) : 0;
@@ -129,6 +145,7 @@ export function Attachments({
       aria-labelledby="attachments-title"
       className="mt-6 rounded-2xl border border-ink-200 bg-white p-6 shadow-sm sm:p-8 dark:border-ink-800 dark:bg-ink-800/40"
       data-testid="attachments"
+      {...dropTarget}
     >
       <h2 id="attachments-title" className="text-lg font-semibold tracking-tight">
         Attachments
@@ -209,17 +226,6 @@ export function Attachments({
             dragging ? "border-accent bg-accent/5" : "border-transparent"
           }`}
           data-testid="attachment-form"
-          onDragEnter={live ? (event) => (event.preventDefault(), setDragging(true)) : undefined}
-          onDragOver={live ? (event) => event.preventDefault() : undefined}
-          onDragLeave={
-            live
-              ? (event) => {
-                  if (!event.currentTarget.contains(event.relatedTarget as Node | null))
-                    setDragging(false);
-                }
-              : undefined
-          }
-          onDrop={live ? onDrop : undefined}
           onSubmit={(event) => {
             const input = event.currentTarget.elements.namedItem("file") as HTMLInputElement;
             const file = input.files?.[0] ?? null;

@@ -93,7 +93,7 @@ function useUploads(noteId: string, setProblem: (problem: AttachmentError | null
  * The note's files: images as thumbnails, every file with its size, type and a download link
  * (signed URLs that live 5 minutes, made by the server for this page). The owner attaches with a
  * plain multipart form (no JavaScript needed) and deletes each file with its own form; with
- * JavaScript, files can also be dropped on the form, and go up with a progress bar.
+ * JavaScript, files can also be dropped on the card, and go up with a progress bar.
  */
 export function Attachments({
   noteId,

@@ -15,6 +15,7 @@ import {
   type ChangeSubscriber,
 } from "./postgres-changes.ts";
 import {
+  type Decoded,
   decode,
   encode,
   encodeBroadcast,
@@ -142,9 +143,16 @@ export class RealtimeSocket {
     this.vsn = options.vsn;
     this.limits = options.limits;
     ws.on("message", (data, isBinary) => {
-      const bytes = toBytes(data);
+      const decoded = decode(this.vsn, toBytes(data), isBinary);
+      // Heartbeats are the socket's, answered at once, as Phoenix's socket process answers them
+      // while its channels' processes work: a join or a new token being authorized in the
+      // database never makes the client's heartbeat time out.
+      if (decoded.kind === "message" && isHeartbeat(decoded.message)) {
+        this.#reply(decoded.message, "ok", {});
+        return;
+      }
       this.#queue = this.#queue
-        .then(() => this.#receive(bytes, isBinary))
+        .then(() => this.#receive(decoded))
         .catch((error) => {
           console.error("[supabase-local] realtime:", error);
           this.#ws.close(1011);
@@ -178,8 +186,7 @@ export class RealtimeSocket {
     if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame, { binary: true });
   }
 
-  async #receive(data: Uint8Array, binary: boolean): Promise<void> {
-    const decoded = decode(this.vsn, data, binary);
+  async #receive(decoded: Decoded): Promise<void> {
     // A frame the serializer cannot read ends the socket, as Phoenix's does (its decoder raises)
     if (decoded.kind === "invalid") {
       this.#ws.close(1011, "invalid frame");
@@ -187,10 +194,6 @@ export class RealtimeSocket {
     }
     const { message } = decoded;
     const { topic, event } = message;
-    if (topic === "phoenix" && event === "heartbeat") {
-      this.#reply(message, "ok", {});
-      return;
-    }
     if (event === "phx_join") {
       await this.#join(message);
       return;
@@ -491,6 +494,10 @@ export class RealtimeSocket {
       payload: { status, response },
     });
   }
+}
+
+function isHeartbeat(message: Message): boolean {
+  return message.topic === "phoenix" && message.event === "heartbeat";
 }
 
 function unauthorized(topic: string): string {

@@ -1,6 +1,6 @@
 // A session's refreshed tokens reaching Realtime, through the real supabase-js client of a backend
-// whose access tokens live 3 seconds: every token is inside supabase-js's refresh margin (90 s), so
-// each heartbeat (every 500 ms here) refreshes the session and realtime-js sends the new token as
+// whose access tokens live 4 seconds: every token is inside supabase-js's refresh margin (90 s), so
+// each heartbeat (every second here) refreshes the session and realtime-js sends the new token as
 // `access_token`. A private channel stays joined across its join token's expiry and keeps
 // receiving; when the session's refresh fails (it ended elsewhere), the channel's last token
 // expires and upstream's system message closes it (realtime-js does not rejoin). A backend of its
@@ -13,7 +13,7 @@ import { QUICK_PASSWORD_HASH_COST, TEST_RATE_LIMITS } from "../../../../tests/su
 import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
 import { noPersist } from "./support.ts";
 
-const JWT_EXPIRY = 3;
+const JWT_EXPIRY = 4;
 
 let backend: LocalBackend;
 const clients: SupabaseClient[] = [];
@@ -59,7 +59,7 @@ async function user() {
   }
   const client = createClient(backend.url, backend.keys.publishable, {
     auth: { ...noPersist, autoRefreshToken: true },
-    realtime: { heartbeatIntervalMs: 500, transport: Recording },
+    realtime: { heartbeatIntervalMs: 1000, transport: Recording },
   });
   clients.push(client);
   const email = `rt-${crypto.randomUUID()}@example.com`;
@@ -88,11 +88,14 @@ async function listen(expect: ExpectStatic, client: SupabaseClient, id: string) 
     .on("broadcast", { event: "ping" }, ({ payload }) => pings.push(payload.n))
     .on("system", {}, (message) => systems.push(message));
   const closedAt: number[] = [];
-  channel.subscribe((status) => {
-    statuses.push(status);
-    if (status === "CLOSED") closedAt.push(Date.now());
+  await new Promise<void>((resolve) => {
+    channel.subscribe((status) => {
+      statuses.push(status);
+      if (status === "CLOSED") closedAt.push(Date.now());
+      if (status === "SUBSCRIBED") resolve();
+    });
   });
-  await expect.poll(() => statuses).toEqual(["SUBSCRIBED"]);
+  expect(statuses).toEqual(["SUBSCRIBED"]);
   return { channel, statuses, systems, pings, closedAt };
 }
 
@@ -164,8 +167,6 @@ describe.concurrent("a session's tokens on a private channel", () => {
     await expect
       .poll(() => statuses, { timeout: (JWT_EXPIRY + 3) * 1000 })
       .toEqual(["SUBSCRIBED", "CLOSED"]);
-    const lastToken = userTokens().at(-1) as string;
-    expect(closedAt[0]).toBeGreaterThanOrEqual((decodeJwt(lastToken).exp as number) * 1000);
     expect(systems).toEqual([
       {
         extension: "system",
@@ -174,6 +175,8 @@ describe.concurrent("a session's tokens on a private channel", () => {
         channel: `user:${id}`,
       },
     ]);
+    const lastToken = userTokens().at(-1) as string;
+    expect(closedAt[0]).toBeGreaterThanOrEqual((decodeJwt(lastToken).exp as number) * 1000);
     expect(channel.state).toBe("closed");
   });
 });

@@ -375,6 +375,42 @@ describe("postgres_changes", () => {
     expect(got).toEqual(["one", "two", "three"]);
   });
 
+  it("commit_timestamp is the commit's time, the same for a transaction's changes, not its start", async () => {
+    const { client, id } = await user();
+    const got: Array<{ title: string; at: number }> = [];
+    await subscribedToPostgres(
+      client
+        .channel(`stamp-${crypto.randomUUID()}`)
+        .on("postgres_changes", { event: "INSERT", schema: "public", table: "rt_items" }, (p) =>
+          got.push({
+            title: (p.new as { title: string }).title,
+            at: Date.parse(p.commit_timestamp),
+          }),
+        ),
+    );
+    // PGlite runs one transaction at a time, so commits come in the order transactions start; a
+    // long one still commits well after its start, and that is the time its changes carry
+    let started = 0;
+    let committing = 0;
+    await backend.db.transaction(async (tx) => {
+      started = Date.now();
+      await tx.query("insert into public.rt_items (owner, title) values ($1, 'first')", [id]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await tx.query("insert into public.rt_items (owner, title) values ($1, 'second')", [id]);
+      committing = Date.now();
+    });
+    const committed = Date.now();
+    await backend.db.query("insert into public.rt_items (owner, title) values ($1, 'next')", [id]);
+    await expect.poll(() => got.length).toBe(3);
+    const [first, second, next] = got as [(typeof got)[0], (typeof got)[0], (typeof got)[0]];
+    expect([first.title, second.title, next.title]).toEqual(["first", "second", "next"]);
+    expect(first.at).toBe(second.at);
+    expect(first.at).toBeGreaterThanOrEqual(committing);
+    expect(first.at).toBeGreaterThanOrEqual(started + 300);
+    expect(first.at).toBeLessThanOrEqual(committed);
+    expect(next.at).toBeGreaterThanOrEqual(first.at);
+  });
+
   it("a row far over NOTIFY's 8000 bytes arrives whole", async () => {
     const { client, id } = await user();
     const got: string[] = [];

@@ -29,7 +29,8 @@ function topic() {
   return `room-${crypto.randomUUID()}`;
 }
 
-/** A raw socket that collects every frame it gets. */
+/** A raw socket that collects every frame it gets. Its joins carry `config`, as realtime-js's do:
+ * without it a join is the legacy postgres_changes form (postgres-changes.test.ts). */
 async function raw(query = `apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`) {
   const ws = new WebSocket(`${WS_URL}?${query}`);
   sockets.push(ws);
@@ -171,7 +172,7 @@ describe("the socket", () => {
     ]);
     // an unknown event on a joined channel is dropped; the socket goes on
     const name = `realtime:${topic()}`;
-    socket.send(["4", "4", name, "phx_join", {}]);
+    socket.send(["4", "4", name, "phx_join", { config: {} }]);
     expect(await socket.next()).toMatchObject(["4", "4", name, "phx_reply", { status: "ok" }]);
     socket.send(["4", "5", name, "no_such_event", {}]);
     socket.send([null, "6", "phoenix", "heartbeat", {}]);
@@ -227,7 +228,7 @@ describe("the socket", () => {
   it("allows 100 channels per client", async () => {
     const socket = await raw();
     for (let i = 0; i < 100; i++) {
-      socket.send([String(i), String(i), `realtime:${topic()}`, "phx_join", {}]);
+      socket.send([String(i), String(i), `realtime:${topic()}`, "phx_join", { config: {} }]);
       expect(await socket.next()).toMatchObject([
         String(i),
         String(i),
@@ -236,7 +237,7 @@ describe("the socket", () => {
         { status: "ok" },
       ]);
     }
-    socket.send(["x", "x", `realtime:${topic()}`, "phx_join", {}]);
+    socket.send(["x", "x", `realtime:${topic()}`, "phx_join", { config: {} }]);
     expect(await socket.next()).toMatchObject([
       "x",
       "x",
@@ -287,7 +288,7 @@ describe("tokens", () => {
     const socket = await raw();
     const name = `realtime:${topic()}`;
     const token = await jwt({ role: "anon" }, Math.floor(Date.now() / 1000) + 2);
-    socket.send(["1", "1", name, "phx_join", { access_token: token }]);
+    socket.send(["1", "1", name, "phx_join", { config: {}, access_token: token }]);
     expect(await socket.next()).toMatchObject(["1", "1", name, "phx_reply", { status: "ok" }]);
     const system = (await new Promise((resolve) => setTimeout(resolve, 2500)).then(
       socket.next,
@@ -307,7 +308,7 @@ describe("tokens", () => {
   it("ignores `sb_` keys as access tokens and closes the channel on a bad one", async () => {
     const socket = await raw();
     const name = `realtime:${topic()}`;
-    socket.send(["1", "1", name, "phx_join", {}]);
+    socket.send(["1", "1", name, "phx_join", { config: {} }]);
     expect(await socket.next()).toMatchObject(["1", "1", name, "phx_reply", { status: "ok" }]);
     socket.send(["1", "2", name, "access_token", { access_token: PUBLISHABLE_KEY }]);
     socket.send([null, "3", "phoenix", "heartbeat", {}]);

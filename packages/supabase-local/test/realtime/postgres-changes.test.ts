@@ -234,6 +234,87 @@ describe("postgres_changes", () => {
     }
   });
 
+  it("the legacy form: a join without `config` streams the topic's `schema:table:filter`, the type as the event", async () => {
+    const ws = new WebSocket(
+      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
+    );
+    const frames: unknown[][] = [];
+    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
+    await new Promise((resolve) => ws.once("open", resolve));
+    try {
+      const base = 700_000 + Math.floor(Math.random() * 100_000) * 10;
+      const topic = `realtime:public:rt_open:id=eq.${base + 1}`;
+      const room = `realtime:room-${crypto.randomUUID()}`;
+      ws.send(JSON.stringify(["1", "1", topic, "phx_join", {}]));
+      await expect.poll(() => frames.length).toBe(2);
+      const [reply, system] = frames as [unknown[], unknown[]];
+      const params = { schema: "public", table: "rt_open", filter: `id=eq.${base + 1}` };
+      expect(reply).toEqual([
+        "1",
+        "1",
+        topic,
+        "phx_reply",
+        { status: "ok", response: { postgres_changes: [{ ...params, id: expect.any(Number) }] } },
+      ]);
+      expect(system).toMatchObject([
+        "1",
+        null,
+        topic,
+        "system",
+        { extension: "postgres_changes", status: "ok", message: "Subscribed to PostgreSQL" },
+      ]);
+      // a topic that names no published table: joined (a broadcast topic still), the subscription
+      // refused in upstream's words
+      ws.send(JSON.stringify(["2", "2", room, "phx_join", {}]));
+      await expect.poll(() => frames.length).toBe(4);
+      expect(frames[3]).toEqual([
+        "2",
+        null,
+        room,
+        "system",
+        {
+          extension: "postgres_changes",
+          status: "error",
+          message: `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [event: *, schema: ${room.slice(9)}, table: *, filters: [], select: nil]`,
+          channel: room.slice(9),
+        },
+      ]);
+      await backend.db.query(
+        "insert into public.rt_open (id, note) values ($1, 'no'), ($2, 'yes')",
+        [base, base + 1],
+      );
+      await backend.db.query("delete from public.rt_open where id = $1", [base + 1]);
+      await expect.poll(() => frames.length).toBe(6);
+      expect(frames[4]).toEqual([
+        null,
+        null,
+        topic,
+        "INSERT",
+        {
+          schema: "public",
+          table: "rt_open",
+          commit_timestamp: expect.any(String),
+          type: "INSERT",
+          record: { id: base + 1, note: "yes" },
+          columns: [
+            { name: "id", type: "int8" },
+            { name: "note", type: "text" },
+          ],
+          errors: null,
+        },
+      ]);
+      expect(frames[5]).toMatchObject([
+        null,
+        null,
+        topic,
+        "DELETE",
+        { type: "DELETE", old_record: { id: base + 1 } },
+      ]);
+    } finally {
+      ws.terminate();
+    }
+  });
+
   it("RLS per subscriber: inserts and updates to who may select the row, deletes to all, cut to the key", async () => {
     const ada = await user();
     const grace = await user();

@@ -1,5 +1,5 @@
 // A session's refreshed tokens reaching Realtime, through the real supabase-js client of a backend
-// whose access tokens live 4 seconds: every token is inside supabase-js's refresh margin (90 s), so
+// whose access tokens live 6 seconds: every token is inside supabase-js's refresh margin (90 s), so
 // each heartbeat (every second here) refreshes the session and realtime-js sends the new token as
 // `access_token`. A private channel stays joined across its join token's expiry and keeps
 // receiving; when the session's refresh fails (it ended elsewhere), the channel's last token
@@ -13,7 +13,7 @@ import { QUICK_PASSWORD_HASH_COST, TEST_RATE_LIMITS } from "../../../../tests/su
 import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
 import { noPersist } from "./support.ts";
 
-const JWT_EXPIRY = 4;
+const JWT_EXPIRY = 6;
 
 let backend: LocalBackend;
 const clients: SupabaseClient[] = [];

@@ -2,7 +2,7 @@
 // the wire, a raw `ws`: both serializers, heartbeats, joins and their errors, public broadcasts
 // (binary frames from the default client, `self`, `ack`), tokens, and the upgrade's rules.
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
-import { SignJWT } from "jose";
+import { decodeJwt, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import {
@@ -44,8 +44,8 @@ async function raw(query = `apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`) {
     ws.once("open", () => resolve());
     ws.once("error", reject);
   });
-  const next = async (): Promise<unknown> => {
-    const deadline = Date.now() + 5000;
+  const next = async (waitMs = 5000): Promise<unknown> => {
+    const deadline = Date.now() + waitMs;
     while (frames.length === 0) {
       if (Date.now() > deadline) throw new Error("no frame");
       await new Promise<void>((resolve) => {
@@ -290,9 +290,9 @@ describe("tokens", () => {
     const token = await jwt({ role: "anon" }, Math.floor(Date.now() / 1000) + 2);
     socket.send(["1", "1", name, "phx_join", { config: {}, access_token: token }]);
     expect(await socket.next()).toMatchObject(["1", "1", name, "phx_reply", { status: "ok" }]);
-    const system = (await new Promise((resolve) => setTimeout(resolve, 2500)).then(
-      socket.next,
-    )) as unknown[];
+    // the next frame is the shutdown, when the token's time is up (no sooner)
+    const system = (await socket.next(8000)) as unknown[];
+    expect(Date.now()).toBeGreaterThanOrEqual((decodeJwt(token).exp as number) * 1000);
     expect(system.slice(0, 4)).toEqual(["1", null, name, "system"]);
     expect(system[4]).toMatchObject({
       extension: "system",

@@ -342,10 +342,18 @@ describe("postgres_changes", () => {
     await expect.poll(() => seen.grace?.length).toBe(1);
     expect(seen.ada?.map((e) => e.type)).toEqual(["INSERT", "UPDATE", "DELETE"]);
     expect(seen.ada?.[0]?.new).toMatchObject({ title: "ada's", body: "secret" });
-    // Grace cannot select Ada's row: only the delete reaches her, with the key alone
-    expect(seen.grace).toEqual([{ type: "DELETE", new: {}, old: { id: row } }]);
-    await settle();
-    expect(seen.grace).toHaveLength(1);
+    // Grace cannot select Ada's row: only the delete reaches her, with the key alone. A row of
+    // her own after it: changes reach her in commit order, so once it is here nothing of Ada's
+    // is still on its way.
+    const mine = await backend.db.query<{ id: number }>(
+      "insert into public.rt_items (owner, title) values ($1, 'grace''s') returning id",
+      [grace.id],
+    );
+    await expect.poll(() => seen.grace?.length).toBe(2);
+    expect(seen.grace).toEqual([
+      { type: "DELETE", new: {}, old: { id: row } },
+      { type: "INSERT", new: expect.objectContaining({ id: mine.rows[0]?.id }), old: {} },
+    ]);
   });
 
   it("filters: eq, neq, lt, lte, gt, gte, in, and several joined by commas", async () => {

@@ -48,13 +48,20 @@ const topics = new Map<string, Entry>();
 /** Channels on their way out, by topic: the next channel of a topic waits for its leave. */
 const removing = new Map<string, Promise<unknown>>();
 
-/** Starts listening to a private topic as `userId`; the returned function stops. */
+/** What listen() hands back: stop, and announce a new presence name without leaving. */
+export interface Listening {
+  stop(): void;
+  /** The reader's name changed (their profile, on another page): tracked again under it. */
+  rename(name: string): void;
+}
+
+/** Starts listening to a private topic as `userId`. */
 export function listen(
   env: PublicEnv,
   topic: string,
   userId: string,
   listener: Listener,
-): () => void {
+): Listening {
   let entry = topics.get(topic);
   // Another account signed in meanwhile, or presence wanted where the channel was made without
   // it: the channel is made again.
@@ -74,13 +81,22 @@ export function listen(
     }
     listener.presence.onSync(othersOn(current));
   }
-  return () => {
-    current.listeners.delete(listener);
-    if (listener.presence && ![...current.listeners].some((l) => l.presence)) {
-      void current.channel?.untrack();
-    }
-    if (current.listeners.size > 0) return;
-    current.leaving = setTimeout(() => leave(env, topic, current), LINGER_MS);
+  return {
+    stop() {
+      current.listeners.delete(listener);
+      if (listener.presence && ![...current.listeners].some((l) => l.presence)) {
+        void current.channel?.untrack();
+      }
+      if (current.listeners.size > 0) return;
+      current.leaving = setTimeout(() => leave(env, topic, current), LINGER_MS);
+    },
+    rename(name) {
+      const { presence } = listener;
+      if (!presence || presence.name === name) return;
+      presence.name = name;
+      // a second track replaces the first: the others' sync shows the new name, nobody leaves
+      if (current.channel?.state === "joined") void current.channel.track({ name });
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { useRevalidator, useRouteLoaderData } from "react-router";
-import type { Listener } from "./live.client";
+import type { Listener, Listening } from "./live.client";
 import type { PublicEnv } from "./public-env";
 import type { SessionUser } from "./session-user";
 
@@ -26,20 +26,27 @@ export function useLiveTopic(
   const onChange = useRef(options.onChange);
   onChange.current = options.onChange;
   const presenceName = options.presenceName;
+  const name = useRef(presenceName);
+  name.current = presenceName;
+  const withPresence = presenceName !== undefined;
+  const listening = useRef<Listening | undefined>(undefined);
   const [others, setOthers] = useState<string[]>([]);
 
   useEffect(() => {
     if (!topic || !url || !key || !userId) return;
-    let stop: (() => void) | undefined;
     let cancelled = false;
     const start = async () => {
       const live = await import("./live.client");
       if (cancelled) return;
-      stop = live.listen({ SUPABASE_URL: url, SUPABASE_PUBLISHABLE_KEY: key }, topic, userId, {
-        onChange: (payload) => onChange.current(payload),
-        presence:
-          presenceName === undefined ? undefined : { name: presenceName, onSync: setOthers },
-      });
+      listening.current = live.listen(
+        { SUPABASE_URL: url, SUPABASE_PUBLISHABLE_KEY: key },
+        topic,
+        userId,
+        {
+          onChange: (payload) => onChange.current(payload),
+          presence: withPresence ? { name: name.current ?? "", onSync: setOthers } : undefined,
+        },
+      );
     };
     const idle = window.requestIdleCallback ?? ((cb: () => void) => window.setTimeout(cb, 1));
     const cancelIdle = window.cancelIdleCallback ?? window.clearTimeout;
@@ -47,10 +54,16 @@ export function useLiveTopic(
     return () => {
       cancelled = true;
       cancelIdle(handle);
-      stop?.();
+      listening.current?.stop();
+      listening.current = undefined;
       setOthers([]);
     };
-  }, [topic, url, key, userId, presenceName]);
+  }, [topic, url, key, userId, withPresence]);
+
+  // A new name (the reader renamed themselves; the page re-read): announced on the same channel
+  useEffect(() => {
+    if (presenceName !== undefined) listening.current?.rename(presenceName);
+  }, [presenceName]);
 
   return others;
 }

@@ -314,4 +314,35 @@ describe("what the database says", () => {
     }
     expect(strangerList).toEqual([]);
   });
+
+  test("a new display name or username: the person's own lists topic hears `profile`, with their id only", async () => {
+    const [ada, grace] = await Promise.all([person(), person()]);
+    const noteId = await noteOf(ada, grace);
+    const [adaList, graceList, page] = await Promise.all([
+      listen(ada, `user:${ada.id}`),
+      listen(grace, `user:${grace.id}`),
+      listen(grace, `note:${noteId}`),
+    ]);
+    // the app's profile form: the display name goes through the user's metadata
+    const renamed = await ada.client.auth.updateUser({ data: { display_name: "Ada Lovelace" } });
+    expect(renamed.error).toBeNull();
+    await expect.poll(() => adaList.map((m) => m.event)).toEqual(["profile"]);
+    expect(Object.keys(adaList[0]?.payload ?? {}).sort()).toEqual(["id", "user_id"]);
+    expect(adaList[0]?.payload.user_id).toBe(ada.id);
+    const username = await ada.client
+      .from("profiles")
+      .update({ username: `ada_${ada.id.slice(0, 8)}` })
+      .eq("id", ada.id);
+    expect(username.error).toBeNull();
+    await expect.poll(() => adaList.length).toBe(2);
+    // the same name again says nothing
+    expect(
+      (await ada.client.auth.updateUser({ data: { display_name: "Ada Lovelace", theme: "dark" } }))
+        .error,
+    ).toBeNull();
+    await ada.client.from("notes").update({ title: "Later" }).eq("id", noteId);
+    await expect.poll(() => adaList.map((m) => m.event)).toEqual(["profile", "profile", "list"]);
+    expect(graceList.map((m) => m.event)).toEqual(["list"]);
+    expect(page.map((m) => m.event)).toEqual(["note"]);
+  });
 });

@@ -82,6 +82,32 @@ describe("live notes", () => {
     await ada.page.getByTestId("viewers").waitFor({ state: "detached" });
   });
 
+  test("a reader who renames themselves is shown by the new name, without a reload anywhere", async ({
+    browser,
+  }) => {
+    const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
+    const path = await writeNote(ada.page, "Names", grace.email);
+    await visit(grace.page, stack, path);
+    expect(await viewers(grace.page)).toBe("Ada is also viewing");
+    expect(await viewers(ada.page)).toBe("Grace is also viewing");
+    // a mark in each open page: a reload would lose it
+    for (const page of [ada.page, grace.page]) {
+      await page.evaluate(() => Object.assign(window, { notReloaded: true }));
+    }
+
+    // Ada renames herself in another tab; her open note page learns of it and says so to Grace.
+    const tab = await ada.page.context().newPage();
+    await visit(tab, stack, "/account");
+    await tab.fill('input[name="displayName"]', "Ada Lovelace");
+    await submit(tab, "Save profile");
+    await tab.getByText("Your profile was saved.").waitFor();
+    await grace.page.getByTestId("viewers").getByText("Ada Lovelace is also viewing").waitFor();
+    expect(await viewers(ada.page)).toBe("Grace is also viewing");
+    for (const page of [ada.page, grace.page]) {
+      expect(await page.evaluate(() => "notReloaded" in window)).toBe(true);
+    }
+  });
+
   test("a dropped connection reconnects and re-reads what it missed", async ({ browser }) => {
     const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
     const path = await writeNote(ada.page, "Signal", grace.email);

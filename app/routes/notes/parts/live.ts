@@ -19,11 +19,15 @@ export function useLiveLists() {
 }
 
 /**
- * A note's page re-reads when the note changes (an edit, a pin, its shares) and when the user's
- * lists say so about this note (shared with them again, or no longer); it shares the reader's
- * presence on the note, and returns the names of the others reading it.
+ * A note's page re-reads when the note changes (an edit, a pin, its shares), when the user's
+ * lists say so about this note (shared with them again, or no longer), and when the user's own
+ * name changes (`profile`: supabase/migrations/20261128003800_live_profile_names.sql); it shares
+ * the reader's presence on the note under the name it read, and returns the names of the others
+ * reading it.
  */
 export function useLiveNote(noteId: string, viewerName: string): string[] {
-  useLiveRevalidation(useUserTopic(), { relevant: (payload) => payload.note_id === noteId });
+  useLiveRevalidation(useUserTopic(), {
+    relevant: (payload) => payload.note_id === noteId || payload.user_id !== undefined,
+  });
   return useLiveRevalidation(`note:${noteId}`, { presenceName: viewerName });
 }

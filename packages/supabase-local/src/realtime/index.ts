@@ -8,6 +8,7 @@ import { requestContext } from "../http/context.ts";
 import type { RealtimeSettings } from "../project/config.ts";
 import { Hub, topicKey } from "./channels.ts";
 import { httpBroadcast } from "./http-broadcast.ts";
+import { startJanitor } from "./janitor.ts";
 import { Limits } from "./limits.ts";
 import { ChangeFeed } from "./postgres-changes.ts";
 import { parseVsn } from "./serializer.ts";
@@ -24,8 +25,9 @@ export interface RealtimeOptions {
   /**
    * Whether this backend opened the database: then the subscriptions a previous run left (a
    * stop ends the sockets, not always before the database closes) are deleted at the start, as
-   * upstream deletes them when its change feed starts. A backend sharing another's database
-   * leaves them: they are the other's.
+   * upstream deletes them when its change feed starts, and old realtime.messages are deleted as
+   * upstream's janitor drops them (janitor.ts). A backend sharing another's database leaves
+   * both to the backend that opened it.
    */
   ownDatabase: boolean;
 }
@@ -47,7 +49,10 @@ export function createRealtime(options: RealtimeOptions): Realtime {
   const { db } = options;
   const limits = new Limits(options.limits);
   const changes = new ChangeFeed(db, limits.dbEvents);
-  if (options.ownDatabase) changes.forgetPreviousRun();
+  if (options.ownDatabase) {
+    changes.forgetPreviousRun();
+    startJanitor(db);
+  }
   hub.onPresenceDiff = (count) => limits.presence.add(count);
   // Messages the database sends (realtime.send(), realtime.broadcast_changes()): each row's id is
   // announced at its commit (sql/realtime.sql), then read here and broadcast on its topic. Heard

@@ -12,8 +12,11 @@ import type { RateCounter } from "./limits.ts";
 
 /** A channel that subscribes to changes: where its changes go. */
 export interface ChangeSubscriber {
-  /** One change (its JSON, encoded once for all), with the ids of this channel's bindings that see it. */
-  change(ids: number[], dataJson: string): void;
+  /**
+   * One change (its JSON, encoded once for all), with the ids of this channel's bindings that
+   * see it and its type (INSERT, UPDATE, DELETE).
+   */
+  change(ids: number[], dataJson: string, type: string): void;
 }
 
 /** One binding of a join's config.postgres_changes, with its ids. */
@@ -396,7 +399,7 @@ export class ChangeFeed {
       else perChannel.set(subscription.owner, [subscription.id]);
     }
     const dataJson = JSON.stringify(data);
-    for (const [owner, ids] of perChannel) owner.change(ids, dataJson);
+    for (const [owner, ids] of perChannel) owner.change(ids, dataJson, String(type));
     this.#limit?.add(delivered);
   }
 }

@@ -180,13 +180,24 @@ export function encode(vsn: Vsn, message: Message): string {
 
 /**
  * A postgres_changes event in the version's text format, around the change's JSON encoded once
- * for all its subscribers (upstream's dispatcher caches the encoded message too).
+ * for all its subscribers (upstream's dispatcher caches the encoded message too): `postgres_changes`
+ * with `{ids, data}`, or, to a channel joined in the legacy form (no `config`), the change's type
+ * as the event and the change itself as the payload, as upstream's MessageDispatcher sends it.
  */
-export function encodeChange(vsn: Vsn, topic: string, ids: number[], dataJson: string): string {
-  const payload = `{"ids":${JSON.stringify(ids)},"data":${dataJson}}`;
+export function encodeChange(
+  vsn: Vsn,
+  topic: string,
+  change: { ids: number[]; type: string } | { legacy: true; type: string },
+  dataJson: string,
+): string {
+  const [event, payload] =
+    "legacy" in change
+      ? [change.type, dataJson]
+      : ["postgres_changes", `{"ids":${JSON.stringify(change.ids)},"data":${dataJson}}`];
   const quoted = JSON.stringify(topic);
-  if (vsn === "2.0.0") return `[null,null,${quoted},"postgres_changes",${payload}]`;
-  return `{"join_ref":null,"ref":null,"topic":${quoted},"event":"postgres_changes","payload":${payload}}`;
+  const eventJson = JSON.stringify(event);
+  if (vsn === "2.0.0") return `[null,null,${quoted},${eventJson},${payload}]`;
+  return `{"join_ref":null,"ref":null,"topic":${quoted},"event":${eventJson},"payload":${payload}}`;
 }
 
 /** A user broadcast for a 2.0.0 client: a kind-4 binary frame. */

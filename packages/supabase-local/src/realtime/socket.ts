@@ -15,6 +15,7 @@ import {
   type ChangeSubscriber,
 } from "./postgres-changes.ts";
 import {
+  type Decoded,
   decode,
   encode,
   encodeBroadcast,
@@ -46,6 +47,8 @@ interface JoinConfig {
   presenceEnabled: boolean;
   private: boolean;
   postgresChanges: Array<Record<string, unknown>>;
+  /** No `config` in the join: the binding is the topic's (upstream's pre-`config` clients). */
+  legacy: boolean;
 }
 
 class Channel implements Member, ChangeSubscriber {
@@ -61,6 +64,8 @@ class Channel implements Member, ChangeSubscriber {
   presenceEnabled: boolean;
   /** Its postgres_changes bindings, in the client's order. */
   readonly bindings: Binding[];
+  /** Joined without `config`: its one binding comes from the topic, its events are the old form. */
+  readonly legacy: boolean;
   /** Whether it has ended (its subscriptions, if made meanwhile, go at once). */
   closed = false;
   /** Its client's presence calls in the current window. */
@@ -92,7 +97,10 @@ class Channel implements Member, ChangeSubscriber {
     // upstream's default key: a UUID of the channel's own
     this.presenceKey = config.presenceKey || crypto.randomUUID();
     this.presenceEnabled = config.presenceEnabled;
-    this.bindings = bindings(config.postgresChanges);
+    this.legacy = config.legacy;
+    this.bindings = bindings(
+      config.legacy ? [legacyParams(this.subTopic)] : config.postgresChanges,
+    );
     this.token = token;
     const { maxClientPresenceEventsPerWindow, clientPresenceWindowMs } = socket.limits.settings;
     this.presenceCalls = new ClientPresenceWindow(
@@ -122,8 +130,9 @@ class Channel implements Member, ChangeSubscriber {
   }
 
   /** A change, as upstream's fastlane sends it: no refs, the bindings' ids and the change. */
-  change(ids: number[], dataJson: string): void {
-    this.#socket.sendText(encodeChange(this.vsn, this.topic, ids, dataJson));
+  change(ids: number[], dataJson: string, type: string): void {
+    const change = this.legacy ? { legacy: true as const, type } : { ids, type };
+    this.#socket.sendText(encodeChange(this.vsn, this.topic, change, dataJson));
   }
 }
 
@@ -142,9 +151,16 @@ export class RealtimeSocket {
     this.vsn = options.vsn;
     this.limits = options.limits;
     ws.on("message", (data, isBinary) => {
-      const bytes = toBytes(data);
+      const decoded = decode(this.vsn, toBytes(data), isBinary);
+      // Heartbeats are the socket's, answered at once, as Phoenix's socket process answers them
+      // while its channels' processes work: a join or a new token being authorized in the
+      // database never makes the client's heartbeat time out.
+      if (decoded.kind === "message" && isHeartbeat(decoded.message)) {
+        this.#reply(decoded.message, "ok", {});
+        return;
+      }
       this.#queue = this.#queue
-        .then(() => this.#receive(bytes, isBinary))
+        .then(() => this.#receive(decoded))
         .catch((error) => {
           console.error("[supabase-local] realtime:", error);
           this.#ws.close(1011);
@@ -178,8 +194,7 @@ export class RealtimeSocket {
     if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame, { binary: true });
   }
 
-  async #receive(data: Uint8Array, binary: boolean): Promise<void> {
-    const decoded = decode(this.vsn, data, binary);
+  async #receive(decoded: Decoded): Promise<void> {
     // A frame the serializer cannot read ends the socket, as Phoenix's does (its decoder raises)
     if (decoded.kind === "invalid") {
       this.#ws.close(1011, "invalid frame");
@@ -187,10 +202,6 @@ export class RealtimeSocket {
     }
     const { message } = decoded;
     const { topic, event } = message;
-    if (topic === "phoenix" && event === "heartbeat") {
-      this.#reply(message, "ok", {});
-      return;
-    }
     if (event === "phx_join") {
       await this.#join(message);
       return;
@@ -275,7 +286,8 @@ export class RealtimeSocket {
       return;
     }
     const params = isObject(message.payload) ? message.payload : {};
-    const config = joinConfig(params.config);
+    // upstream's new_api?: a join payload with a `config` key, whatever its value
+    const config = joinConfig(params.config, !Object.hasOwn(params, "config"));
     const given = params.access_token ?? params.user_token;
     // an `sb_` key as the token means the socket's own (the publishable key's is the anon JWT)
     const token =
@@ -493,11 +505,26 @@ export class RealtimeSocket {
   }
 }
 
+function isHeartbeat(message: Message): boolean {
+  return message.topic === "phoenix" && message.event === "heartbeat";
+}
+
 function unauthorized(topic: string): string {
   return `You do not have permissions to read from this Channel topic: ${topic}`;
 }
 
-function joinConfig(value: unknown): JoinConfig {
+/**
+ * The binding of a channel joined in the legacy form, as upstream still reads it from the topic:
+ * `realtime:schema[:table[:filter]]` (the filter is the rest, colons and all).
+ */
+function legacyParams(subTopic: string): Record<string, string> {
+  const [schema = "", table, ...rest] = subTopic.split(":");
+  if (table === undefined) return { schema };
+  if (rest.length === 0) return { schema, table };
+  return { schema, table, filter: rest.join(":") };
+}
+
+function joinConfig(value: unknown, legacy: boolean): JoinConfig {
   const config = isObject(value) ? value : {};
   const broadcast = isObject(config.broadcast) ? config.broadcast : {};
   const presence = isObject(config.presence) ? config.presence : {};
@@ -509,6 +536,7 @@ function joinConfig(value: unknown): JoinConfig {
     presenceEnabled: presence.enabled === true,
     private: config.private === true,
     postgresChanges: changes.filter(isObject),
+    legacy,
   };
 }
 

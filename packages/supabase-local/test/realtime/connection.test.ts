@@ -2,7 +2,7 @@
 // the wire, a raw `ws`: both serializers, heartbeats, joins and their errors, public broadcasts
 // (binary frames from the default client, `self`, `ack`), tokens, and the upgrade's rules.
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
-import { SignJWT } from "jose";
+import { decodeJwt, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import {
@@ -29,7 +29,8 @@ function topic() {
   return `room-${crypto.randomUUID()}`;
 }
 
-/** A raw socket that collects every frame it gets. */
+/** A raw socket that collects every frame it gets. Its joins carry `config`, as realtime-js's do:
+ * without it a join is the legacy postgres_changes form (postgres-changes.test.ts). */
 async function raw(query = `apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`) {
   const ws = new WebSocket(`${WS_URL}?${query}`);
   sockets.push(ws);
@@ -43,8 +44,8 @@ async function raw(query = `apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`) {
     ws.once("open", () => resolve());
     ws.once("error", reject);
   });
-  const next = async (): Promise<unknown> => {
-    const deadline = Date.now() + 5000;
+  const next = async (waitMs = 5000): Promise<unknown> => {
+    const deadline = Date.now() + waitMs;
     while (frames.length === 0) {
       if (Date.now() > deadline) throw new Error("no frame");
       await new Promise<void>((resolve) => {
@@ -171,7 +172,7 @@ describe("the socket", () => {
     ]);
     // an unknown event on a joined channel is dropped; the socket goes on
     const name = `realtime:${topic()}`;
-    socket.send(["4", "4", name, "phx_join", {}]);
+    socket.send(["4", "4", name, "phx_join", { config: {} }]);
     expect(await socket.next()).toMatchObject(["4", "4", name, "phx_reply", { status: "ok" }]);
     socket.send(["4", "5", name, "no_such_event", {}]);
     socket.send([null, "6", "phoenix", "heartbeat", {}]);
@@ -227,7 +228,7 @@ describe("the socket", () => {
   it("allows 100 channels per client", async () => {
     const socket = await raw();
     for (let i = 0; i < 100; i++) {
-      socket.send([String(i), String(i), `realtime:${topic()}`, "phx_join", {}]);
+      socket.send([String(i), String(i), `realtime:${topic()}`, "phx_join", { config: {} }]);
       expect(await socket.next()).toMatchObject([
         String(i),
         String(i),
@@ -236,7 +237,7 @@ describe("the socket", () => {
         { status: "ok" },
       ]);
     }
-    socket.send(["x", "x", `realtime:${topic()}`, "phx_join", {}]);
+    socket.send(["x", "x", `realtime:${topic()}`, "phx_join", { config: {} }]);
     expect(await socket.next()).toMatchObject([
       "x",
       "x",
@@ -287,11 +288,11 @@ describe("tokens", () => {
     const socket = await raw();
     const name = `realtime:${topic()}`;
     const token = await jwt({ role: "anon" }, Math.floor(Date.now() / 1000) + 2);
-    socket.send(["1", "1", name, "phx_join", { access_token: token }]);
+    socket.send(["1", "1", name, "phx_join", { config: {}, access_token: token }]);
     expect(await socket.next()).toMatchObject(["1", "1", name, "phx_reply", { status: "ok" }]);
-    const system = (await new Promise((resolve) => setTimeout(resolve, 2500)).then(
-      socket.next,
-    )) as unknown[];
+    // the next frame is the shutdown, when the token's time is up (no sooner)
+    const system = (await socket.next(8000)) as unknown[];
+    expect(Date.now()).toBeGreaterThanOrEqual((decodeJwt(token).exp as number) * 1000);
     expect(system.slice(0, 4)).toEqual(["1", null, name, "system"]);
     expect(system[4]).toMatchObject({
       extension: "system",
@@ -307,7 +308,7 @@ describe("tokens", () => {
   it("ignores `sb_` keys as access tokens and closes the channel on a bad one", async () => {
     const socket = await raw();
     const name = `realtime:${topic()}`;
-    socket.send(["1", "1", name, "phx_join", {}]);
+    socket.send(["1", "1", name, "phx_join", { config: {} }]);
     expect(await socket.next()).toMatchObject(["1", "1", name, "phx_reply", { status: "ok" }]);
     socket.send(["1", "2", name, "access_token", { access_token: PUBLISHABLE_KEY }]);
     socket.send([null, "3", "phoenix", "heartbeat", {}]);

@@ -234,6 +234,87 @@ describe("postgres_changes", () => {
     }
   });
 
+  it("the legacy form: a join without `config` streams the topic's `schema:table:filter`, the type as the event", async () => {
+    const ws = new WebSocket(
+      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
+    );
+    const frames: unknown[][] = [];
+    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
+    await new Promise((resolve) => ws.once("open", resolve));
+    try {
+      const base = 700_000 + Math.floor(Math.random() * 100_000) * 10;
+      const topic = `realtime:public:rt_open:id=eq.${base + 1}`;
+      const room = `realtime:room-${crypto.randomUUID()}`;
+      ws.send(JSON.stringify(["1", "1", topic, "phx_join", {}]));
+      await expect.poll(() => frames.length).toBe(2);
+      const [reply, system] = frames as [unknown[], unknown[]];
+      const params = { schema: "public", table: "rt_open", filter: `id=eq.${base + 1}` };
+      expect(reply).toEqual([
+        "1",
+        "1",
+        topic,
+        "phx_reply",
+        { status: "ok", response: { postgres_changes: [{ ...params, id: expect.any(Number) }] } },
+      ]);
+      expect(system).toMatchObject([
+        "1",
+        null,
+        topic,
+        "system",
+        { extension: "postgres_changes", status: "ok", message: "Subscribed to PostgreSQL" },
+      ]);
+      // a topic that names no published table: joined (a broadcast topic still), the subscription
+      // refused in upstream's words
+      ws.send(JSON.stringify(["2", "2", room, "phx_join", {}]));
+      await expect.poll(() => frames.length).toBe(4);
+      expect(frames[3]).toEqual([
+        "2",
+        null,
+        room,
+        "system",
+        {
+          extension: "postgres_changes",
+          status: "error",
+          message: `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [event: *, schema: ${room.slice(9)}, table: *, filters: [], select: nil]`,
+          channel: room.slice(9),
+        },
+      ]);
+      await backend.db.query(
+        "insert into public.rt_open (id, note) values ($1, 'no'), ($2, 'yes')",
+        [base, base + 1],
+      );
+      await backend.db.query("delete from public.rt_open where id = $1", [base + 1]);
+      await expect.poll(() => frames.length).toBe(6);
+      expect(frames[4]).toEqual([
+        null,
+        null,
+        topic,
+        "INSERT",
+        {
+          schema: "public",
+          table: "rt_open",
+          commit_timestamp: expect.any(String),
+          type: "INSERT",
+          record: { id: base + 1, note: "yes" },
+          columns: [
+            { name: "id", type: "int8" },
+            { name: "note", type: "text" },
+          ],
+          errors: null,
+        },
+      ]);
+      expect(frames[5]).toMatchObject([
+        null,
+        null,
+        topic,
+        "DELETE",
+        { type: "DELETE", old_record: { id: base + 1 } },
+      ]);
+    } finally {
+      ws.terminate();
+    }
+  });
+
   it("RLS per subscriber: inserts and updates to who may select the row, deletes to all, cut to the key", async () => {
     const ada = await user();
     const grace = await user();
@@ -261,10 +342,18 @@ describe("postgres_changes", () => {
     await expect.poll(() => seen.grace?.length).toBe(1);
     expect(seen.ada?.map((e) => e.type)).toEqual(["INSERT", "UPDATE", "DELETE"]);
     expect(seen.ada?.[0]?.new).toMatchObject({ title: "ada's", body: "secret" });
-    // Grace cannot select Ada's row: only the delete reaches her, with the key alone
-    expect(seen.grace).toEqual([{ type: "DELETE", new: {}, old: { id: row } }]);
-    await settle();
-    expect(seen.grace).toHaveLength(1);
+    // Grace cannot select Ada's row: only the delete reaches her, with the key alone. A row of
+    // her own after it: changes reach her in commit order, so once it is here nothing of Ada's
+    // is still on its way.
+    const mine = await backend.db.query<{ id: number }>(
+      "insert into public.rt_items (owner, title) values ($1, 'grace''s') returning id",
+      [grace.id],
+    );
+    await expect.poll(() => seen.grace?.length).toBe(2);
+    expect(seen.grace).toEqual([
+      { type: "DELETE", new: {}, old: { id: row } },
+      { type: "INSERT", new: expect.objectContaining({ id: mine.rows[0]?.id }), old: {} },
+    ]);
   });
 
   it("filters: eq, neq, lt, lte, gt, gte, in, and several joined by commas", async () => {
@@ -373,6 +462,42 @@ describe("postgres_changes", () => {
     await backend.db.query("insert into public.rt_items (owner, title) values ($1, 'three')", [id]);
     await expect.poll(() => got.length).toBe(3);
     expect(got).toEqual(["one", "two", "three"]);
+  });
+
+  it("commit_timestamp is the commit's time, the same for a transaction's changes, not its start", async () => {
+    const { client, id } = await user();
+    const got: Array<{ title: string; at: number }> = [];
+    await subscribedToPostgres(
+      client
+        .channel(`stamp-${crypto.randomUUID()}`)
+        .on("postgres_changes", { event: "INSERT", schema: "public", table: "rt_items" }, (p) =>
+          got.push({
+            title: (p.new as { title: string }).title,
+            at: Date.parse(p.commit_timestamp),
+          }),
+        ),
+    );
+    // PGlite runs one transaction at a time, so commits come in the order transactions start; a
+    // long one still commits well after its start, and that is the time its changes carry
+    let started = 0;
+    let committing = 0;
+    await backend.db.transaction(async (tx) => {
+      started = Date.now();
+      await tx.query("insert into public.rt_items (owner, title) values ($1, 'first')", [id]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await tx.query("insert into public.rt_items (owner, title) values ($1, 'second')", [id]);
+      committing = Date.now();
+    });
+    const committed = Date.now();
+    await backend.db.query("insert into public.rt_items (owner, title) values ($1, 'next')", [id]);
+    await expect.poll(() => got.length).toBe(3);
+    const [first, second, next] = got as [(typeof got)[0], (typeof got)[0], (typeof got)[0]];
+    expect([first.title, second.title, next.title]).toEqual(["first", "second", "next"]);
+    expect(first.at).toBe(second.at);
+    expect(first.at).toBeGreaterThanOrEqual(committing);
+    expect(first.at).toBeGreaterThanOrEqual(started + 300);
+    expect(first.at).toBeLessThanOrEqual(committed);
+    expect(next.at).toBeGreaterThanOrEqual(first.at);
   });
 
   it("a row far over NOTIFY's 8000 bytes arrives whole", async () => {

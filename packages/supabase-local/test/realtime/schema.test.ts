@@ -5,6 +5,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openDatabase } from "../../src/database/open.ts";
 import { baseSnapshot, snapshotCacheDir } from "../../src/database/snapshot.ts";
+import { deleteOldMessages } from "../../src/realtime/janitor.ts";
 
 let db: PGlite;
 beforeAll(async () => {
@@ -99,5 +100,30 @@ describe("the realtime schema", () => {
     } finally {
       await stop();
     }
+  });
+
+  test("old messages go as upstream's janitor drops their day's partition: before the UTC day of 72 hours ago", async () => {
+    const topic = `janitor:${crypto.randomUUID()}`;
+    await db.query(
+      `insert into realtime.messages (topic, extension, event, payload, inserted_at)
+       select $1, 'broadcast', label, '{}', at::timestamp
+       from (values ('four days', '2026-11-24T23:59:59'), ('three days', '2026-11-25T00:00:00'),
+                    ('today', '2026-11-28T10:00:00')) as m(label, at)`,
+      [topic],
+    );
+    // at 2026-11-28 10:00 UTC, 72 hours ago is 2026-11-25 10:00: the 24th's partition goes
+    expect(await deleteOldMessages(db, new Date("2026-11-28T10:00:00Z"))).toBeGreaterThanOrEqual(1);
+    const { rows } = await db.query<{ event: string }>(
+      "select event from realtime.messages where topic = $1 order by inserted_at",
+      [topic],
+    );
+    expect(rows.map((r) => r.event)).toEqual(["three days", "today"]);
+    // the day after, the 25th's goes too
+    await deleteOldMessages(db, new Date("2026-11-29T00:00:00Z"));
+    const after = await db.query<{ event: string }>(
+      "select event from realtime.messages where topic = $1",
+      [topic],
+    );
+    expect(after.rows.map((r) => r.event)).toEqual(["today"]);
   });
 });

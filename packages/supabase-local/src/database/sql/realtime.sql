@@ -247,11 +247,35 @@ as $$
   from pg_class c where c.oid = entity
 $$;
 
+-- Each change carries its transaction's commit time, as upstream's (the WAL's commit timestamp),
+-- not the transaction's start: a transaction's first change queues a marker here, whose deferred
+-- trigger runs as the transaction commits and stamps the transaction's changes with the clock.
+-- PGlite runs one transaction at a time, so those are the queue's rows from its first change on.
+create table if not exists realtime.supabase_local_commits (first_change bigint not null);
+create or replace function realtime.supabase_local_stamp_commit() returns trigger
+language plpgsql security definer set search_path = ''
+as $$
+declare
+  committed timestamptz := clock_timestamp();
+begin
+  update realtime.supabase_local_changes set commit_timestamp = committed
+  where id >= new.first_change;
+  delete from realtime.supabase_local_commits where first_change = new.first_change;
+  return null;
+end;
+$$;
+drop trigger if exists supabase_local_stamp_commit on realtime.supabase_local_commits;
+create constraint trigger supabase_local_stamp_commit
+  after insert on realtime.supabase_local_commits
+  deferrable initially deferred
+  for each row execute function realtime.supabase_local_stamp_commit();
+
 create or replace function realtime.supabase_local_capture() returns trigger
 language plpgsql security definer set search_path = ''
 as $$
 declare
   published record;
+  change_id bigint;
 begin
   if not exists (select 1 from realtime.subscription s where s.entity = tg_relid) then
     return null;
@@ -277,8 +301,15 @@ begin
     tg_op,
     case when tg_op <> 'DELETE' then to_jsonb(new) end,
     case when tg_op <> 'INSERT' then realtime.supabase_local_identity(tg_relid, to_jsonb(old)) end
-  );
-  perform pg_notify('supabase_local_changes', '');
+  )
+  returning id into change_id;
+  -- once per transaction (the setting is the transaction's, and a savepoint rolled back takes it
+  -- back with its rows): the commit's stamp, and the NOTIFY delivered at commit
+  if current_setting('realtime.supabase_local_commit', true) is distinct from 'queued' then
+    perform pg_catalog.set_config('realtime.supabase_local_commit', 'queued', true);
+    insert into realtime.supabase_local_commits (first_change) values (change_id);
+    perform pg_notify('supabase_local_changes', '');
+  end if;
   return null;
 end;
 $$;
@@ -556,7 +587,7 @@ $$;
 
 -- The feed's functions are the backend's (it runs them as postgres), not the API roles'.
 revoke execute on function realtime.supabase_local_sync_triggers(), realtime.supabase_local_capture(),
-  realtime.supabase_local_list_changes(bigint, integer, integer),
+  realtime.supabase_local_stamp_commit(), realtime.supabase_local_list_changes(bigint, integer, integer),
   realtime.supabase_local_apply_rls(realtime.supabase_local_changes, integer)
   from public;
 

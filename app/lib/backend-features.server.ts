@@ -37,3 +37,49 @@ export async function offersRecoveryCodes(
   recoveryCodes.set(backendUrl, offered);
   return offered;
 }
+
+/**
+ * Image transformations (`/storage/v1/render/image/…`): a paid-plan feature of hosted Storage that
+ * free projects lack; the local backend has them when supabase/config.toml turns on
+ * `[storage.image_transformation]`. The question needs no user: a public render of an object that
+ * cannot exist (Storage v1.60.2 answers the feature check before it looks anything up).
+ * - with them, the lookup fails: `400` with `statusCode` "404" in the body (`NoSuchBucket` or
+ *   `NoSuchKey`, whichever lookup answers first);
+ * - without them, hosted (the tenant-feature check): `403` `FeatureNotEnabled`; a self-hosted
+ *   Storage with them off (the CLI's own stack) has no such routes: Fastify's `404` "Route GET:…
+ *   not found".
+ * Anything else (unreachable, slow, a gateway's error) decides nothing: null, asked again later.
+ */
+const imageTransformations = new Map<string, boolean>();
+const PROBE_TIMEOUT_MS = 1500;
+
+export async function offersImageTransformations(
+  backendUrl: string,
+  apiKey: string,
+  fetcher: typeof fetch = fetch,
+): Promise<boolean | null> {
+  const known = imageTransformations.get(backendUrl);
+  if (known !== undefined) return known;
+  let status: number;
+  let body: { statusCode?: unknown; error?: unknown; message?: unknown } | null;
+  try {
+    const response = await fetcher(
+      `${backendUrl}/storage/v1/render/image/public/edge-notes-feature-probe/none.png?width=1`,
+      { headers: { apikey: apiKey }, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
+    );
+    status = response.status;
+    body = (await response.json().catch(() => null)) as typeof body;
+  } catch {
+    return null;
+  }
+  const offered =
+    status === 400 && body?.statusCode === "404"
+      ? true
+      : (status === 403 && body?.error === "FeatureNotEnabled") ||
+          (status === 404 && /^Route GET:.* not found$/.test(String(body?.message)))
+        ? false
+        : undefined;
+  if (offered === undefined) return null;
+  imageTransformations.set(backendUrl, offered);
+  return offered;
+}

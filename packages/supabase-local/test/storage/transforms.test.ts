@@ -1,12 +1,12 @@
 // Image transformations (/render/image/…) with sharp, on a backend with the CLI's
 // [storage.image_transformation] enabled = true: width, height, resize, quality, the format the
 // Accept header allows (Vary: Accept) unless format=origin, upstream's size clamp; signed URLs of
-// a transformation. Off (the shared test backend, as config.toml has no such table): upstream's
-// FeatureNotEnabled.
+// a transformation. Off (as on a free hosted project, and locally when the table is absent):
+// upstream's FeatureNotEnabled.
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
-import { PUBLISHABLE_KEY, STORAGE_URL } from "./support.ts";
+import { PUBLISHABLE_KEY } from "./support.ts";
 
 let local: MemoryBackend;
 const bucket = `images-${crypto.randomUUID().slice(0, 8)}`;
@@ -85,13 +85,19 @@ describe("image transformations", () => {
 });
 
 test("without [storage.image_transformation] enabled: upstream's FeatureNotEnabled", async () => {
-  const response = await fetch(`${STORAGE_URL}/render/image/public/storage-public/x.png?width=10`, {
-    headers: { apikey: PUBLISHABLE_KEY },
-  });
-  expect(response.status).toBe(403);
-  expect(await response.json()).toEqual({
-    error: "FeatureNotEnabled",
-    statusCode: "403",
-    message: "feature not enabled for this tenant",
-  });
+  const off = await memoryBackend({ storage: { imageTransformation: { enabled: false } } });
+  try {
+    const response = await off.fetch(
+      `${off.backend.url}/storage/v1/render/image/public/storage-public/x.png?width=10`,
+      { headers: { apikey: PUBLISHABLE_KEY } },
+    );
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({
+      error: "FeatureNotEnabled",
+      statusCode: "403",
+      message: "feature not enabled for this tenant",
+    });
+  } finally {
+    await off.close();
+  }
 });

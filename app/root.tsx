@@ -16,8 +16,10 @@ import { SiteHeader } from "./components/site-header";
 import { StatusPage } from "./components/status-page";
 import { ThemeSwitcher } from "./components/theme-switcher";
 import { authMiddleware, getAuth } from "./lib/auth.server";
+import type { AvatarSource } from "./lib/avatars";
+import { offersImageTransformations } from "./lib/backend-features.server";
 import { documentNonce } from "./lib/document-nonce";
-import { toPublicEnv } from "./lib/env.server";
+import { type SupabaseEnv, toPublicEnv } from "./lib/env.server";
 import { toSessionUser } from "./lib/session-user";
 import { themeFromRequest } from "./lib/theme.server";
 import { useBrowserSession } from "./lib/use-browser-session";
@@ -25,13 +27,26 @@ import { getSupabaseEnv } from "./lib/worker-context.server";
 
 export const middleware: Route.MiddlewareFunction[] = [authMiddleware];
 
-export function loader({ request, context }: Route.LoaderArgs) {
+export async function loader({ request, context }: Route.LoaderArgs) {
   const { claims } = getAuth(context);
+  const env = getSupabaseEnv(context);
+  const user = toSessionUser(claims);
   return {
-    env: toPublicEnv(getSupabaseEnv(context)),
-    user: toSessionUser(claims),
+    env: toPublicEnv(env),
+    user,
     theme: themeFromRequest(request),
+    avatars: user ? await avatarSource(env) : null,
   };
+}
+
+/**
+ * Where the signed-in pages' avatars come from (the header, notes, people viewing): resized by
+ * Storage where the project offers image transformations, else the originals. Asked once per
+ * isolate (backend-features.server.ts); undecided counts as no.
+ */
+async function avatarSource(env: SupabaseEnv): Promise<AvatarSource> {
+  const transforms = await offersImageTransformations(env.url, env.publishableKey);
+  return { supabaseUrl: env.url, transforms: transforms === true };
 }
 
 export const meta: Route.MetaFunction = () => [
@@ -62,7 +77,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
           Skip to content
         </a>
         <NavigationProgress pending={navigation.state !== "idle"} />
-        <SiteHeader user={data?.user ?? null} />
+        <SiteHeader user={data?.user ?? null} avatars={data?.avatars ?? null} />
         <main id="main" className="mx-auto w-full max-w-5xl flex-1 px-4 sm:px-6">
           {children}
         </main>

@@ -69,10 +69,14 @@ export function avatarUrl(source: AvatarSource, path: string, size: number): str
   return `${source.supabaseUrl}/storage/v1/render/image/public/${AVATAR_BUCKET}/${key}?${query}`;
 }
 
-/** Up to two letters for a picture-less avatar: "Ada Lovelace" → "AL", "@grace" → "G". */
+/**
+ * Up to two letters for a picture-less avatar: "Ada Lovelace" → "AL", "@grace" → "G", an email
+ * address by its local part.
+ */
 export function initials(name: string): string {
   const words = name
     .replace(/^@/, "")
+    .replace(/@.*$/, "")
     .split(/[\s._-]+/)
     .filter(Boolean);
   const letters = words.length > 1 ? [words[0], words.at(-1)] : words.slice(0, 1);

@@ -1,4 +1,5 @@
 import type { RealtimeChannel } from "@supabase/supabase-js";
+import { avatarPathOf } from "./avatars";
 import type { PublicEnv } from "./public-env";
 import { getBrowserSupabase } from "./supabase.client";
 
@@ -15,11 +16,18 @@ import { getBrowserSupabase } from "./supabase.client";
  * topic is one channel, left a moment after its last listener goes.
  */
 
-export interface Presence {
-  /** What the others see: a display name (client-asserted, so they treat it as untrusted text). */
+/** Someone on a topic, as their browser announced themselves (see presenceViewers). */
+export interface Viewer {
   name: string;
-  /** The names of everyone else on the topic, each capped (see presenceNames). */
-  onSync(others: string[]): void;
+  /** Their picture in the avatars bucket: only ever a path in their own folder, or null. */
+  avatarPath: string | null;
+}
+
+export interface Presence {
+  /** What the others see: a display name and a picture (client-asserted, so they check both). */
+  me: Viewer;
+  /** Everyone else on the topic (see presenceViewers). */
+  onSync(others: Viewer[]): void;
 }
 
 export interface Listener {
@@ -70,7 +78,7 @@ export function listen(
   current.listeners.add(listener);
   if (listener.presence) {
     if (current.channel?.state === "joined") {
-      void current.channel.track({ name: listener.presence.name });
+      void current.channel.track(announced(listener.presence.me));
     }
     listener.presence.onSync(othersOn(current));
   }
@@ -133,20 +141,38 @@ function join(
       channel.subscribe((status) => {
         if (status !== "SUBSCRIBED") return;
         const present = [...entry.listeners].find((listener) => listener.presence);
-        if (present?.presence) void channel.track({ name: present.presence.name });
+        if (present?.presence) void channel.track(announced(present.presence.me));
         for (const listener of entry.listeners) listener.onChange(null);
       });
     });
   return entry;
 }
 
-function othersOn(entry: Entry): string[] {
-  const state = entry.channel?.presenceState<{ name?: unknown }>() ?? {};
-  return presenceNames(
+/** What this browser announces on a topic. */
+const announced = (me: Viewer) => ({ name: me.name, avatar: me.avatarPath });
+
+function othersOn(entry: Entry): Viewer[] {
+  const state = entry.channel?.presenceState<{ name?: unknown; avatar?: unknown }>() ?? {};
+  return presenceViewers(
     Object.entries(state)
       .filter(([key]) => key !== entry.userId)
-      .map(([, metas]) => metas[0]?.name),
+      .map(([key, metas]) => ({ key, name: metas[0]?.name, avatar: metas[0]?.avatar })),
   );
+}
+
+/**
+ * The others on a topic from what their browsers sent: each name as presenceNames makes it, and
+ * a picture only when it is a path in the folder of the user id the entry is keyed by (the
+ * bucket's shape), so an announcement cannot show a file from anywhere else.
+ */
+export function presenceViewers(
+  entries: { key: string; name: unknown; avatar: unknown }[],
+): Viewer[] {
+  const names = presenceNames(entries.map((e) => e.name));
+  return entries.map((e, i) => ({
+    name: names[i] ?? "Someone",
+    avatarPath: avatarPathOf(e.key, e.avatar),
+  }));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { useRevalidator, useRouteLoaderData } from "react-router";
-import type { Listener } from "./live.client";
+import type { Listener, Viewer } from "./live.client";
 import type { PublicEnv } from "./public-env";
 import type { SessionUser } from "./session-user";
 
@@ -15,18 +15,19 @@ export function useLiveTopic(
   options: {
     /** A message arrived (its payload: ids only), or the channel (re)joined (null). */
     onChange: Listener["onChange"];
-    /** Also share presence on the topic under this name; the hook returns the others' names. */
-    presenceName?: string;
+    /** Also share presence on the topic as this person; the hook returns the others. */
+    presence?: Viewer;
   },
-): string[] {
+): Viewer[] {
   const root = useRouteLoaderData("root") as { env?: PublicEnv; user?: SessionUser | null };
   const url = root?.env?.SUPABASE_URL;
   const key = root?.env?.SUPABASE_PUBLISHABLE_KEY;
   const userId = root?.user?.id;
   const onChange = useRef(options.onChange);
   onChange.current = options.onChange;
-  const presenceName = options.presenceName;
-  const [others, setOthers] = useState<string[]>([]);
+  const presenceName = options.presence?.name;
+  const presenceAvatar = options.presence?.avatarPath ?? null;
+  const [others, setOthers] = useState<Viewer[]>([]);
 
   useEffect(() => {
     if (!topic || !url || !key || !userId) return;
@@ -38,7 +39,9 @@ export function useLiveTopic(
       stop = live.listen({ SUPABASE_URL: url, SUPABASE_PUBLISHABLE_KEY: key }, topic, userId, {
         onChange: (payload) => onChange.current(payload),
         presence:
-          presenceName === undefined ? undefined : { name: presenceName, onSync: setOthers },
+          presenceName === undefined
+            ? undefined
+            : { me: { name: presenceName, avatarPath: presenceAvatar }, onSync: setOthers },
       });
     };
     const idle = window.requestIdleCallback ?? ((cb: () => void) => window.setTimeout(cb, 1));
@@ -50,7 +53,7 @@ export function useLiveTopic(
       stop?.();
       setOthers([]);
     };
-  }, [topic, url, key, userId, presenceName]);
+  }, [topic, url, key, userId, presenceName, presenceAvatar]);
 
   return others;
 }
@@ -67,12 +70,12 @@ const REREAD_DELAY_MS = 100;
  */
 export function useLiveRevalidation(
   topic: string | null,
-  options: { relevant?: (payload: Record<string, unknown>) => boolean; presenceName?: string } = {},
-): string[] {
+  options: { relevant?: (payload: Record<string, unknown>) => boolean; presence?: Viewer } = {},
+): Viewer[] {
   const { revalidate } = useRevalidator();
   const relevant = options.relevant;
   return useLiveTopic(topic, {
-    presenceName: options.presenceName,
+    presence: options.presence,
     onChange: (payload) => {
       if (payload && relevant && !relevant(payload)) return;
       clearTimeout(pending);

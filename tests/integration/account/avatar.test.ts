@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { BACKEND_URL } from "../support/app";
 import { adminClient, signedInBrowser, testId } from "../support/auth-flows";
 import type { BrowserLess } from "../support/browser-less";
+import { createNote } from "../support/notes";
 
 const EXIF = {
   IFD0: { Make: "SecretCam", Model: "Spy 3000", Artist: "Ada at home", Orientation: "1" },
@@ -154,5 +155,20 @@ describe("avatars", () => {
     expect(headerPicture(removed.body)).toBeNull();
     expect(testId(removed.body, "avatar-initials")).not.toBeNull();
     expect(await versionsOf(user.id)).toEqual([]);
+  });
+
+  it("the people a note is shared with see its owner's picture; others keep their initials", async () => {
+    const owner = await signedInBrowser();
+    const reader = await signedInBrowser();
+    await upload(owner.browser, new File([await photo("jpeg")], "me.jpg", { type: "image/jpeg" }));
+    const [path] = await versionsOf(owner.user.id);
+    const id = await createNote(owner.browser, { title: "From the owner" });
+    await owner.browser.post(`/notes/${id}`, { intent: "share", email: reader.email });
+    const page = await reader.browser.get(`/notes/${id}`);
+    const byline = /data-testid="note-owner"[\s\S]*?<\/span><\/span>/.exec(page.body)?.[0] ?? "";
+    expect(byline).toContain(`/avatars/${path}`);
+    // The reader has none: initials in their own header.
+    const header = /<header[\s\S]*?<\/header>/.exec(page.body)?.[0] ?? "";
+    expect(header).toContain('data-testid="avatar-initials"');
   });
 });

@@ -1,4 +1,5 @@
 import { useRouteLoaderData } from "react-router";
+import type { Viewer } from "../../../lib/live.client";
 import type { SessionUser } from "../../../lib/session-user";
 import { useLiveRevalidation } from "../../../lib/use-live";
 
@@ -21,9 +22,9 @@ export function useLiveLists() {
 /**
  * A note's page re-reads when the note changes (an edit, a pin, its shares) and when the user's
  * lists say so about this note (shared with them again, or no longer); it shares the reader's
- * presence on the note, and returns the names of the others reading it.
+ * presence on the note (their name and picture), and returns the others reading it.
  */
-export function useLiveNote(noteId: string, viewerName: string): string[] {
+export function useLiveNote(noteId: string, me: Viewer): Viewer[] {
   useLiveRevalidation(useUserTopic(), { relevant: (payload) => payload.note_id === noteId });
-  return useLiveRevalidation(`note:${noteId}`, { presenceName: viewerName });
+  return useLiveRevalidation(`note:${noteId}`, { presence: me });
 }

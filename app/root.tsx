@@ -16,7 +16,7 @@ import { SiteHeader } from "./components/site-header";
 import { StatusPage } from "./components/status-page";
 import { ThemeSwitcher } from "./components/theme-switcher";
 import { authMiddleware, getAuth } from "./lib/auth.server";
-import type { AvatarSource } from "./lib/avatars";
+import { type AvatarSource, avatarSource } from "./lib/avatars";
 import { offersImageTransformations } from "./lib/backend-features.server";
 import { documentNonce } from "./lib/document-nonce";
 import { type SupabaseEnv, toPublicEnv } from "./lib/env.server";
@@ -35,7 +35,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
     env: toPublicEnv(env),
     user,
     theme: themeFromRequest(request),
-    avatars: user ? await avatarSource(env) : null,
+    avatars: user ? await avatarsOf(env) : null,
   };
 }
 
@@ -44,9 +44,9 @@ export async function loader({ request, context }: Route.LoaderArgs) {
  * Storage where the project offers image transformations, else the originals. Asked once per
  * isolate (backend-features.server.ts); undecided counts as no.
  */
-async function avatarSource(env: SupabaseEnv): Promise<AvatarSource> {
+async function avatarsOf(env: SupabaseEnv): Promise<AvatarSource> {
   const transforms = await offersImageTransformations(env.url, env.publishableKey);
-  return { supabaseUrl: env.url, transforms: transforms === true };
+  return avatarSource(env.url, transforms === true);
 }
 
 export const meta: Route.MetaFunction = () => [

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import { type AvatarSource, avatarUrl, initials } from "../lib/avatars";
+import type { AvatarSource } from "../lib/avatars";
 
 /**
  * A person's picture, `size` CSS pixels round, or their initials when they have none (or it
@@ -45,5 +45,36 @@ export function Avatar({
     >
       {initials(name)}
     </span>
+  );
+}
+
+/**
+ * The URL of a picture shown `size` CSS pixels square: resized (twice that, for sharp screens) by
+ * Storage's image transformation where the project has it, else the original.
+ */
+export function avatarUrl(source: AvatarSource, path: string, size: number): string {
+  const key = path.split("/").map(encodeURIComponent).join("/");
+  if (!source.render) return `${source.objects}/${key}`;
+  const pixels = String(size * 2);
+  const query = new URLSearchParams({ width: pixels, height: pixels, resize: "cover" });
+  return `${source.render}/${key}?${query}`;
+}
+
+/**
+ * Up to two letters for a picture-less avatar: "Ada Lovelace" → "AL", "@grace" → "G", an email
+ * address by its local part.
+ */
+export function initials(name: string): string {
+  const words = name
+    .replace(/^@/, "")
+    .replace(/@.*$/, "")
+    .split(/[\s._-]+/)
+    .filter(Boolean);
+  const letters = words.length > 1 ? [words[0], words.at(-1)] : words.slice(0, 1);
+  return (
+    letters
+      .map((w) => [...(w ?? "")][0] ?? "")
+      .join("")
+      .toLocaleUpperCase() || "?"
   );
 }

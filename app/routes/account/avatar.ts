@@ -1,10 +1,10 @@
-import { AVATAR_MAX_BYTES, type AvatarError } from "../../lib/avatars";
 import { requireUser } from "../../lib/guards.server";
 import { notFound, redirectNoStore } from "../../lib/http.server";
 import { accessToken, storageCalls } from "../../lib/storage.server";
 import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/avatar";
 import { removeAvatar, saveAvatar } from "./parts/avatar.server";
+import { AVATAR_MAX_BYTES, type AvatarError } from "./parts/avatar-rules";
 
 /**
  * The profile page's picture: a new one (a multipart form post, `intent=upload`, so it works with

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { avatarPathOf, avatarUrl, initials, newAvatarPath } from "../../../app/lib/avatars";
+import { avatarUrl, initials } from "../../../app/components/avatar";
+import { avatarPathOf, avatarSource } from "../../../app/lib/avatars";
+import { newAvatarPath } from "../../../app/routes/account/parts/avatar-rules";
 
 const id = "8d0f5d2e-6f7e-4a39-9a43-2b8f0c7c1a11";
 
@@ -26,10 +28,10 @@ describe("avatars", () => {
 
   it("resized by Storage where the project transforms images, else the original", () => {
     const path = `${id}/v1-abc.webp`;
-    expect(avatarUrl({ supabaseUrl: "https://p.supabase.co", transforms: false }, path, 28)).toBe(
+    expect(avatarUrl(avatarSource("https://p.supabase.co", false), path, 28)).toBe(
       `https://p.supabase.co/storage/v1/object/public/avatars/${path}`,
     );
-    expect(avatarUrl({ supabaseUrl: "https://p.supabase.co", transforms: true }, path, 28)).toBe(
+    expect(avatarUrl(avatarSource("https://p.supabase.co", true), path, 28)).toBe(
       `https://p.supabase.co/storage/v1/render/image/public/avatars/${path}?width=56&height=56&resize=cover`,
     );
   });

@@ -3,6 +3,7 @@ import { Form } from "react-router";
 import { Avatar } from "../../../components/avatar";
 import { FormAlert } from "../../../components/form-alert";
 import { SubmitButton } from "../../../components/submit-button";
+import { useAvatarSource } from "../../../lib/use-avatar-source";
 import {
   AVATAR_ERRORS,
   AVATAR_PIXELS,
@@ -10,8 +11,7 @@ import {
   AVATAR_TYPES,
   type AvatarError,
   avatarProblem,
-} from "../../../lib/avatars";
-import { useAvatarSource } from "../../../lib/use-avatar-source";
+} from "./avatar-rules";
 
 /**
  * The profile's picture: a file picker in a plain multipart form to /account/avatar (it works

@@ -1,12 +1,7 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
-import {
-  AVATAR_BUCKET,
-  AVATAR_MAX_BYTES,
-  type AvatarError,
-  avatarProblem,
-  newAvatarPath,
-} from "../../../lib/avatars";
+import { AVATAR_BUCKET } from "../../../lib/avatars";
 import type { StorageCalls } from "../../../lib/storage.server";
+import { AVATAR_MAX_BYTES, type AvatarError, avatarProblem, newAvatarPath } from "./avatar-rules";
 import { withoutMetadata } from "./image-metadata.server";
 
 /**

@@ -16,12 +16,11 @@ export function Avatar({
   source: AvatarSource | null;
   path: string | null;
   name: string;
-  size: number;
+  size: AvatarSize;
   className?: string;
 }) {
   const [failed, setFailed] = useState<string | null>(null);
-  const box = `inline-grid shrink-0 place-items-center overflow-hidden rounded-full ${className}`;
-  const style = { width: size, height: size };
+  const box = `inline-grid shrink-0 place-items-center overflow-hidden rounded-full ${SIZES[size]} ${className}`;
   if (source && path && failed !== path) {
     return (
       <img
@@ -29,7 +28,6 @@ export function Avatar({
         alt=""
         width={size}
         height={size}
-        style={style}
         className={`${box} bg-subtle object-cover`}
         data-testid="avatar-image"
         onError={() => setFailed(path)}
@@ -39,7 +37,6 @@ export function Avatar({
   return (
     <span
       aria-hidden="true"
-      style={{ ...style, fontSize: Math.max(8, Math.round(size * 0.4)) }}
       className={`${box} bg-accent-subtle font-semibold leading-none text-accent-strong`}
       data-testid="avatar-initials"
     >
@@ -47,6 +44,18 @@ export function Avatar({
     </span>
   );
 }
+
+/**
+ * The sizes pages use, as classes: the CSP allows no style attributes (with JavaScript off they
+ * would be dropped), so each size and its initials' type are in the stylesheet.
+ */
+const SIZES = {
+  16: "size-4 text-[7px]",
+  20: "size-5 text-[8px]",
+  28: "size-7 text-[11px]",
+  80: "size-20 text-3xl",
+} as const;
+export type AvatarSize = keyof typeof SIZES;
 
 /**
  * The URL of a picture shown `size` CSS pixels square: resized (twice that, for sharp screens) by

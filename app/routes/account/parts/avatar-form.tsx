@@ -66,7 +66,7 @@ export function AvatarForm({
       <h2 id="avatar-title" className="text-lg font-semibold">
         Picture
       </h2>
-      <div className="mt-4 flex flex-wrap items-center gap-5">
+      <div className="mt-4 flex flex-wrap items-start gap-5">
         {preview ? (
           <img
             src={preview}
@@ -79,47 +79,53 @@ export function AvatarForm({
         ) : (
           <Avatar source={source} path={path} name={name} size={80} />
         )}
-        <Form
-          // a new form (an empty file input) once the picture changed
-          key={path ?? "none"}
-          method="post"
-          action="/account/avatar"
-          encType="multipart/form-data"
-          className="flex min-w-0 flex-1 flex-col gap-3 sm:flex-row sm:items-end"
-          onSubmit={(event) => {
-            const input = event.currentTarget.elements.namedItem("avatar") as HTMLInputElement;
-            const found = avatarProblem(input.files?.[0] ?? null);
-            setProblem(found);
-            if (found) event.preventDefault();
-          }}
-        >
-          <label className="min-w-0 flex-1 text-sm">
-            <span className="font-medium">Choose a picture</span>
-            <input
-              type="file"
-              name="avatar"
-              required
-              accept={AVATAR_TYPES.join(",")}
-              aria-describedby="avatar-rules"
-              onChange={(event) => void choose(event.currentTarget)}
-              className="mt-1 block w-full text-sm file:mr-3 file:rounded-lg file:border-0 file:bg-ink-100 file:px-3 file:py-2 file:text-sm file:font-medium dark:file:bg-ink-800"
-            />
-            <span id="avatar-rules" className="mt-1 block text-xs text-ink-600 dark:text-ink-400">
-              {AVATAR_RULES} Anyone with its address can see it; where and with what it was taken is
-              removed before it is stored.
-            </span>
-          </label>
-          <SubmitButton intent="upload" className="w-auto! px-5">
-            Upload
-          </SubmitButton>
-        </Form>
-        {path ? (
-          <Form method="post" action="/account/avatar">
-            <SubmitButton intent="remove" variant="secondary" className="w-auto! px-4">
-              Remove picture
+        <div className="min-w-0 flex-1 space-y-3">
+          <Form
+            // a new form (an empty file input) once the picture changed
+            key={path ?? "none"}
+            method="post"
+            action="/account/avatar"
+            encType="multipart/form-data"
+            className="flex flex-col gap-3 sm:flex-row sm:items-end"
+            onSubmit={(event) => {
+              const input = event.currentTarget.elements.namedItem("avatar") as HTMLInputElement;
+              const found = avatarProblem(input.files?.[0] ?? null);
+              setProblem(found);
+              if (found) event.preventDefault();
+            }}
+          >
+            <label className="min-w-0 flex-1 text-sm">
+              <span className="font-medium">Choose a picture</span>
+              <input
+                type="file"
+                name="avatar"
+                required
+                accept={AVATAR_TYPES.join(",")}
+                aria-describedby="avatar-rules"
+                onChange={(event) => void choose(event.currentTarget)}
+                className="mt-1 block w-full text-sm file:mr-3 file:rounded-lg file:border-0 file:bg-ink-100 file:px-3 file:py-2 file:text-sm file:font-medium dark:file:bg-ink-800"
+              />
+              <span id="avatar-rules" className="mt-1 block text-xs text-ink-600 dark:text-ink-400">
+                {AVATAR_RULES} Anyone with its address can see it; where and with what it was taken
+                is removed before it is stored.
+              </span>
+            </label>
+            <SubmitButton intent="upload" className="w-auto! px-5">
+              Upload
             </SubmitButton>
           </Form>
-        ) : null}
+          {path ? (
+            <Form method="post" action="/account/avatar">
+              <SubmitButton
+                intent="remove"
+                variant="secondary"
+                className="w-auto! px-4 py-1.5!"
+              >
+                Remove picture
+              </SubmitButton>
+            </Form>
+          ) : null}
+        </div>
       </div>
       {shown ? (
         <div className="mt-4">

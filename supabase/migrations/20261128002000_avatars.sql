@@ -17,7 +17,9 @@
 -- 4. storage.objects policies for the bucket, one per operation: the owner inserts, updates,
 --    deletes and selects (lists) in their own folder only; nobody else gets anything through the
 --    API (the public URL serves the bytes without RLS, as a public bucket does, and nobody can
---    list who has a picture). The three restrictive rules of 20261128001000_attachments.sql (aal2
+--    list who has a picture). Quota: at most 3 objects in a folder (the current picture, the one
+--    replacing it, and one a failed removal left behind), so at most 6 MiB a user; the app keeps
+--    one. The three restrictive rules of 20261128001000_attachments.sql (aal2
 --    once a factor exists, no anonymous users, a live session) are on all of storage.objects
 --    already and hold here too.
 
@@ -59,8 +61,9 @@ $$;
 
 alter table public.profiles
   add column avatar_path text,
+  -- (inline, not through avatar_path_from(): a CHECK runs its functions with the writer's rights)
   add constraint profiles_avatar_path_own check (
-    avatar_path is null or avatar_path = private.avatar_path_from(id, jsonb_build_object('avatar_path', avatar_path))
+    avatar_path ~ ('^' || id::text || '/[0-9a-z-]{1,64}\.(webp|jpg|png)$')
   );
 
 comment on column public.profiles.avatar_path is
@@ -112,14 +115,30 @@ where u.id = p.id and private.avatar_path_from(u.id, u.raw_user_meta_data) is no
 -- The policies below run as the caller.
 revoke all on function private.avatar_name_ok(text) from public, anon;
 grant execute on function private.avatar_name_ok(text) to authenticated;
--- (and profiles' CHECK, when a user changes their username)
-revoke all on function private.avatar_path_from(uuid, jsonb) from public, anon;
-grant execute on function private.avatar_path_from(uuid, jsonb) to authenticated;
+-- (avatar_path_from() runs only inside the security definer triggers)
+revoke all on function private.avatar_path_from(uuid, jsonb) from public, anon, authenticated;
 
 -- (profiles keeps its grants: select for authenticated, update of username only. The column is
 -- written by the trigger alone.)
 
 -- The bucket's objects ---------------------------------------------------------------------------
+
+-- How many pictures a user holds: counted past RLS (a policy on storage.objects cannot query it
+-- as the caller without recursing), for the caller's own folder only.
+create function private.avatar_count()
+returns bigint
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select count(*) from storage.objects o
+  where o.bucket_id = 'avatars'
+    and split_part(o.name, '/', 1) = (select auth.uid())::text
+$$;
+
+revoke all on function private.avatar_count() from public, anon;
+grant execute on function private.avatar_count() to authenticated;
 
 create policy "avatars: the owner uploads into their own folder"
   on storage.objects for insert to authenticated
@@ -128,6 +147,7 @@ create policy "avatars: the owner uploads into their own folder"
     and (storage.foldername(objects.name))[1] = (select auth.uid())::text
     and array_length(storage.foldername(objects.name), 1) = 1
     and private.avatar_name_ok(storage.filename(objects.name))
+    and (select private.avatar_count()) < 3
   );
 
 create policy "avatars: the owner replaces their own pictures"

@@ -101,8 +101,17 @@ const WEBP = new Uint8Array([0x52, 0x49, 0x46, 0x46, 4, 0, 0, 0, 0x57, 0x45, 0x4
 
 const version = () => `${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}.webp`;
 
-/** One picture of the owner's, uploaded as the owner. */
+/** Empties a folder as the service role (the bucket holds at most three pictures a user). */
+async function emptyFolder(userId: string) {
+  const bucket = service.storage.from(BUCKET);
+  const { data } = await bucket.list(userId, { limit: 100 });
+  const paths = (data ?? []).map((o) => `${userId}/${o.name}`);
+  if (paths.length > 0) await bucket.remove(paths);
+}
+
+/** One picture of the owner's, uploaded as the owner, alone in their folder. */
 async function picture() {
+  await emptyFolder(owner.id);
   const path = `${owner.id}/${version()}`;
   const up = await owner.client.storage.from(BUCKET).upload(path, WEBP, {
     contentType: "image/webp",
@@ -183,6 +192,7 @@ describe("the avatars bucket", () => {
 
 describe("the rules around the matrix", () => {
   test("the owner's pictures are named as the app names versions, directly in their folder", async () => {
+    await emptyFolder(owner.id);
     const bucket = owner.client.storage.from(BUCKET);
     for (const path of [
       `${owner.id}/nested/${version()}`,
@@ -196,7 +206,25 @@ describe("the rules around the matrix", () => {
     }
   });
 
+  test("a user holds at most three pictures", async () => {
+    await emptyFolder(owner.id);
+    const bucket = owner.client.storage.from(BUCKET);
+    const paths = [1, 2, 3, 4].map(() => `${owner.id}/${version()}`);
+    const results = [];
+    for (const path of paths) {
+      results.push((await bucket.upload(path, WEBP, { contentType: "image/webp" })).error === null);
+    }
+    expect(results).toEqual([true, true, true, false]);
+    // One removed: room for the next.
+    await bucket.remove([paths[0] ?? ""]);
+    expect(
+      (await bucket.upload(paths[3] ?? "", WEBP, { contentType: "image/webp" })).error,
+    ).toBeNull();
+    await emptyFolder(owner.id);
+  });
+
   test("the bucket enforces its size limit and types", async () => {
+    await emptyFolder(owner.id);
     const bucket = owner.client.storage.from(BUCKET);
     const big = `${owner.id}/${version()}`;
     const tooBig = await bucket.upload(big, new Uint8Array(2 * 1024 * 1024 + 1), {

@@ -116,11 +116,7 @@ export function AvatarForm({
           </Form>
           {path ? (
             <Form method="post" action="/account/avatar">
-              <SubmitButton
-                intent="remove"
-                variant="secondary"
-                className="w-auto! px-4 py-1.5!"
-              >
+              <SubmitButton intent="remove" variant="secondary" className="w-auto! px-4 py-1.5!">
                 Remove picture
               </SubmitButton>
             </Form>

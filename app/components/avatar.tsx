@@ -35,13 +35,14 @@ export function Avatar({
     );
   }
   return (
+    // The letters are drawn from the attribute, not put in the text: the name beside the avatar
+    // is what the line says, and reads, copies and searches as.
     <span
       aria-hidden="true"
-      className={`${box} bg-accent-subtle font-semibold leading-none text-accent-strong`}
+      data-initials={initials(name)}
+      className={`${box} bg-accent-subtle font-semibold leading-none text-accent-strong before:content-[attr(data-initials)]`}
       data-testid="avatar-initials"
-    >
-      {initials(name)}
-    </span>
+    />
   );
 }
 

@@ -42,12 +42,23 @@ export async function loader({ request, context }: Route.LoaderArgs) {
 /**
  * Where the signed-in pages' avatars come from (the header, notes, people viewing): resized by
  * Storage where the project offers image transformations, else the originals. Asked once per
- * isolate (backend-features.server.ts); undecided counts as no.
+ * isolate (backend-features.server.ts), beside the page's own loaders; a page waits for the
+ * answer at most PROBE_WAIT_MS (a slow or unreachable Storage never holds a page up), and
+ * undecided counts as no.
  */
 async function avatarsOf(env: SupabaseEnv): Promise<AvatarSource> {
-  const transforms = await offersImageTransformations(env.url, env.publishableKey);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const transforms = await Promise.race([
+    offersImageTransformations(env.url, env.publishableKey),
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), PROBE_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
   return avatarSource(env.url, transforms === true);
 }
+
+const PROBE_WAIT_MS = 300;
 
 export const meta: Route.MetaFunction = () => [
   { title: "Edge Notes" },

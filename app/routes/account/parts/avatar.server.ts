@@ -41,8 +41,11 @@ export async function saveAvatar(
     if (/mime type/i.test(uploaded.message ?? "")) return "bad_type";
     return "not_stored";
   }
-  if (!(await makeCurrent(supabase, path))) {
-    await storage.remove(AVATAR_BUCKET, [path]);
+  const named = await makeCurrent(supabase, path);
+  if (named !== "current") {
+    // Not named: take it back. Unknown (Auth did not answer): leave it, the next change removes
+    // it if it is not the current one.
+    if (named === "not current") await storage.remove(AVATAR_BUCKET, [path]);
     return "not_stored";
   }
   await removeVersions(storage, userId, path);
@@ -55,7 +58,7 @@ export async function removeAvatar(
   storage: StorageCalls,
   userId: string,
 ): Promise<boolean> {
-  if (!(await makeCurrent(supabase, null))) return false;
+  if ((await makeCurrent(supabase, null)) !== "current") return false;
   await removeVersions(storage, userId, null);
   return true;
 }
@@ -63,12 +66,21 @@ export async function removeAvatar(
 /**
  * Names `path` in the user's metadata, then refreshes the session so that the access token, which
  * the header reads its picture from, carries it at once (the cookies go out with the answer).
+ * A refused or timed-out update may still have been saved (the Worker gives up on a slow Auth):
+ * then the user is read back to know.
  */
-async function makeCurrent(supabase: SupabaseClient, path: string | null): Promise<boolean> {
+async function makeCurrent(
+  supabase: SupabaseClient,
+  path: string | null,
+): Promise<"current" | "not current" | "unknown"> {
   const { error } = await supabase.auth.updateUser({ data: { avatar_path: path } });
-  if (error) return false;
+  if (error) {
+    const { data } = await supabase.auth.getUser();
+    if (!data.user) return "unknown";
+    if ((data.user.user_metadata?.avatar_path ?? null) !== path) return "not current";
+  }
   await supabase.auth.refreshSession();
-  return true;
+  return "current";
 }
 
 /**

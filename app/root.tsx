@@ -16,8 +16,10 @@ import { SiteHeader } from "./components/site-header";
 import { StatusPage } from "./components/status-page";
 import { ThemeSwitcher } from "./components/theme-switcher";
 import { authMiddleware, getAuth } from "./lib/auth.server";
+import { type AvatarSource, avatarSource } from "./lib/avatars";
+import { offersImageTransformations } from "./lib/backend-features.server";
 import { documentNonce } from "./lib/document-nonce";
-import { toPublicEnv } from "./lib/env.server";
+import { type SupabaseEnv, toPublicEnv } from "./lib/env.server";
 import { toSessionUser } from "./lib/session-user";
 import { themeFromRequest } from "./lib/theme.server";
 import { useBrowserSession } from "./lib/use-browser-session";
@@ -25,14 +27,38 @@ import { getSupabaseEnv } from "./lib/worker-context.server";
 
 export const middleware: Route.MiddlewareFunction[] = [authMiddleware];
 
-export function loader({ request, context }: Route.LoaderArgs) {
+export async function loader({ request, context }: Route.LoaderArgs) {
   const { claims } = getAuth(context);
+  const env = getSupabaseEnv(context);
+  const user = toSessionUser(claims);
   return {
-    env: toPublicEnv(getSupabaseEnv(context)),
-    user: toSessionUser(claims),
+    env: toPublicEnv(env),
+    user,
     theme: themeFromRequest(request),
+    avatars: user ? await avatarsOf(env) : null,
   };
 }
+
+/**
+ * Where the signed-in pages' avatars come from (the header, notes, people viewing): resized by
+ * Storage where the project offers image transformations, else the originals. Asked once per
+ * isolate (backend-features.server.ts), beside the page's own loaders; a page waits for the
+ * answer at most PROBE_WAIT_MS (a slow or unreachable Storage never holds a page up), and
+ * undecided counts as no.
+ */
+async function avatarsOf(env: SupabaseEnv): Promise<AvatarSource> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const transforms = await Promise.race([
+    offersImageTransformations(env.url, env.publishableKey),
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), PROBE_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  return avatarSource(env.url, transforms === true);
+}
+
+const PROBE_WAIT_MS = 300;
 
 export const meta: Route.MetaFunction = () => [
   { title: "Edge Notes" },
@@ -62,7 +88,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
           Skip to content
         </a>
         <NavigationProgress pending={navigation.state !== "idle"} />
-        <SiteHeader user={data?.user ?? null} />
+        <SiteHeader user={data?.user ?? null} avatars={data?.avatars ?? null} />
         <main id="main" className="mx-auto w-full max-w-5xl flex-1 px-4 sm:px-6">
           {children}
         </main>

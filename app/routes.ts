@@ -42,6 +42,8 @@ export default [
 
   // Adding a passkey: the JSON steps /account/security's script takes (no page).
   route("account/passkeys", "routes/account/passkeys.ts"),
+  // The profile's picture: a form post (upload or remove), back to the profile (no page).
+  route("account/avatar", "routes/account/avatar.ts"),
 
   // Anything else: a real 404 page rendered inside the layout (root loader and middleware run).
   route("*", "routes/not-found.tsx"),

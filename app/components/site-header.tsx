@@ -1,7 +1,15 @@
 import { Form, Link, NavLink, useLocation } from "react-router";
+import type { AvatarSource } from "../lib/avatars";
 import type { SessionUser } from "../lib/session-user";
+import { Avatar } from "./avatar";
 
-export function SiteHeader({ user }: { user: SessionUser | null }) {
+export function SiteHeader({
+  user,
+  avatars,
+}: {
+  user: SessionUser | null;
+  avatars: AvatarSource | null;
+}) {
   // The /sign-out page has its own buttons; one "Sign out" button per page is clearer.
   const onSignOutPage = useLocation().pathname === "/sign-out";
   return (
@@ -27,6 +35,15 @@ export function SiteHeader({ user }: { user: SessionUser | null }) {
                 Account
               </NavLink>
             </nav>
+            <Link to="/account" className="shrink-0 rounded-full" data-testid="header-avatar">
+              <span className="sr-only">Your profile</span>
+              <Avatar
+                source={avatars}
+                path={user.avatarPath}
+                name={user.displayName || user.email || "?"}
+                size={28}
+              />
+            </Link>
             <p className="hidden min-w-0 truncate text-muted md:block">
               <span className="sr-only">Signed in as </span>
               <span

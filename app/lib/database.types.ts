@@ -158,6 +158,7 @@ export type Database = {
       };
       profiles: {
         Row: {
+          avatar_path: string | null;
           created_at: string;
           display_name: string | null;
           id: string;
@@ -165,6 +166,7 @@ export type Database = {
           username: string | null;
         };
         Insert: {
+          avatar_path?: string | null;
           created_at?: string;
           display_name?: string | null;
           id: string;
@@ -172,6 +174,7 @@ export type Database = {
           username?: string | null;
         };
         Update: {
+          avatar_path?: string | null;
           created_at?: string;
           display_name?: string | null;
           id?: string;

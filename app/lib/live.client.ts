@@ -1,4 +1,5 @@
 import type { RealtimeChannel } from "@supabase/supabase-js";
+import { avatarPathOf } from "./avatars";
 import type { PublicEnv } from "./public-env";
 import { getBrowserSupabase } from "./supabase.client";
 
@@ -15,11 +16,18 @@ import { getBrowserSupabase } from "./supabase.client";
  * topic is one channel, left a moment after its last listener goes.
  */
 
-export interface Presence {
-  /** What the others see: a display name (client-asserted, so they treat it as untrusted text). */
+/** Someone on a topic, as their browser announced themselves (see presenceViewers). */
+export interface Viewer {
   name: string;
-  /** The names of everyone else on the topic, each capped (see presenceNames). */
-  onSync(others: string[]): void;
+  /** Their picture in the avatars bucket: only ever a path in their own folder, or null. */
+  avatarPath: string | null;
+}
+
+export interface Presence {
+  /** What the others see: a display name and a picture (client-asserted, so they check both). */
+  me: Viewer;
+  /** Everyone else on the topic (see presenceViewers). */
+  onSync(others: Viewer[]): void;
 }
 
 export interface Listener {
@@ -48,11 +56,11 @@ const topics = new Map<string, Entry>();
 /** Channels on their way out, by topic: the next channel of a topic waits for its leave. */
 const removing = new Map<string, Promise<unknown>>();
 
-/** What listen() hands back: stop, and announce a new presence name without leaving. */
+/** What listen() hands back: stop, and announce a new name or picture without leaving. */
 export interface Listening {
   stop(): void;
-  /** The reader's name changed (their profile, on another page): tracked again under it. */
-  rename(name: string): void;
+  /** The reader's name or picture changed (their profile, on another page): tracked again. */
+  rename(me: Viewer): void;
 }
 
 /** Starts listening to a private topic as `userId`. */
@@ -77,7 +85,7 @@ export function listen(
   current.listeners.add(listener);
   if (listener.presence) {
     if (current.channel?.state === "joined") {
-      void current.channel.track({ name: listener.presence.name });
+      void current.channel.track(announced(listener.presence.me));
     }
     listener.presence.onSync(othersOn(current));
   }
@@ -90,12 +98,14 @@ export function listen(
       if (current.listeners.size > 0) return;
       current.leaving = setTimeout(() => leave(env, topic, current), LINGER_MS);
     },
-    rename(name) {
+    rename(me) {
       const { presence } = listener;
-      if (!presence || presence.name === name) return;
-      presence.name = name;
+      if (!presence || (presence.me.name === me.name && presence.me.avatarPath === me.avatarPath)) {
+        return;
+      }
+      presence.me = me;
       // a second track replaces the first: the others' sync shows the new name, nobody leaves
-      if (current.channel?.state === "joined") void current.channel.track({ name });
+      if (current.channel?.state === "joined") void current.channel.track(announced(me));
     },
   };
 }
@@ -149,20 +159,38 @@ function join(
       channel.subscribe((status) => {
         if (status !== "SUBSCRIBED") return;
         const present = [...entry.listeners].find((listener) => listener.presence);
-        if (present?.presence) void channel.track({ name: present.presence.name });
+        if (present?.presence) void channel.track(announced(present.presence.me));
         for (const listener of entry.listeners) listener.onChange(null);
       });
     });
   return entry;
 }
 
-function othersOn(entry: Entry): string[] {
-  const state = entry.channel?.presenceState<{ name?: unknown }>() ?? {};
-  return presenceNames(
+/** What this browser announces on a topic. */
+const announced = (me: Viewer) => ({ name: me.name, avatar: me.avatarPath });
+
+function othersOn(entry: Entry): Viewer[] {
+  const state = entry.channel?.presenceState<{ name?: unknown; avatar?: unknown }>() ?? {};
+  return presenceViewers(
     Object.entries(state)
       .filter(([key]) => key !== entry.userId)
-      .map(([, metas]) => metas[0]?.name),
+      .map(([key, metas]) => ({ key, name: metas[0]?.name, avatar: metas[0]?.avatar })),
   );
+}
+
+/**
+ * The others on a topic from what their browsers sent: each name as presenceNames makes it, and
+ * a picture only when it is a path in the folder of the user id the entry is keyed by (the
+ * bucket's shape), so an announcement cannot show a file from anywhere else.
+ */
+export function presenceViewers(
+  entries: { key: string; name: unknown; avatar: unknown }[],
+): Viewer[] {
+  const names = presenceNames(entries.map((e) => e.name));
+  return entries.map((e, i) => ({
+    name: names[i] ?? "Someone",
+    avatarPath: avatarPathOf(e.key, e.avatar),
+  }));
 }
 
 /**

@@ -7,7 +7,14 @@ import type { SupabaseEnv } from "./env.server";
  * 018), and these few endpoints are all the app needs. Same paths and bodies as storage-js.
  */
 export interface StorageCalls {
-  upload(bucket: string, path: string, body: Blob, contentType: string): Promise<StorageResult>;
+  /** `cacheControl`: how long the object may be cached where it is served (default 5 minutes). */
+  upload(
+    bucket: string,
+    path: string,
+    body: Blob,
+    contentType: string,
+    options?: { cacheControl?: string },
+  ): Promise<StorageResult>;
   /** Signed download URLs (absolute), in the order of `paths`; null where refused. */
   signUrls(bucket: string, paths: string[], expiresIn: number): Promise<(string | null)[]>;
   /**
@@ -96,14 +103,14 @@ export function storageCalls(
   });
 
   return {
-    async upload(bucket, path, body, contentType) {
+    async upload(bucket, path, body, contentType, options) {
       return result(
         await call(`/object/${objectPath(bucket, path)}`, {
           method: "POST",
           headers: {
             "Content-Type": contentType,
             // no x-upsert: an upload never replaces (upstream's default)
-            "Cache-Control": "max-age=300",
+            "Cache-Control": options?.cacheControl ?? "max-age=300",
           },
           body,
         }),

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { useRevalidator, useRouteLoaderData } from "react-router";
-import type { Listener, Listening } from "./live.client";
+import type { Listener, Listening, Viewer } from "./live.client";
 import type { PublicEnv } from "./public-env";
 import type { SessionUser } from "./session-user";
 
@@ -15,22 +15,23 @@ export function useLiveTopic(
   options: {
     /** A message arrived (its payload: ids only), or the channel (re)joined (null). */
     onChange: Listener["onChange"];
-    /** Also share presence on the topic under this name; the hook returns the others' names. */
-    presenceName?: string;
+    /** Also share presence on the topic as this person; the hook returns the others. */
+    presence?: Viewer;
   },
-): string[] {
+): Viewer[] {
   const root = useRouteLoaderData("root") as { env?: PublicEnv; user?: SessionUser | null };
   const url = root?.env?.SUPABASE_URL;
   const key = root?.env?.SUPABASE_PUBLISHABLE_KEY;
   const userId = root?.user?.id;
   const onChange = useRef(options.onChange);
   onChange.current = options.onChange;
-  const presenceName = options.presenceName;
-  const name = useRef(presenceName);
-  name.current = presenceName;
+  const presenceName = options.presence?.name;
+  const presenceAvatar = options.presence?.avatarPath ?? null;
+  const me = useRef(options.presence);
+  me.current = options.presence;
   const withPresence = presenceName !== undefined;
   const listening = useRef<Listening | undefined>(undefined);
-  const [others, setOthers] = useState<string[]>([]);
+  const [others, setOthers] = useState<Viewer[]>([]);
 
   useEffect(() => {
     if (!topic || !url || !key || !userId) return;
@@ -44,7 +45,8 @@ export function useLiveTopic(
         userId,
         {
           onChange: (payload) => onChange.current(payload),
-          presence: withPresence ? { name: name.current ?? "", onSync: setOthers } : undefined,
+          presence:
+            withPresence && me.current ? { me: { ...me.current }, onSync: setOthers } : undefined,
         },
       );
     };
@@ -60,10 +62,12 @@ export function useLiveTopic(
     };
   }, [topic, url, key, userId, withPresence]);
 
-  // A new name (the reader renamed themselves; the page re-read): announced on the same channel
+  // A new name or picture (the reader changed their profile; the page re-read): announced on the
+  // same channel, without leaving it
   useEffect(() => {
-    if (presenceName !== undefined) listening.current?.rename(presenceName);
-  }, [presenceName]);
+    if (presenceName === undefined) return;
+    listening.current?.rename({ name: presenceName, avatarPath: presenceAvatar });
+  }, [presenceName, presenceAvatar]);
 
   return others;
 }
@@ -80,12 +84,12 @@ const REREAD_DELAY_MS = 100;
  */
 export function useLiveRevalidation(
   topic: string | null,
-  options: { relevant?: (payload: Record<string, unknown>) => boolean; presenceName?: string } = {},
-): string[] {
+  options: { relevant?: (payload: Record<string, unknown>) => boolean; presence?: Viewer } = {},
+): Viewer[] {
   const { revalidate } = useRevalidator();
   const relevant = options.relevant;
   return useLiveTopic(topic, {
-    presenceName: options.presenceName,
+    presence: options.presence,
     onChange: (payload) => {
       if (payload && relevant && !relevant(payload)) return;
       clearTimeout(pending);

@@ -1,9 +1,10 @@
--- Live profile names. A note's page shares its reader's presence under the name their own browser
--- announces ("Grace is also viewing", decision 028): the name the page's loader read. When that
--- name changes (the display name, or the username it falls back to), the person's other open pages
--- learn of it on their own topic, `user:<id>` (event `profile`, the user's id only: the new name is
--- read through the data API, as everything else), re-read, and announce the new name. Nobody else
--- hears it: `user:<id>` is that user's alone (20261128000100_live_notes.sql).
+-- Live profile names and pictures. A note's page shares its reader's presence under the name and
+-- picture their own browser announces ("Grace is also viewing", decision 028): what the page's
+-- loader read. When either changes (the display name, the username it falls back to, or the
+-- avatar), the person's other open pages learn of it on their own topic, `user:<id>` (event
+-- `profile`, the user's id only: the new name is read through the data API, as everything else),
+-- re-read, and announce it. Nobody else hears it: `user:<id>` is that user's alone
+-- (20261128000100_live_notes.sql).
 create function private.broadcast_profile_changes()
 returns trigger
 language plpgsql
@@ -17,11 +18,12 @@ end;
 $$;
 
 create trigger profiles_broadcast_name
-  after update of display_name, username on public.profiles
+  after update of display_name, username, avatar_path on public.profiles
   for each row
   when (
     old.display_name is distinct from new.display_name
     or old.username is distinct from new.username
+    or old.avatar_path is distinct from new.avatar_path
   )
   execute function private.broadcast_profile_changes();
 

@@ -1,17 +1,21 @@
 // Attachments (supabase/migrations/20261128001000_attachments.sql) as a matrix, through the real
 // supabase-js and storage-js with real session tokens: for the `attachments` bucket and table ×
-// {anon, owner, the owner's aal1 session, a stranger, the note's recipient, an anonymous user},
+// {anon, owner, the owner's aal1 session, a session of the owner's that was ended, a stranger, the
+// note's recipient, an anonymous user},
 // exactly which operations succeed on the owner's files. "Succeeded" is judged by the service role
 // afterwards (the object is there, or gone, or changed), so a 200 with nothing done counts as
 // refused, and no cell may answer 5xx. The owner has a verified TOTP factor: "owner" is their aal2
-// session, "aal1" the same user signed in with the password only.
+// session, "aal1" the same user signed in with the password only, "ended" another aal2 session of
+// theirs that signed out (decision 023: Storage runs as the caller, so the restrictive policy on
+// storage.objects refuses it at once).
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PASSWORD } from "../support/backend.ts";
+import { signedOutSession } from "../support/ended-session.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
 import { aalOf, enrollVerifiedTotp } from "../support/mfa.ts";
 
-type Actor = "anon" | "owner" | "aal1" | "stranger" | "recipient" | "anonymous";
+type Actor = "anon" | "owner" | "aal1" | "ended" | "stranger" | "recipient" | "anonymous";
 type Op =
   | "upload"
   | "replace"
@@ -33,6 +37,7 @@ const EXPECTED: Record<Actor, Op[]> = {
   anon: [],
   owner: OPS,
   aal1: [],
+  ended: [],
   stranger: [],
   recipient: READS,
   anonymous: [],
@@ -51,7 +56,9 @@ beforeAll(async () => {
   owner = { id: o.user.id, client: o.client };
   recipient = { id: r.user.id, email: r.email, client: r.client };
   stranger = s.client;
-  await enrollVerifiedTotp(owner.client);
+  const totp = await enrollVerifiedTotp(owner.client);
+  // (Before the aal1 sign-in: verifying a factor ends the user's aal1 sessions.)
+  const ended = await signedOutSession(local, o.email, totp);
   const aal1 = local.client();
   const signIn = await aal1.auth.signInWithPassword({ email: o.email, password: PASSWORD });
   if (signIn.error) throw signIn.error;
@@ -64,6 +71,7 @@ beforeAll(async () => {
     anon: local.client(),
     owner: owner.client,
     aal1,
+    ended,
     stranger,
     recipient: recipient.client,
     anonymous,

@@ -11,6 +11,7 @@ import { backendFailure, dataNoStore } from "../../lib/http.server";
 import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/profile";
+import { AvatarForm } from "./parts/avatar-form";
 import { DISPLAY_NAME_MAX, USERNAME_RULES } from "./parts/profile-rules";
 import { FEW_RECOVERY_CODES } from "./parts/recovery-codes";
 import { profileSchema } from "./parts/schemas.server";
@@ -20,7 +21,11 @@ export const meta: Route.MetaFunction = () => [{ title: "Profile · Edge Notes" 
 export async function loader({ request, context }: Route.LoaderArgs) {
   const { supabase, claims } = requireUser(request, context);
   const [{ data: profile, error }, codesLeft] = await Promise.all([
-    supabase.from("profiles").select("username, display_name").eq("id", claims.sub).maybeSingle(),
+    supabase
+      .from("profiles")
+      .select("username, display_name, avatar_path")
+      .eq("id", claims.sub)
+      .maybeSingle(),
     // Only a session with a second factor (aal2) can have recovery codes, and only a backend that
     // has them (a preview hosted Supabase lacks): others skip the call.
     claims.aal === "aal2" ? recoveryCodesLeft(supabase, getSupabaseEnv(context).url) : null,
@@ -31,6 +36,8 @@ export async function loader({ request, context }: Route.LoaderArgs) {
     email: claims.email ?? null,
     username: profile?.username ?? "",
     displayName: profile?.display_name ?? "",
+    avatarPath: profile?.avatar_path ?? null,
+    avatarResult: new URL(request.url).searchParams.get("avatar"),
   });
 }
 
@@ -121,6 +128,11 @@ export default function Profile({ loaderData, actionData }: Route.ComponentProps
           </FormAlert>
         </div>
       ) : null}
+      <AvatarForm
+        path={loaderData.avatarPath}
+        name={loaderData.displayName || loaderData.username || loaderData.email || "?"}
+        result={loaderData.avatarResult}
+      />
       <Form
         method="post"
         noValidate

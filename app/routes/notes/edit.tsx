@@ -22,7 +22,10 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const note = await loadNote(supabase, parseNoteId(params.id));
   // A note shared with this user is theirs to read, not to edit: the same 404 as any other.
   if (note.owner_id !== claims.sub) notFound();
-  return dataNoStore({ note, viewerName: ownerName(note.owner) });
+  return dataNoStore({
+    note,
+    me: { name: ownerName(note.owner), avatarPath: note.owner?.avatar_path ?? null },
+  });
 }
 
 export async function action({ request, context, params }: Route.ActionArgs) {
@@ -79,7 +82,7 @@ export async function action({ request, context, params }: Route.ActionArgs) {
 
 export default function EditNote({ loaderData, actionData }: Route.ComponentProps) {
   const { note } = loaderData;
-  const others = useLiveNote(note.id, loaderData.viewerName);
+  const others = useLiveNote(note.id, loaderData.me);
   // What the form was opened on. Live re-reads bring the saved note into loaderData; they must
   // not replace what is being typed, nor the version the save is checked against.
   const [opened] = useState(note);
@@ -94,7 +97,7 @@ export default function EditNote({ loaderData, actionData }: Route.ComponentProp
     <NotePage>
       <BackLink to={`/notes/${note.id}`}>Back to the note</BackLink>
       <h1 className="mt-4 mb-2 text-3xl font-semibold tracking-tight">Edit note</h1>
-      <Viewers names={others} />
+      <Viewers viewers={others} />
       <div className="mt-4 space-y-4">
         {conflict ? (
           <SavedVersion saved={conflict} />

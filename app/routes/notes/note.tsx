@@ -1,4 +1,5 @@
 import { data, Form, isRouteErrorResponse, Link } from "react-router";
+import { Avatar } from "../../components/avatar";
 import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
@@ -8,6 +9,7 @@ import { readFormValues, validateForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore, notFound } from "../../lib/http.server";
 import { accessToken, storageCalls } from "../../lib/storage.server";
+import { useAvatarSource } from "../../lib/use-avatar-source";
 import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/note";
@@ -19,7 +21,7 @@ import {
   loadNote,
   parseNoteId,
   unshareNote,
-  viewerName,
+  viewerOf,
 } from "./parts/data.server";
 import { LeaveSharedNote } from "./parts/leave-shared-note";
 import { useLiveNote } from "./parts/live";
@@ -42,13 +44,13 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const { supabase, claims, backendFetch } = requireUser(request, context);
   const id = parseNoteId(params.id);
   // Side by side, one round trip's wait: the note, its shares (null when the note is not the
-  // user's), the user's own name (for "… is also viewing" on a reader's page) and, once per
-  // isolate, whether Storage has image transformations (for the thumbnails).
+  // user's), the user's own name and picture (for "… is also viewing" on a reader's page) and,
+  // once per isolate, whether Storage has image transformations (for the thumbnails).
   const env = getSupabaseEnv(context);
-  const [note, shares, name, transformations] = await Promise.all([
+  const [note, shares, me, transformations] = await Promise.all([
     loadNote(supabase, id),
     listShares(supabase, id),
-    viewerName(supabase, claims.sub),
+    viewerOf(supabase, claims.sub),
     offersImageTransformations(env.url, env.publishableKey),
   ]);
   const mine = note.owner_id === claims.sub;
@@ -71,7 +73,7 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
     mine,
     shares: (mine && shares) || [],
     body: note.body ? renderMarkdown(note.body) : null,
-    viewerName: name,
+    me,
   });
 }
 
@@ -144,8 +146,9 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
   const { note, mine, shares, body } = loaderData;
   // Live: an edit saved elsewhere, a pin, a share or an unshare re-reads this page (the data API
   // decides what it may still show); the others reading it are named.
-  const others = useLiveNote(note.id, loaderData.viewerName);
+  const others = useLiveNote(note.id, loaderData.me);
   const fetcher = useToggleFetcher(note.id);
+  const avatars = useAvatarSource();
   const shown = optimisticState(note, fetcher.formData?.get("intent"));
   return (
     <NotePage>
@@ -163,7 +166,15 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
             {shown.pinned ? <Badge tone="amber">Pinned</Badge> : null}
             {shown.archived ? <Badge tone="ink">Archived</Badge> : null}
             {mine ? null : (
-              <Badge tone="brand">{`Shared by ${ownerName(note.owner)} · read-only`}</Badge>
+              <span className="inline-flex items-center gap-1.5" data-testid="note-owner">
+                <Avatar
+                  source={avatars}
+                  path={note.owner?.avatar_path ?? null}
+                  name={ownerName(note.owner)}
+                  size={20}
+                />
+                <Badge tone="brand">{`Shared by ${ownerName(note.owner)} · read-only`}</Badge>
+              </span>
             )}
           </div>
           <h1
@@ -176,7 +187,7 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
             <NoteDate iso={note.updated_at} prefix="Edited" /> ·{" "}
             <NoteDate iso={note.created_at} prefix="created" />
           </p>
-          <Viewers names={others} />
+          <Viewers viewers={others} />
           {note.tags.length > 0 ? (
             <div className="mt-3 flex flex-wrap gap-2">
               {note.tags.map((tag) => (

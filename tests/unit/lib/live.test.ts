@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NAME_MAX, presenceNames } from "../../../app/lib/live.client";
+import { NAME_MAX, presenceNames, presenceViewers } from "../../../app/lib/live.client";
 
 // Presence payloads are whatever another browser sent: the page shows them as capped plain text.
 describe("presenceNames", () => {
@@ -26,5 +26,31 @@ describe("presenceNames", () => {
     expect(presenceNames([undefined, null, 42, { name: "x" }, ["Grace"], "", "   "])).toEqual(
       Array(7).fill("Someone"),
     );
+  });
+});
+
+describe("presenceViewers", () => {
+  const ada = "8d0f5d2e-6f7e-4a39-9a43-2b8f0c7c1a11";
+  const grace = "3c3c1f0e-1111-4a39-9a43-2b8f0c7c1a22";
+
+  it("a picture only from the announcer's own folder, in the bucket's shape", () => {
+    const viewers = presenceViewers([
+      { key: ada, name: "Ada", avatar: `${ada}/mf1x2-ab12cd.webp` },
+      // Grace announcing Ada's picture, a nested path, another type, a URL, not a string:
+      { key: grace, name: "Grace", avatar: `${ada}/mf1x2-ab12cd.webp` },
+      { key: grace, name: "Grace", avatar: `${grace}/a/b.webp` },
+      { key: grace, name: "Grace", avatar: `${grace}/x.svg` },
+      { key: grace, name: "Grace", avatar: "https://evil.example/x.webp" },
+      { key: grace, name: "<b>Grace</b>", avatar: { path: "x" } },
+    ]);
+    expect(viewers.map((v) => v.avatarPath)).toEqual([
+      `${ada}/mf1x2-ab12cd.webp`,
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
+    expect(viewers.at(-1)?.name).toBe("<b>Grace</b>");
   });
 });

@@ -1,6 +1,7 @@
 import type { PostgrestError, SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../../lib/database.types";
 import { backendFailure, notFound } from "../../../lib/http.server";
+import type { Viewer } from "../../../lib/live.client";
 import type { ListParams } from "./list-url";
 import { plainExcerpt } from "./markdown.server";
 import { ownerName } from "./note-meta";
@@ -31,7 +32,11 @@ export interface NoteListItem {
   updated_at: string;
   owner_id: string;
   tags: { name: string }[];
-  owner: { username: string | null; display_name: string | null } | null;
+  owner: {
+    username: string | null;
+    display_name: string | null;
+    avatar_path: string | null;
+  } | null;
 }
 
 export interface ListRequest extends ListParams {
@@ -45,7 +50,7 @@ export async function listNotes(
 ): Promise<{ notes: NoteListItem[]; total: number; outOfRange: boolean }> {
   const from = (request.page - 1) * PAGE_SIZE;
   const columns =
-    "id, title, excerpt, pinned, archived, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name)";
+    "id, title, excerpt, pinned, archived, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name, avatar_path)";
   let query = supabase
     .from("notes")
     .select(request.tag ? `${columns}, tag_filter:tags!inner()` : columns, { count: "exact" })
@@ -84,7 +89,11 @@ export interface RecentNote {
   excerpt: string | null;
   updated_at: string;
   owner_id: string;
-  owner: { username: string | null; display_name: string | null } | null;
+  owner: {
+    username: string | null;
+    display_name: string | null;
+    avatar_path: string | null;
+  } | null;
 }
 
 /**
@@ -99,7 +108,7 @@ export async function recentNotes(
   const { data, error } = await supabase
     .from("notes")
     .select(
-      "id, title, excerpt, updated_at, owner_id, owner:profiles!notes_owner_id_fkey(username, display_name)",
+      "id, title, excerpt, updated_at, owner_id, owner:profiles!notes_owner_id_fkey(username, display_name, avatar_path)",
     )
     .eq("archived", false)
     .order("updated_at", { ascending: false })
@@ -126,7 +135,7 @@ export async function loadNote(supabase: Client, id: string) {
   const { data: note, error } = await supabase
     .from("notes")
     .select(
-      "id, title, body, pinned, archived, created_at, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name), attachments(id, note_id, owner_id, name, size, content_type)",
+      "id, title, body, pinned, archived, created_at, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name, avatar_path), attachments(id, note_id, owner_id, name, size, content_type)",
     )
     .eq("id", id)
     .order("name", { referencedTable: "tags" })
@@ -140,17 +149,17 @@ export async function loadNote(supabase: Client, id: string) {
 }
 
 /**
- * The name a reader goes by on a note's page ("Grace is also viewing"): their profile's display
- * name, else @username, else "Someone".
+ * How a reader appears on a note's page ("Grace is also viewing"): their profile's display name,
+ * else @username, else "Someone", and their picture.
  */
-export async function viewerName(supabase: Client, userId: string): Promise<string> {
+export async function viewerOf(supabase: Client, userId: string): Promise<Viewer> {
   const { data: profile, error } = await supabase
     .from("profiles")
-    .select("username, display_name")
+    .select("username, display_name, avatar_path")
     .eq("id", userId)
     .maybeSingle();
   if (error) backendFailure(error);
-  return ownerName(profile);
+  return { name: ownerName(profile), avatarPath: profile?.avatar_path ?? null };
 }
 
 /**

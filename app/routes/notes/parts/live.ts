@@ -1,4 +1,5 @@
 import { useRouteLoaderData } from "react-router";
+import type { Viewer } from "../../../lib/live.client";
 import type { SessionUser } from "../../../lib/session-user";
 import { useLiveRevalidation } from "../../../lib/use-live";
 
@@ -21,13 +22,13 @@ export function useLiveLists() {
 /**
  * A note's page re-reads when the note changes (an edit, a pin, its shares), when the user's
  * lists say so about this note (shared with them again, or no longer), and when the user's own
- * name changes (`profile`: supabase/migrations/20261128003800_live_profile_names.sql); it shares
- * the reader's presence on the note under the name it read, and returns the names of the others
+ * profile changes (`profile`: supabase/migrations/20261128003800_live_profile_names.sql); it
+ * shares the reader's presence on the note (the name and picture it read), and returns the others
  * reading it.
  */
-export function useLiveNote(noteId: string, viewerName: string): string[] {
+export function useLiveNote(noteId: string, me: Viewer): Viewer[] {
   useLiveRevalidation(useUserTopic(), {
     relevant: (payload) => payload.note_id === noteId || payload.user_id !== undefined,
   });
-  return useLiveRevalidation(`note:${noteId}`, { presenceName: viewerName });
+  return useLiveRevalidation(`note:${noteId}`, { presence: me });
 }

@@ -1,5 +1,8 @@
 import type { Root } from "hast";
+import { Avatar } from "../../../components/avatar";
 import { FormAlert } from "../../../components/form-alert";
+import type { Viewer } from "../../../lib/live.client";
+import { useAvatarSource } from "../../../lib/use-avatar-source";
 import { Markdown } from "./markdown";
 import { NoteDate } from "./note-meta";
 
@@ -8,17 +11,20 @@ import { NoteDate } from "./note-meta";
  * (presence is client-asserted: plain text, capped by live.client.ts, never markup). Nothing while
  * alone, or without JavaScript. Its line is kept even then, so that someone arriving does not move
  * the page under the pointer (a click meant for a button would land beside it), and the live
- * region exists before its text does (screen readers announce changes, not insertions).
+ * region exists before its text does (screen readers announce changes, not insertions). Their
+ * pictures (or initials) are as tall as the line, so they never change its height either.
  */
-export function Viewers({ names }: { names: string[] }) {
+export function Viewers({ viewers }: { viewers: Viewer[] }) {
   return (
     <div className="mt-2 min-h-4 text-xs leading-4" aria-live="polite">
-      {names.length > 0 ? <ViewersLine names={names} /> : null}
+      {viewers.length > 0 ? <ViewersLine viewers={viewers} /> : null}
     </div>
   );
 }
 
-function ViewersLine({ names }: { names: string[] }) {
+function ViewersLine({ viewers }: { viewers: Viewer[] }) {
+  const source = useAvatarSource();
+  const names = viewers.map((v) => v.name);
   const shown = names.slice(0, 3);
   const more = names.length - shown.length;
   const list =
@@ -30,6 +36,19 @@ function ViewersLine({ names }: { names: string[] }) {
   return (
     <p className="flex items-center gap-2 text-muted break-all" data-testid="viewers">
       <span aria-hidden="true" className="inline-block h-2 w-2 rounded-full bg-emerald-500" />
+      <span className="flex shrink-0 -space-x-1" data-testid="viewer-avatars">
+        {viewers.slice(0, 3).map((viewer, i) => (
+          <Avatar
+            // (the first three, in presence order: names may repeat)
+            key={i}
+            source={source}
+            path={viewer.avatarPath}
+            name={viewer.name}
+            size={16}
+            className="ring-1 ring-surface"
+          />
+        ))}
+      </span>
       {`${list} ${names.length > 1 ? "are" : "is"} also viewing`}
     </p>
   );

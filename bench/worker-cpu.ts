@@ -11,12 +11,17 @@
 // first build are printed. To compare a change: build, copy build/server aside, change, build, and
 //   node bench/worker-cpu.ts / /tmp/server-before build/server
 //   WORKER_CPU_SIGNED_IN=1 node bench/worker-cpu.ts /notes /tmp/server-before build/server
-import { readdirSync, readFileSync } from "node:fs";
+// WORKER_CPU_PROFILE=<file.cpuprofile> records a V8 CPU profile of the first build over one more
+// round, after the measured ones (the inspector is open then, so it is not among them), and prints
+// where the time went (cpu-profile.ts); built with `npx react-router build --sourcemapServer`, by
+// package and by the app's files.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { median } from "./client-checks.ts";
+import { profileWhile, summarise } from "./cpu-profile.ts";
 import { cpuSeconds, workerdPids } from "./workerd-cpu.ts";
 
 const [page = "/", ...dirs] = process.argv.slice(2);
@@ -24,6 +29,7 @@ const builds = (dirs.length > 0 ? dirs : ["build/server"]).map((dir) => resolve(
 const REQUESTS = Number(process.env.WORKER_CPU_REQUESTS ?? 500);
 const ROUNDS = Number(process.env.WORKER_CPU_ROUNDS ?? 7);
 const SIGNED_IN = process.env.WORKER_CPU_SIGNED_IN === "1";
+const PROFILE = process.env.WORKER_CPU_PROFILE;
 
 /** Renders `page` `count` times inside the isolate, as the Worker entry is called for a request. */
 const DRIVER = `import worker from "./index.js";
@@ -70,7 +76,7 @@ interface Running {
   perRequestMs: number[];
 }
 
-async function start(dir: string): Promise<Running> {
+async function start(dir: string, inspect: boolean): Promise<Running> {
   const config = JSON.parse(readFileSync(join(dir, "wrangler.json"), "utf8")) as {
     compatibility_date: string;
     compatibility_flags?: string[];
@@ -95,6 +101,7 @@ async function start(dir: string): Promise<Running> {
           bindings: { ...config.vars, SUPABASE_URL: backendUrl },
         },
       ],
+      ...(inspect ? { inspectorPort: 0 } : {}),
     }),
   );
   await miniflare.ready;
@@ -112,7 +119,7 @@ async function render(running: Running, count: number): Promise<void> {
 const running: Running[] = [];
 try {
   for (const dir of builds) {
-    const worker = await start(dir);
+    const worker = await start(dir, Boolean(PROFILE) && dir === builds[0]);
     running.push(worker);
     await render(worker, 200); // compiled and optimised before anything is measured
   }
@@ -133,6 +140,13 @@ try {
     const spread = `${sorted[0]?.toFixed(2)}-${sorted.at(-1)?.toFixed(2)}`;
     const ratio = worker === running[0] ? "" : `  x${(ms / first).toFixed(2)} of the first`;
     console.log(`  ${worker.dir}  ${ms.toFixed(2)} ms (rounds ${spread})${ratio}`);
+  }
+  const profiled = running[0];
+  if (PROFILE && profiled) {
+    const inspector = new URL("/core:user:worker-cpu", await profiled.miniflare.getInspectorURL());
+    const profile = await profileWhile(inspector.href, () => render(profiled, REQUESTS));
+    writeFileSync(PROFILE, JSON.stringify(profile));
+    console.log(`\n${PROFILE} (${profiled.dir}):\n${summarise(profile, profiled.dir, REQUESTS)}`);
   }
 } finally {
   await Promise.all(running.map((worker) => worker.miniflare.dispose()));

@@ -14,11 +14,27 @@ export function authCookieOptions(secure: boolean): CookieOptions {
   return { ...DEFAULT_COOKIE_OPTIONS, path: "/", sameSite: "lax", httpOnly: false, secure };
 }
 
-/** The request's cookies in the shape @supabase/ssr's `getAll` returns. */
-export function readRequestCookies(request: Request): { name: string; value: string }[] {
-  const header = request.headers.get("Cookie");
-  if (!header) return [];
-  return parseCookieHeader(header).map(({ name, value }) => ({ name, value: value ?? "" }));
+type RequestCookie = { name: string; value: string };
+
+/** Each request's Cookie header, parsed once (see readRequestCookies). */
+const parsedCookies = new WeakMap<Request, readonly RequestCookie[]>();
+
+/**
+ * The request's cookies in the shape @supabase/ssr's `getAll` returns, parsed once per request:
+ * @supabase/ssr asks for them each time auth-js reads the session (the session check, the
+ * assurance level, every data request's token), and the middleware asks whether there is one.
+ */
+export function readRequestCookies(request: Request): RequestCookie[] {
+  let cookies = parsedCookies.get(request);
+  if (!cookies) {
+    const header = request.headers.get("Cookie");
+    cookies = header
+      ? parseCookieHeader(header).map(({ name, value }) => ({ name, value: value ?? "" }))
+      : [];
+    parsedCookies.set(request, cookies);
+  }
+  // a copy: the caller may change its array, never the next caller's
+  return [...cookies];
 }
 
 /**

@@ -21,6 +21,21 @@ describe("readRequestCookies", () => {
   it("returns nothing without a Cookie header", () => {
     expect(readRequestCookies(new Request("http://app.test/"))).toEqual([]);
   });
+
+  it("answers each call of a request alike, though a caller changes the list it was given", () => {
+    // Parsed once per request: what one caller does with its list never reaches the next.
+    const request = new Request("http://app.test/", { headers: { Cookie: "a=1; b=2" } });
+    const first = readRequestCookies(request);
+    first.pop();
+    first.push({ name: "forged", value: "x" });
+    expect(readRequestCookies(request)).toEqual([
+      { name: "a", value: "1" },
+      { name: "b", value: "2" },
+    ]);
+    expect(
+      readRequestCookies(new Request("http://app.test/", { headers: { Cookie: "c=3" } })),
+    ).toEqual([{ name: "c", value: "3" }]);
+  });
 });
 
 describe("hasSessionCookie", () => {

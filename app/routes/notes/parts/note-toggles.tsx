@@ -57,16 +57,13 @@ export function NoteToggles({
   const hydrated = useHydrated();
   const shown = optimisticState(state, fetcher.formData?.get("intent"));
   const failed = fetcher.state === "idle" && fetcher.data?.ok === false ? fetcher.data : null;
-  const hidden = (
-    <>
-      <input type="hidden" name="returnTo" value={returnTo} />
-      {hydrated ? <input type="hidden" name="fetcher" value="1" /> : null}
-    </>
-  );
+  // One form for both buttons: each submits its own intent (the pressed button's name and value
+  // travel with the form, with or without JavaScript); the hidden fields are the same for both.
   return (
     <div className="flex flex-wrap items-center gap-2">
-      <fetcher.Form method="post" action={`/notes/${id}`}>
-        {hidden}
+      <fetcher.Form method="post" action={`/notes/${id}`} className="contents">
+        <input type="hidden" name="returnTo" value={returnTo} />
+        {hydrated ? <input type="hidden" name="fetcher" value="1" /> : null}
         <button
           type="submit"
           name="intent"
@@ -79,9 +76,6 @@ export function NoteToggles({
           <PinIcon />
           Pin
         </button>
-      </fetcher.Form>
-      <fetcher.Form method="post" action={`/notes/${id}`}>
-        {hidden}
         <button
           type="submit"
           name="intent"

@@ -2,7 +2,7 @@
 // a child process (`node bench/storage.ts --backend <dataDir> <port>`), its data directory on disk
 // under os.tmpdir(), with [storage] file_size_limit raised to 256MiB (config fileSizeLimit) for the 200 MB upload, and
 // measures in interleaved rounds (rounds.ts):
-//   - upload and download of a 50 MB file through the Storage API (plain fetch, streamed both
+//   - upload and download of a 50 MB file through the Storage API (node:http, streamed both
 //     ways, the secret key), each as a ratio to a plain stream copy of the same file with fsync in
 //     the same directory, in the same round (the download is written to a file and fsynced too, as
 //     a client saving it does); budget: each ratio's median at least 0.5;
@@ -16,9 +16,10 @@
 import { spawn } from "node:child_process";
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Upload } from "tus-js-client";
 import {
@@ -39,6 +40,10 @@ const FILE_SIZE_LIMIT_MB = 256;
 const RATIO_BUDGET = 0.5;
 const RSS_BUDGET_MB = 64;
 const BUCKET = "bench";
+/** The transfers' HTTP client: node:http, its connection kept between transfers, so the bench
+ * measures the backend's path, not a client's (undici fetch with Web streams both ways took two
+ * to three times the backend's CPU on a download). */
+const agent = new Agent({ keepAlive: true });
 
 if (process.argv[2] === "--backend") {
   await serveBackend(process.argv[3] as string, Number(process.argv[4]));
@@ -106,43 +111,35 @@ async function main(): Promise<void> {
       "copy",
       `plain stream copy of ${FILE_MB} MB, fsync, same disk`,
       async () => {
-        await copyWithFsync(createReadStream(source), join(work, "copy.bin"));
+        await copyWithFsync(
+          createReadStream(source, { highWaterMark: MB }),
+          join(work, "copy.bin"),
+        );
       },
     );
     const uploadArm = transferArm(
       "upload",
       `upload ${FILE_MB} MB, POST /storage/v1/object (streamed)`,
       async () => {
-        const response = await fetch(objectUrl, {
-          method: "POST",
-          headers: {
-            ...headers,
-            "content-type": "application/octet-stream",
-            "content-length": String(FILE_MB * MB),
-            "x-upsert": "true",
-          },
-          body: Readable.toWeb(createReadStream(source, { highWaterMark: MB })) as ReadableStream,
-          duplex: "half",
-        } as RequestInit);
-        const text = await response.text();
-        if (!response.ok)
-          throw new Error(`upload answered ${response.status}: ${text.slice(0, 200)}`);
+        const { status, text } = await httpUpload(objectUrl, source, {
+          ...headers,
+          "content-type": "application/octet-stream",
+          "content-length": String(FILE_MB * MB),
+          "x-upsert": "true",
+        });
+        if (status !== 200) throw new Error(`upload answered ${status}: ${text.slice(0, 200)}`);
       },
     );
     const downloadArm = transferArm(
       "download",
       `download ${FILE_MB} MB, GET /storage/v1/object, to a file, fsync`,
       async () => {
-        const response = await fetch(objectUrl, { headers });
-        if (!response.ok || !response.body) {
-          throw new Error(
-            `download answered ${response.status}: ${(await response.text()).slice(0, 200)}`,
-          );
+        const response = await httpGet(objectUrl, headers);
+        if (response.statusCode !== 200) {
+          response.resume();
+          throw new Error(`download answered ${response.statusCode}`);
         }
-        const bytes = await copyWithFsync(
-          Readable.fromWeb(response.body as never),
-          join(work, "download.bin"),
-        );
+        const bytes = await copyWithFsync(response, join(work, "download.bin"));
         if (bytes !== FILE_MB * MB) throw new Error(`download gave ${bytes} bytes`);
       },
     );
@@ -247,6 +244,7 @@ async function main(): Promise<void> {
     }
     console.log(out.join("\n"));
   } finally {
+    agent.destroy();
     child.stdin?.end();
     await new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -301,27 +299,37 @@ function transferArm(key: string, label: string, transfer: () => Promise<void>):
 /** Streams `from` into a new file at `path`, fsyncs it, and answers the bytes written. */
 async function copyWithFsync(from: Readable, path: string): Promise<number> {
   const file = await open(path, "w");
-  let bytes = 0;
   try {
-    const sink = createWriteStream("", { fd: file.fd, autoClose: false });
-    await pipeline(
-      from,
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          bytes += chunk.length;
-          if (sink.write(chunk)) done();
-          else sink.once("drain", done);
-        },
-        final(done) {
-          sink.end(done);
-        },
-      }),
-    );
+    const sink = createWriteStream("", { fd: file.fd, autoClose: false, highWaterMark: MB });
+    await pipeline(from, sink);
     await file.sync();
+    return sink.bytesWritten;
   } finally {
     await file.close();
   }
-  return bytes;
+}
+
+/** POSTs the file at `path` with node:http, streamed in 1 MiB reads: the answer's status and text. */
+async function httpUpload(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  const request = httpRequest(url, { method: "POST", headers, agent });
+  const answer = new Promise<IncomingMessage>((resolve, reject) => {
+    request.once("response", resolve).once("error", reject);
+  });
+  await pipeline(createReadStream(path, { highWaterMark: MB }), request);
+  const response = await answer;
+  let text = "";
+  for await (const chunk of response) text += chunk;
+  return { status: response.statusCode ?? 0, text };
+}
+
+function httpGet(url: string, headers: Record<string, string>): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    httpRequest(url, { headers, agent }).once("response", resolve).once("error", reject).end();
+  });
 }
 
 async function writeRandom(path: string, size: number): Promise<void> {

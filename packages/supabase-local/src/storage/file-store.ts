@@ -6,10 +6,19 @@
 // the scratch directory of an in-memory one), so a reset removes both together; sweep() removes
 // what no row names (an upload cut short by a crash, a delete whose row went first).
 import { createHash, randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import {
+  copyFile,
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  rm,
+  stat,
+} from "node:fs/promises";
 import { join } from "node:path";
-import { type Readable, Transform } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { ERRORS } from "./errors.ts";
 
@@ -19,6 +28,22 @@ export interface Written {
   /** The MD5 of the bytes, quoted, as S3 (and so hosted Storage) gives it. */
   eTag: string;
   lastModified: Date;
+}
+
+/** An upload goes to disk in writes of at least this many bytes. */
+const WRITE_BATCH = 1 << 20;
+
+/** Writes `chunks` whole (writev may write part of them). */
+async function writeAll(file: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  let rest = chunks;
+  while (rest.length) {
+    let { bytesWritten } = await file.writev(rest);
+    while (rest.length && bytesWritten >= (rest[0] as Uint8Array).length) {
+      bytesWritten -= (rest[0] as Uint8Array).length;
+      rest = rest.slice(1);
+    }
+    if (bytesWritten > 0) rest = [(rest[0] as Uint8Array).subarray(bytesWritten), ...rest.slice(1)];
+  }
 }
 
 export class FileStore {
@@ -56,24 +81,42 @@ export class FileStore {
    * Streams `body` into a new version, refusing it (EntityTooLarge) past `limit` bytes. The file
    * appears under its version only once whole; a failure leaves nothing behind.
    */
-  async write(body: Readable | ReadableStream<Uint8Array>, limit: number): Promise<Written> {
+  async write(body: AsyncIterable<Uint8Array>, limit: number): Promise<Written> {
     await this.#prepare();
     const version = randomUUID();
     const partial = join(this.#uploads, version);
     const hash = createHash("md5");
     let size = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.length;
-        if (size > limit) return done(ERRORS.entityTooLarge());
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const file = await open(partial, "w");
+    let inFlight: Promise<unknown> = Promise.resolve();
     try {
-      await pipeline(body, count, createWriteStream(partial));
+      // One pass: each chunk is counted and hashed as it arrives, and chunks go to disk gathered
+      // into writes of WRITE_BATCH bytes, one write in flight while the next batch fills (not a
+      // write per network chunk of 64 KiB, nor a Transform and a WriteStream between them).
+      let batch: Uint8Array[] = [];
+      let batched = 0;
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > limit) throw ERRORS.entityTooLarge();
+        hash.update(chunk);
+        batch.push(chunk);
+        batched += chunk.length;
+        if (batched >= WRITE_BATCH) {
+          await inFlight;
+          inFlight = writeAll(file, batch);
+          // (a failed write is thrown by the next await of it, not left unhandled meanwhile)
+          inFlight.catch(() => {});
+          batch = [];
+          batched = 0;
+        }
+      }
+      await inFlight;
+      await writeAll(file, batch);
+      await file.close();
       await rename(partial, this.#path(version));
     } catch (error) {
+      await inFlight.catch(() => {});
+      await file.close().catch(() => {});
       await rm(partial, { force: true });
       throw error;
     }

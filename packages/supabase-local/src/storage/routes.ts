@@ -437,7 +437,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
       const written = await files.write(file.body, file.limit);
       return await objects.completeUpload(db, files, uploadTarget, written, file);
     } finally {
-      file.body.resume();
+      file.discard();
     }
   }
 

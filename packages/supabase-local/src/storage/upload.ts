@@ -10,7 +10,10 @@ import { ERRORS } from "./errors.ts";
 import { isEmptyFolder, mustBeAllowedMimeType } from "./names.ts";
 
 export interface IncomingFile {
-  body: Readable;
+  /** The bytes, read once (the raw body as it comes, without a Node stream around it). */
+  body: AsyncIterable<Uint8Array>;
+  /** Reads what is left of the body and drops it, so the answer reaches the client whole. */
+  discard(): void;
   mimeType: string;
   cacheControl: string;
   userMetadata?: Record<string, unknown>;
@@ -57,8 +60,12 @@ export async function readUpload(
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > limit) throw ERRORS.entityTooLarge();
   const metadata = request.headers.get("x-metadata");
+  const body = request.body;
   return {
-    body: Readable.fromWeb(request.body as import("node:stream/web").ReadableStream),
+    body,
+    discard: () => {
+      if (!body.locked) body.pipeTo(new WritableStream()).catch(() => {});
+    },
     mimeType,
     cacheControl: request.headers.get("cache-control") ?? "no-cache",
     userMetadata: metadata ? parseUserMetadata(metadata) : undefined,
@@ -119,6 +126,7 @@ function multipartFile(
       }
       resolve({
         body: stream,
+        discard: () => stream.resume(),
         mimeType: fields.contentType || info.mimeType || "application/octet-stream",
         cacheControl: fields.cacheControl ? `max-age=${fields.cacheControl}` : "no-cache",
         userMetadata,

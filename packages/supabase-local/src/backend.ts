@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import type { Duplex } from "node:stream";
+import type { Duplex, Readable } from "node:stream";
 import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
 import { hasDatabase } from "./database/data-dir.ts";
@@ -22,6 +22,9 @@ import {
 import { applyMigrations } from "./project/migrations.ts";
 import { seedFiles } from "./project/paths.ts";
 import { resolveProject } from "./project/project.ts";
+
+/** What @hono/node-server hands the fetch handler: the request as Node has it (HTTP/1 or 2). */
+type ServerRequest = Readable & { socket?: { remoteAddress?: string } };
 
 export interface LocalBackendOptions {
   /**
@@ -117,15 +120,17 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   const port = options.port ?? config.api.port;
   const trustProxyHeader =
     options.trustProxyHeader ?? (process.env.LOCAL_BACKEND_TRUST_PROXY_HEADER || undefined);
-  let handler: ((request: Request, peer: string) => Promise<Response>) | undefined;
+  let handler:
+    | ((request: Request, peer: string, incoming?: Readable) => Promise<Response>)
+    | undefined;
   let markReady = () => {};
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
   });
-  const early = async (request: Request, env?: { incoming?: { socket: Socket } }) => {
+  const early = async (request: Request, env?: { incoming?: ServerRequest }) => {
     const peer = peerAddress(request, env?.incoming?.socket?.remoteAddress, trustProxyHeader);
     await ready;
-    return (handler as NonNullable<typeof handler>)(request, peer);
+    return (handler as NonNullable<typeof handler>)(request, peer, env?.incoming);
   };
   // The Realtime socket: an upgrade goes through the app as a request (http/upgrade.ts).
   let upgrader: ((request: Request, peer: string) => Promise<UpgradeResult>) | undefined;
@@ -253,7 +258,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   }
 
   // The peer goes to the app with the request (http/app.ts), whose gateway decides the caller once.
-  handler = async (request: Request, peer: string) => app.fetch(request, { peer });
+  handler = async (request: Request, peer: string, incoming?: Readable) =>
+    app.fetch(request, { peer, incoming });
   upgrader = (request: Request, peer: string) => upgrade(request, { peer });
   // In-process callers (tests) have no socket: their address is this machine's, or the trusted header.
   const fetch = async (request: Request) =>
@@ -274,7 +280,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     inbox,
     close: async () => {
       await webSockets.close();
-      await Promise.all(servers.map(closeServer));
+      await Promise.all([...servers.map(closeServer), storage.close()]);
       if (!options.db) await db.close();
     },
   };
@@ -282,7 +288,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
 
 /** Serves `fetch` on the port, once connections that still hold it let go (port-in-use.js). */
 function listen(
-  fetch: (r: Request, env?: { incoming?: { socket: Socket } }) => Promise<Response>,
+  fetch: (r: Request, env?: { incoming?: ServerRequest }) => Promise<Response>,
   hostname: string,
   port: number,
 ) {

@@ -3,6 +3,7 @@
 // port of its own) and the OAuth provider page. createLocalBackend (backend.ts) loads this module
 // while the database opens: Auth and the data API are most of the backend's code, and importing
 // them then costs a start nothing.
+import type { Readable } from "node:stream";
 import type { PGlite } from "@electric-sql/pglite";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
@@ -38,6 +39,12 @@ export interface ApiOptions {
 export interface Peer {
   /** The socket's address, or a trusted proxy header's; 127.0.0.1 in process. */
   peer: string;
+  /**
+   * The request's body as Node's own stream, when it came through the Node server: an upload
+   * reads it as it comes, without the Web stream @hono/node-server would put around it (a tenth
+   * of an upload's time). Absent in process (tests call fetch): the Request's body then.
+   */
+  incoming?: Readable;
 }
 
 export interface Api {
@@ -51,8 +58,11 @@ export interface Api {
    * socket's start when accepted, or the answer to send back.
    */
   upgrade(request: Request, peer: Peer): Promise<{ accept: Accept } | { response: Response }>;
-  /** Storage's start-up work: config.toml's buckets on a fresh database, orphaned bytes swept. */
-  storage: Pick<Storage, "seed" | "sweep">;
+  /**
+   * Storage's start-up work (config.toml's buckets on a fresh database, orphaned bytes swept) and
+   * its close.
+   */
+  storage: Pick<Storage, "seed" | "sweep" | "close">;
 }
 
 export function createApi(options: ApiOptions): Api {

@@ -20,6 +20,7 @@ import {
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { Worker } from "node:worker_threads";
 import { ERRORS } from "./errors.ts";
 
 export interface Written {
@@ -32,6 +33,79 @@ export interface Written {
 
 /** An upload goes to disk in writes of at least this many bytes. */
 const WRITE_BATCH = 1 << 20;
+
+/**
+ * MD5 in a thread of its own: the ETag of an upload is half its CPU on this side (MD5 runs at
+ * ~600 MB/s, about as fast as the disk takes the bytes), and the main thread also parses the
+ * request and serves every other one. Batches are handed over (transferred, not copied) once
+ * written, in order; the digest comes back when asked. One thread per store, started by its first
+ * upload, keeping no process alive, ended by close().
+ */
+const HASHER = `const { createHash } = require("node:crypto");
+  const { parentPort } = require("node:worker_threads");
+  const hashes = new Map();
+  parentPort.on("message", ({ id, bytes, end }) => {
+    let hash = hashes.get(id);
+    if (!hash) hashes.set(id, (hash = createHash("md5")));
+    if (bytes) hash.update(new Uint8Array(bytes));
+    if (end) {
+      hashes.delete(id);
+      if (end === "digest") parentPort.postMessage({ id, digest: hash.digest("hex") });
+    }
+  });`;
+
+class Hasher {
+  readonly #thread = new Worker(HASHER, { eval: true });
+  readonly #waiting = new Map<number, { resolve(digest: string): void; reject(e: Error): void }>();
+  #next = 0;
+  #failed: Error | undefined;
+
+  constructor() {
+    this.#thread.unref();
+    this.#thread.on("message", ({ id, digest }: { id: number; digest: string }) => {
+      this.#waiting.get(id)?.resolve(digest);
+      this.#waiting.delete(id);
+    });
+    const fail = (error: Error) => {
+      this.#failed ??= error;
+      for (const { reject } of this.#waiting.values()) reject(error);
+      this.#waiting.clear();
+    };
+    this.#thread.on("error", fail);
+    this.#thread.once("exit", () => fail(new Error("the hashing thread stopped")));
+  }
+
+  /** A new MD5: update() hands each batch over in order (the thread takes its memory). */
+  start() {
+    const id = this.#next++;
+    return {
+      update: (bytes: Buffer) =>
+        this.#thread.postMessage({ id, bytes: bytes.buffer }, [bytes.buffer as ArrayBuffer]),
+      digest: () =>
+        new Promise<string>((resolve, reject) => {
+          if (this.#failed) return reject(this.#failed);
+          this.#waiting.set(id, { resolve, reject });
+          this.#thread.postMessage({ id, end: "digest" });
+        }),
+      drop: () => this.#thread.postMessage({ id, end: "drop" }),
+    };
+  }
+
+  close(): Promise<number> {
+    return this.#thread.terminate();
+  }
+}
+
+/** One buffer of its own for `chunks` (a copy: its memory can then be handed to the thread). */
+function gather(chunks: Uint8Array[], length: number): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
+}
 
 /** Writes `chunks` whole (writev may write part of them). */
 async function writeAll(file: FileHandle, chunks: Uint8Array[]): Promise<void> {
@@ -51,6 +125,7 @@ export class FileStore {
   readonly #objects: string;
   readonly #uploads: string;
   #ready: Promise<unknown> | undefined;
+  #hasher: Hasher | undefined;
 
   constructor(root: string) {
     this.root = root;
@@ -77,6 +152,12 @@ export class FileStore {
     return join(this.#objects, version);
   }
 
+  /** Ends the hashing thread (the backend closes). */
+  async close(): Promise<void> {
+    await this.#hasher?.close();
+    this.#hasher = undefined;
+  }
+
   /**
    * Streams `body` into a new version, refusing it (EntityTooLarge) past `limit` bytes. The file
    * appears under its version only once whole; a failure leaves nothing behind.
@@ -85,25 +166,31 @@ export class FileStore {
     await this.#prepare();
     const version = randomUUID();
     const partial = join(this.#uploads, version);
-    const hash = createHash("md5");
+    const hash = (this.#hasher ??= new Hasher()).start();
     let size = 0;
     const file = await open(partial, "w");
     let inFlight: Promise<unknown> = Promise.resolve();
+    // A batch goes to disk, then to the hashing thread (which takes its memory): one write in
+    // flight while the next batch fills, so reading, writing and hashing overlap.
+    const flush = (batch: Uint8Array[], length: number) => {
+      const bytes = gather(batch, length);
+      return writeAll(file, [bytes]).then(() => hash.update(bytes));
+    };
+    let eTag: string;
     try {
-      // One pass: each chunk is counted and hashed as it arrives, and chunks go to disk gathered
-      // into writes of WRITE_BATCH bytes, one write in flight while the next batch fills (not a
-      // write per network chunk of 64 KiB, nor a Transform and a WriteStream between them).
+      // One pass: each chunk is counted as it arrives, and chunks go to disk gathered into writes
+      // of WRITE_BATCH bytes (not a write per network chunk of 64 KiB, nor a Transform and a
+      // WriteStream between them).
       let batch: Uint8Array[] = [];
       let batched = 0;
       for await (const chunk of body) {
         size += chunk.length;
         if (size > limit) throw ERRORS.entityTooLarge();
-        hash.update(chunk);
         batch.push(chunk);
         batched += chunk.length;
         if (batched >= WRITE_BATCH) {
           await inFlight;
-          inFlight = writeAll(file, batch);
+          inFlight = flush(batch, batched);
           // (a failed write is thrown by the next await of it, not left unhandled meanwhile)
           inFlight.catch(() => {});
           batch = [];
@@ -111,17 +198,19 @@ export class FileStore {
         }
       }
       await inFlight;
-      await writeAll(file, batch);
+      await flush(batch, batched);
       await file.close();
+      eTag = await hash.digest();
       await rename(partial, this.#path(version));
     } catch (error) {
       await inFlight.catch(() => {});
+      hash.drop();
       await file.close().catch(() => {});
       await rm(partial, { force: true });
       throw error;
     }
     const { mtime } = await stat(this.#path(version));
-    return { version, size, eTag: `"${hash.digest("hex")}"`, lastModified: mtime };
+    return { version, size, eTag: `"${eTag}"`, lastModified: mtime };
   }
 
   /** Takes a finished file (a TUS upload) in as a new version, moving it. */

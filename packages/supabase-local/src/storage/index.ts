@@ -31,6 +31,8 @@ export interface Storage {
   seed(): Promise<void>;
   /** Bytes no row names any more (an upload or delete cut short by a crash) removed. */
   sweep(): Promise<void>;
+  /** Its thread ended (the backend closes). */
+  close(): Promise<void>;
 }
 
 export function createStorage(options: StorageOptions): Storage {
@@ -53,5 +55,6 @@ export function createStorage(options: StorageOptions): Storage {
     }),
     seed: () => seedBuckets(db, files, config),
     sweep: async () => files.sweep(await knownVersions(db)),
+    close: () => files.close(),
   };
 }

@@ -416,11 +416,16 @@ export function storageRoutes(ctx: StorageContext): Hono {
   ): Promise<objects.ObjectRow> {
     mustBeValidKey(key);
     const bucket = await objects.bucketForObjects(db, bucketId);
-    const file = await readUpload(c.req.raw, key, {
-      bucketLimit: bucket.file_size_limit,
-      globalLimit: ctx.fileSizeLimit,
-      allowedMimeTypes: bucket.allowed_mime_types,
-    });
+    const file = await readUpload(
+      c.req.raw,
+      key,
+      {
+        bucketLimit: bucket.file_size_limit,
+        globalLimit: ctx.fileSizeLimit,
+        allowedMimeTypes: bucket.allowed_mime_types,
+      },
+      c.env.incoming,
+    );
     const uploadTarget: objects.UploadTarget = {
       bucketId,
       name: key,

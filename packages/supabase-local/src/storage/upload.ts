@@ -10,7 +10,7 @@ import { ERRORS } from "./errors.ts";
 import { isEmptyFolder, mustBeAllowedMimeType } from "./names.ts";
 
 export interface IncomingFile {
-  /** The bytes, read once (the raw body as it comes, without a Node stream around it). */
+  /** The bytes, read once (the raw body as it comes: Node's stream from the server, if any). */
   body: AsyncIterable<Uint8Array>;
   /** Reads what is left of the body and drops it, so the answer reaches the client whole. */
   discard(): void;
@@ -38,10 +38,15 @@ export function uploadLimit(limits: UploadLimits): number {
     : Math.min(limits.bucketLimit, limits.globalLimit);
 }
 
+/**
+ * `incoming`: the body as Node's stream (http/app.ts's Peer), read instead of the Request's when
+ * there is one; the Request's body is then never touched (its Web stream would start reading too).
+ */
 export async function readUpload(
   request: Request,
   key: string,
   limits: UploadLimits,
+  incoming?: Readable,
 ): Promise<IncomingFile> {
   const limit = isEmptyFolder(key) ? 0 : uploadLimit(limits);
   const checkType = (mimeType: string) => {
@@ -49,9 +54,12 @@ export async function readUpload(
       mustBeAllowedMimeType(mimeType, limits.allowedMimeTypes);
   };
   const contentType = request.headers.get("content-type") ?? "";
-  if (!request.body) throw ERRORS.noContentProvided();
+  if (!incoming && !request.body) throw ERRORS.noContentProvided();
   if (contentType.startsWith("multipart/form-data")) {
-    const file = await multipartFile(request, contentType);
+    const file = await multipartFile(
+      incoming ?? Readable.fromWeb(request.body as import("node:stream/web").ReadableStream),
+      contentType,
+    );
     checkType(file.mimeType);
     return { ...file, limit };
   }
@@ -60,11 +68,12 @@ export async function readUpload(
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > limit) throw ERRORS.entityTooLarge();
   const metadata = request.headers.get("x-metadata");
-  const body = request.body;
+  const body = incoming ?? (request.body as ReadableStream<Uint8Array>);
   return {
     body,
     discard: () => {
-      if (!body.locked) body.pipeTo(new WritableStream()).catch(() => {});
+      if (body instanceof Readable) body.resume();
+      else if (!body.locked) body.pipeTo(new WritableStream()).catch(() => {});
     },
     mimeType,
     cacheControl: request.headers.get("cache-control") ?? "no-cache",
@@ -85,7 +94,7 @@ export function parseUserMetadata(value: string): Record<string, unknown> | unde
 
 /** The first file part of a multipart body, with the fields sent before it. */
 function multipartFile(
-  request: Request,
+  source: Readable,
   contentType: string,
 ): Promise<Omit<IncomingFile, "limit">> {
   return new Promise((resolve, reject) => {
@@ -140,8 +149,6 @@ function multipartFile(
       if (!settled) reject(ERRORS.noContentProvided());
       settled = true;
     });
-    Readable.fromWeb(request.body as import("node:stream/web").ReadableStream)
-      .on("error", (error) => parser.destroy(error))
-      .pipe(parser);
+    source.on("error", (error) => parser.destroy(error)).pipe(parser);
   });
 }

@@ -1,7 +1,8 @@
 // The file store on its own: a version is whole or absent (an upload over its limit leaves
 // nothing), a version is never a path, and a sweep removes what no row names (an upload a crash
 // cut short, a file whose row is gone), keeping what is recent (another backend's upload).
-import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -35,4 +36,33 @@ test("writes whole versions with their MD5, refuses past the limit, sweeps what 
     [kept.version, recent.version].sort(),
   );
   expect(await readdir(join(root, "uploads"))).toEqual([]);
+});
+
+test("uploads of several batches, side by side, keep their bytes and their own MD5 (hashed in a thread)", async () => {
+  const files = new FileStore(root);
+  const bodies = [randomBytes(3 * 1024 * 1024 + 17), randomBytes(2 * 1024 * 1024 - 5)];
+  // network-sized chunks, interleaved by running both writes at once
+  const chunked = (bytes: Buffer) =>
+    Readable.from(
+      Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) =>
+        bytes.subarray(i * 65_536, (i + 1) * 65_536),
+      ),
+    );
+  try {
+    const written = await Promise.all(bodies.map((b) => files.write(chunked(b), 10 << 20)));
+    for (const [i, w] of written.entries()) {
+      const body = bodies[i] as Buffer;
+      expect(w.eTag).toBe(`"${createHash("md5").update(body).digest("hex")}"`);
+      expect(w.size).toBe(body.length);
+      expect(Buffer.compare(await readFile(join(root, "objects", w.version)), body)).toBe(0);
+    }
+    // an upload refused midway leaves the thread's other hashes intact
+    await expect(files.write(chunked(randomBytes(3 << 20)), 2 << 20)).rejects.toMatchObject({
+      code: "EntityTooLarge",
+    });
+    const after = await files.write(Readable.from([Buffer.from("hello world")]), 100);
+    expect(after.eTag).toBe('"5eb63bbbe01eeed093cb22bb8f5acdc3"');
+  } finally {
+    await files.close();
+  }
 });

@@ -32,6 +32,20 @@ export interface Budget {
   unit: string;
 }
 
+/**
+ * A part of the bench with a backend of its own (Realtime, Storage): run alone by its own script or
+ * as part of `npm run bench`, which prints its lines and judges its budgets with the rest.
+ */
+export interface BenchSection {
+  title: string;
+  lines: string[];
+  budgets: Budget[];
+  /** Errors of its arms, in words (any fails the run). */
+  problems: string[];
+  /** The 1-minute load average as its arms ran. */
+  load: number[];
+}
+
 export interface Verdict extends Budget {
   /** allowed: over, but named in BENCH_ALLOW; warning: over a warnOnly budget. */
   status: "ok" | "over" | "allowed" | "warning";

@@ -11,6 +11,8 @@
 //
 //   BENCH_ROUNDS       interleaved rounds of every arm (default 5)
 //   BENCH_SECONDS      seconds per arm and round (default 3)
+//   BENCH_PAIRED_ROUNDS  rounds of the paired loopback comparison, ours vs getUser() (default 9,
+//                      after 1 discarded warm-up round; BENCH_SECONDS of each arm in 1 s slices)
 //   BENCH_CONNECTIONS  concurrent connections of the arms that load the Worker (default 10)
 //   BENCH_RTT_MS       the round trip added between the Worker and the backend (default 40)
 //   BENCH_RTT_CONNECTIONS  connections of the arms with that delay (default 1: one visitor's wait)
@@ -49,10 +51,12 @@ import {
   type Arm,
   armSpread,
   formatSpread,
+  type Measurement,
   median,
   type Ratio,
   type RoundResults,
   ratioSpread,
+  runPaired,
   runRounds,
   type Spread,
   spread,
@@ -71,6 +75,10 @@ const RTT_MS = Number(process.env.BENCH_RTT_MS ?? 40);
 // connections on two cores the queue in front of the Worker is most of a response's time, and it
 // would hide the round trips the delay adds.
 const RTT_CONNECTIONS = Number(process.env.BENCH_RTT_CONNECTIONS ?? 1);
+/** The paired loopback comparison with the getUser() pattern (rounds.ts, runPaired). */
+const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 9);
+const PAIRED_SLICE = 1;
+const PAIRED_WARM_UP = 1;
 const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? 60);
 const ALLOWED = parseAllowed(process.env.BENCH_ALLOW);
 
@@ -406,16 +414,6 @@ try {
       setUp: direct,
     }),
     httpArm({
-      ...common,
-      key: "getUser",
-      label: "GET /notes, getUser() every request (UI-library blocks)",
-      url: `${getUserApp.url}/notes`,
-      visitors: [signedIn],
-      expectAuth: every("1"),
-      cpuSeconds: getUserCpu,
-      setUp: direct,
-    }),
-    httpArm({
       ...visitor,
       key: "signedOutRtt",
       label: `GET / signed out, backend ${RTT_MS} ms away, ${RTT_CONNECTIONS} visitor`,
@@ -442,6 +440,31 @@ try {
       setUp: atRtt,
     }),
   ];
+  // The two arms of the loopback comparison with the getUser() pattern, taking turns in slices
+  // within each round (rounds.ts, runPaired): their req/s and CPU ratios moved by a fifth between
+  // two quiet runs when each arm had one 3 s turn per round.
+  const paired: [Arm, Arm] = [
+    httpArm({
+      ...common,
+      key: "notesPaired",
+      label: `GET /notes signed in, paired with the next arm`,
+      url: `${app.url}/notes`,
+      visitors: [signedIn],
+      expectAuth: every("0"),
+      cpuSeconds: appCpu,
+      setUp: direct,
+    }),
+    httpArm({
+      ...common,
+      key: "getUser",
+      label: "GET /notes, getUser() every request (UI-library blocks)",
+      url: `${getUserApp.url}/notes`,
+      visitors: [signedIn],
+      expectAuth: every("1"),
+      cpuSeconds: getUserCpu,
+      setUp: direct,
+    }),
+  ];
   load.push(loadavg()[0] ?? 0);
   log(
     `${arms.length} arms × ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, in turn…`,
@@ -453,6 +476,25 @@ try {
     if (m.problems.length)
       armProblems.set(arm.label, [...(armProblems.get(arm.label) ?? []), ...m.problems]);
   });
+  log(
+    `ours and the getUser() pattern on loopback, paired: ${PAIRED_WARM_UP} warm-up + ${PAIRED_ROUNDS} rounds, ${SECONDS} s each in ${PAIRED_SLICE} s slices, taking turns…`,
+  );
+  const pairedResults = await runPaired(
+    paired,
+    { rounds: PAIRED_ROUNDS, seconds: SECONDS, slice: PAIRED_SLICE, warmUp: PAIRED_WARM_UP },
+    (round, measurements) => {
+      paired.forEach((arm, i) => {
+        const m = measurements[i] as Measurement;
+        log(
+          `  paired round ${round + 1}: ${arm.label}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50} ms, CPU ${m.cpuMs?.toFixed(2)} ms/request`,
+        );
+        if (m.problems.length)
+          armProblems.set(arm.label, [...(armProblems.get(arm.label) ?? []), ...m.problems]);
+      });
+    },
+  );
+  for (const [key, measurements] of pairedResults) results.set(key, measurements);
+  arms.push(...paired);
   load.push(loadavg()[0] ?? 0);
   await proxy.setDelay(0);
 
@@ -479,8 +521,8 @@ const RATIOS: Ratio[] = [
     metric: "p50",
   },
   {
-    label: "ours ÷ getUser() pattern, GET /notes req/s, on loopback",
-    of: "notes",
+    label: "ours ÷ getUser() pattern, GET /notes req/s, on loopback, paired",
+    of: "notesPaired",
     to: "getUser",
     metric: "rps",
   },
@@ -497,9 +539,9 @@ const RATIOS: Ratio[] = [
     metric: "cpuMs",
   },
   {
-    label: "Worker CPU: getUser() pattern ÷ ours, GET /notes",
+    label: "Worker CPU: getUser() pattern ÷ ours, GET /notes, paired",
     of: "getUser",
-    to: "notes",
+    to: "notesPaired",
     metric: "cpuMs",
   },
 ];

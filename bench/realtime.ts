@@ -274,9 +274,8 @@ export async function realtimeBench({
       for (const problem of m.problems) lines.push(`    ! ${problem}`);
     }
   }
-  lines.push(
-    `  ${`Ratio, taken in each round: ${ratio.label}`.padEnd(66)} ${formatSpread(fanout)}`,
-  );
+  lines.push("Ratio, taken in each round: median (lowest-highest round)");
+  lines.push(`  ${ratio.label.padEnd(66)} ${formatSpread(fanout)}`);
   return { title: "Realtime (bench/realtime.ts)", lines, budgets, problems, load };
 }
 

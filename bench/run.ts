@@ -5,7 +5,9 @@
 // (rtt-proxy.ts), and prints one report: the arms and their ratios, each ratio's median over
 // interleaved rounds with its lowest and highest round (rounds.ts, which says how to add an arm),
 // the Worker's CPU per request, every signed-in page's sequential round trips (critical-path.ts),
-// the session checks in Node, and the budgets with the figure measured beside each. It exits
+// the session checks in Node, then the Realtime and Storage benches on backends of their own
+// (realtime.ts, storage.ts, on the same rounds), and the budgets with the figure measured beside
+// each. It exits
 // non-zero when an arm saw an error, a check failed or a budget was missed (BENCH_ALLOW=name,…
 // downgrades named budgets to warnings; see budgets.ts).
 //
@@ -33,7 +35,7 @@ import {
   waitForPreview,
 } from "../tests/support/preview.ts";
 import { START_SETTINGS, startBackendThread, WASM_TIERING_BUDGET } from "./backend.ts";
-import { type Budget, budgetLine, fmt, judge, parseAllowed } from "./budgets.ts";
+import { type BenchSection, type Budget, budgetLine, fmt, judge, parseAllowed } from "./budgets.ts";
 import {
   BROTLI_QUALITY,
   type FirstLoad,
@@ -47,6 +49,7 @@ import type { CookieJar } from "./cookies.ts";
 import { measurePages, type PagePath, type PageTrips } from "./critical-path.ts";
 import { BENCH_ONLY_MARKER } from "./get-user/marker.ts";
 import { authCalls, every, httpArm } from "./load.ts";
+import { realtimeBench } from "./realtime.ts";
 import {
   type Arm,
   armSpread,
@@ -65,6 +68,7 @@ import {
 import { startRttProxy } from "./rtt-proxy.ts";
 import { NEWEST_NOTE, NOTE_COUNT, userWithNotes, withExpiredAccessToken } from "./sessions.ts";
 import { BURST, type BurstResult, burstLine, measureSignInBurst } from "./sign-in-burst.ts";
+import { storageBench } from "./storage.ts";
 import { cpuSeconds, workerdInGroup } from "./workerd-cpu.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -506,7 +510,20 @@ try {
   await backend.close();
 }
 
-// 4. The report -------------------------------------------------------------------------------
+// 4. Realtime and Storage, each on a backend of its own, after the Worker's servers have stopped --
+const sections: BenchSection[] = [];
+log(`Realtime: 1 and 100 subscribers, ${ROUNDS} rounds × ${SECONDS} s (bench/realtime.ts)…`);
+sections.push(await realtimeBench({ rounds: ROUNDS, seconds: SECONDS, port: BACKEND_PORT }));
+log(
+  `Storage: 50 MB transfers, ${ROUNDS} rounds × ${SECONDS} s, and a 200 MB TUS upload (bench/storage.ts)…`,
+);
+sections.push(await storageBench({ rounds: ROUNDS, seconds: SECONDS, port: PROXY_PORT }));
+for (const section of sections) {
+  budgets.push(...section.budgets);
+  if (section.problems.length) armProblems.set(section.title, section.problems);
+}
+
+// 5. The report -------------------------------------------------------------------------------
 const RATIOS: Ratio[] = [
   {
     label: `getUser() pattern ÷ ours, GET /notes p50, backend ${RTT_MS} ms away`,
@@ -625,6 +642,14 @@ function printReport() {
     out.push(
       `  ${page.path.replace(/[0-9a-f-]{36}/, ":id").padEnd(24)} ${trips.padEnd(34)} ${page.ms.toFixed(0).padStart(5)} ms  ${page.problems.length ? `OVER: ${page.problems.join("; ")}` : "ok"}`,
     );
+  }
+  for (const section of sections) {
+    out.push("");
+    out.push(
+      `${section.title}, load average ${section.load.map((l) => l.toFixed(1)).join(" -> ")}`,
+    );
+    out.push(...section.lines);
+    for (const problem of section.problems) out.push(`    ! ${problem}`);
   }
   if (node) {
     out.push("");

@@ -646,7 +646,7 @@ function printReport() {
   for (const section of sections) {
     out.push("");
     out.push(
-      `${section.title}, load average ${section.load.map((l) => l.toFixed(1)).join(" -> ")}`,
+      `${section.title}, load average ${[section.load[0], section.load.at(-1)].map((l) => (l ?? Number.NaN).toFixed(1)).join(" -> ")}`,
     );
     out.push(...section.lines);
     for (const problem of section.problems) out.push(`    ! ${problem}`);

@@ -18,6 +18,9 @@ export const BUDGET_NAMES = {
   "realtime-fanout":
     "Realtime commit-to-event p50 with 100 subscribers ÷ with 1 subscriber (bench/realtime.ts)",
   "realtime-latency": "Realtime commit-to-event p50 and p99, absolute (warnings only)",
+  "storage-transfer":
+    "Storage upload and download of 50 MB ÷ a plain stream copy with fsync on the same disk, at least (bench/storage.ts)",
+  "storage-tus-rss": "the backend's RSS growth during a 200 MB TUS upload (bench/storage.ts)",
 } as const;
 
 export type BudgetName = keyof typeof BUDGET_NAMES;
@@ -27,9 +30,25 @@ export interface Budget {
   /** Reported, never failing the run: a figure that moves with the machine, shown for scale. */
   warnOnly?: boolean;
   label: string;
+  /** The figure must be at least the limit (a throughput ratio), not at most. */
+  atLeast?: boolean;
   limit: number;
   actual: number;
   unit: string;
+}
+
+/**
+ * A part of the bench with a backend of its own (Realtime, Storage): run alone by its own script or
+ * as part of `npm run bench`, which prints its lines and judges its budgets with the rest.
+ */
+export interface BenchSection {
+  title: string;
+  lines: string[];
+  budgets: Budget[];
+  /** Errors of its arms, in words (any fails the run). */
+  problems: string[];
+  /** The 1-minute load average as its arms ran. */
+  load: number[];
 }
 
 export interface Verdict extends Budget {
@@ -57,14 +76,13 @@ export function judge(budgets: Budget[], allowed: Set<BudgetName>): Verdict[] {
   return budgets.map((budget) => ({
     ...budget,
     // A figure that could not be measured (NaN) is over, never ok.
-    status:
-      budget.actual <= budget.limit
-        ? "ok"
-        : budget.warnOnly
-          ? "warning"
-          : allowed.has(budget.name)
-            ? "allowed"
-            : "over",
+    status: (budget.atLeast ? budget.actual >= budget.limit : budget.actual <= budget.limit)
+      ? "ok"
+      : budget.warnOnly
+        ? "warning"
+        : allowed.has(budget.name)
+          ? "allowed"
+          : "over",
   }));
 }
 
@@ -82,5 +100,6 @@ export function budgetLine(verdict: Verdict): string {
     over: `OVER (budget "${verdict.name}")`,
   }[verdict.status];
   const unit = verdict.unit ? ` ${verdict.unit}` : "";
-  return `  ${verdict.label.padEnd(78)} ${`${verdict.limit}${unit}`.padStart(9)} ${`${fmt(verdict.actual)}${unit}`.padStart(9)}  ${status}`;
+  const limit = `${verdict.atLeast ? ">= " : ""}${verdict.limit}${unit}`;
+  return `  ${verdict.label.padEnd(78)} ${limit.padStart(9)} ${`${fmt(verdict.actual)}${unit}`.padStart(9)}  ${status}`;
 }

@@ -76,6 +76,67 @@ export async function runRounds(
   return results;
 }
 
+/**
+ * Two arms measured against each other, for a ratio that must hold from one run to the next. Within
+ * each round they take turns in slices of `slice` seconds (A B A B …, `seconds` of each; the arm
+ * that goes first alternates by round), so a busy second of the machine lands on both arms alike
+ * rather than on one arm's whole turn. Each arm's figure for the round is the total of its slices:
+ * requests ÷ seconds, CPU ÷ requests (a ratio of totals, not a mean of per-slice ratios, which one
+ * near-empty slice would swing); p50 is the median of the slices' and p99 the highest. `warmUp`
+ * rounds run first and are discarded: the first seconds after other arms pay for caches, JIT and
+ * connection pools the arms share.
+ */
+export async function runPaired(
+  pair: [Arm, Arm],
+  options: { rounds: number; seconds: number; slice: number; warmUp: number },
+  onRound?: (round: number, measurements: [Measurement, Measurement]) => void,
+): Promise<RoundResults> {
+  const results: RoundResults = new Map(pair.map((arm) => [arm.key, []]));
+  const slices = Math.max(1, Math.round(options.seconds / options.slice));
+  for (let round = -options.warmUp; round < options.rounds; round++) {
+    const order = round % 2 ? [1, 0] : [0, 1];
+    const taken: [Measurement[], Measurement[]] = [[], []];
+    for (let s = 0; s < slices; s++) {
+      for (const i of order) {
+        const arm = pair[i] as Arm;
+        await arm.setUp?.();
+        taken[i]?.push(await arm.measure(options.slice));
+      }
+    }
+    if (round < 0) continue;
+    const totals = [total(taken[0], options.slice), total(taken[1], options.slice)] as [
+      Measurement,
+      Measurement,
+    ];
+    pair.forEach((arm, i) => results.get(arm.key)?.push(totals[i] as Measurement));
+    onRound?.(round, totals);
+  }
+  return results;
+}
+
+/** One arm's slices of a round as one measurement: totals over the slices' requests and seconds. */
+export function total(slices: Measurement[], sliceSeconds: number): Measurement {
+  const requests = slices.reduce((sum, m) => sum + m.requests, 0);
+  const seconds = slices.reduce(
+    (sum, m) => sum + (m.rps > 0 ? m.requests / m.rps : sliceSeconds),
+    0,
+  );
+  const timed = slices.filter((m) => m.cpuMs !== undefined);
+  const timedRequests = timed.reduce((sum, m) => sum + m.requests, 0);
+  return {
+    requests,
+    rps: seconds > 0 ? requests / seconds : Number.NaN,
+    p50: median(slices.map((m) => m.p50)),
+    p99: Math.max(...slices.map((m) => m.p99)),
+    errors: slices.reduce((sum, m) => sum + m.errors, 0),
+    problems: slices.flatMap((m) => m.problems),
+    cpuMs:
+      timed.length && timedRequests > 0
+        ? timed.reduce((sum, m) => sum + (m.cpuMs as number) * m.requests, 0) / timedRequests
+        : undefined,
+  };
+}
+
 /** The median (the mean of the middle two for an even count), NaN for none. */
 export function median(values: number[]): number {
   const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);

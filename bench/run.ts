@@ -5,12 +5,16 @@
 // (rtt-proxy.ts), and prints one report: the arms and their ratios, each ratio's median over
 // interleaved rounds with its lowest and highest round (rounds.ts, which says how to add an arm),
 // the Worker's CPU per request, every signed-in page's sequential round trips (critical-path.ts),
-// the session checks in Node, and the budgets with the figure measured beside each. It exits
+// the session checks in Node, then the Realtime and Storage benches on backends of their own
+// (realtime.ts, storage.ts, on the same rounds), and the budgets with the figure measured beside
+// each. It exits
 // non-zero when an arm saw an error, a check failed or a budget was missed (BENCH_ALLOW=name,…
 // downgrades named budgets to warnings; see budgets.ts).
 //
 //   BENCH_ROUNDS       interleaved rounds of every arm (default 5)
 //   BENCH_SECONDS      seconds per arm and round (default 3)
+//   BENCH_PAIRED_ROUNDS  rounds of the paired loopback comparison, ours vs getUser() (default 9,
+//                      after 1 discarded warm-up round; BENCH_SECONDS of each arm in 1 s slices)
 //   BENCH_CONNECTIONS  concurrent connections of the arms that load the Worker (default 10)
 //   BENCH_RTT_MS       the round trip added between the Worker and the backend (default 40)
 //   BENCH_RTT_CONNECTIONS  connections of the arms with that delay (default 1: one visitor's wait)
@@ -31,7 +35,7 @@ import {
   waitForPreview,
 } from "../tests/support/preview.ts";
 import { START_SETTINGS, startBackendThread, WASM_TIERING_BUDGET } from "./backend.ts";
-import { type Budget, budgetLine, fmt, judge, parseAllowed } from "./budgets.ts";
+import { type BenchSection, type Budget, budgetLine, fmt, judge, parseAllowed } from "./budgets.ts";
 import {
   BROTLI_QUALITY,
   type FirstLoad,
@@ -45,14 +49,17 @@ import type { CookieJar } from "./cookies.ts";
 import { measurePages, type PagePath, type PageTrips } from "./critical-path.ts";
 import { BENCH_ONLY_MARKER } from "./get-user/marker.ts";
 import { authCalls, every, httpArm } from "./load.ts";
+import { realtimeBench } from "./realtime.ts";
 import {
   type Arm,
   armSpread,
   formatSpread,
+  type Measurement,
   median,
   type Ratio,
   type RoundResults,
   ratioSpread,
+  runPaired,
   runRounds,
   type Spread,
   spread,
@@ -61,6 +68,7 @@ import {
 import { startRttProxy } from "./rtt-proxy.ts";
 import { NEWEST_NOTE, NOTE_COUNT, userWithNotes, withExpiredAccessToken } from "./sessions.ts";
 import { BURST, type BurstResult, burstLine, measureSignInBurst } from "./sign-in-burst.ts";
+import { storageBench } from "./storage.ts";
 import { cpuSeconds, workerdInGroup } from "./workerd-cpu.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -71,6 +79,10 @@ const RTT_MS = Number(process.env.BENCH_RTT_MS ?? 40);
 // connections on two cores the queue in front of the Worker is most of a response's time, and it
 // would hide the round trips the delay adds.
 const RTT_CONNECTIONS = Number(process.env.BENCH_RTT_CONNECTIONS ?? 1);
+/** The paired loopback comparison with the getUser() pattern (rounds.ts, runPaired). */
+const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 9);
+const PAIRED_SLICE = 1;
+const PAIRED_WARM_UP = 1;
 const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? 60);
 const ALLOWED = parseAllowed(process.env.BENCH_ALLOW);
 
@@ -406,16 +418,6 @@ try {
       setUp: direct,
     }),
     httpArm({
-      ...common,
-      key: "getUser",
-      label: "GET /notes, getUser() every request (UI-library blocks)",
-      url: `${getUserApp.url}/notes`,
-      visitors: [signedIn],
-      expectAuth: every("1"),
-      cpuSeconds: getUserCpu,
-      setUp: direct,
-    }),
-    httpArm({
       ...visitor,
       key: "signedOutRtt",
       label: `GET / signed out, backend ${RTT_MS} ms away, ${RTT_CONNECTIONS} visitor`,
@@ -442,6 +444,31 @@ try {
       setUp: atRtt,
     }),
   ];
+  // The two arms of the loopback comparison with the getUser() pattern, taking turns in slices
+  // within each round (rounds.ts, runPaired): their req/s and CPU ratios moved by a fifth between
+  // two quiet runs when each arm had one 3 s turn per round.
+  const paired: [Arm, Arm] = [
+    httpArm({
+      ...common,
+      key: "notesPaired",
+      label: `GET /notes signed in, paired with the next arm`,
+      url: `${app.url}/notes`,
+      visitors: [signedIn],
+      expectAuth: every("0"),
+      cpuSeconds: appCpu,
+      setUp: direct,
+    }),
+    httpArm({
+      ...common,
+      key: "getUser",
+      label: "GET /notes, getUser() every request (UI-library blocks)",
+      url: `${getUserApp.url}/notes`,
+      visitors: [signedIn],
+      expectAuth: every("1"),
+      cpuSeconds: getUserCpu,
+      setUp: direct,
+    }),
+  ];
   load.push(loadavg()[0] ?? 0);
   log(
     `${arms.length} arms × ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, in turn…`,
@@ -453,6 +480,25 @@ try {
     if (m.problems.length)
       armProblems.set(arm.label, [...(armProblems.get(arm.label) ?? []), ...m.problems]);
   });
+  log(
+    `ours and the getUser() pattern on loopback, paired: ${PAIRED_WARM_UP} warm-up + ${PAIRED_ROUNDS} rounds, ${SECONDS} s each in ${PAIRED_SLICE} s slices, taking turns…`,
+  );
+  const pairedResults = await runPaired(
+    paired,
+    { rounds: PAIRED_ROUNDS, seconds: SECONDS, slice: PAIRED_SLICE, warmUp: PAIRED_WARM_UP },
+    (round, measurements) => {
+      paired.forEach((arm, i) => {
+        const m = measurements[i] as Measurement;
+        log(
+          `  paired round ${round + 1}: ${arm.label}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50} ms, CPU ${m.cpuMs?.toFixed(2)} ms/request`,
+        );
+        if (m.problems.length)
+          armProblems.set(arm.label, [...(armProblems.get(arm.label) ?? []), ...m.problems]);
+      });
+    },
+  );
+  for (const [key, measurements] of pairedResults) results.set(key, measurements);
+  arms.push(...paired);
   load.push(loadavg()[0] ?? 0);
   await proxy.setDelay(0);
 
@@ -464,7 +510,20 @@ try {
   await backend.close();
 }
 
-// 4. The report -------------------------------------------------------------------------------
+// 4. Realtime and Storage, each on a backend of its own, after the Worker's servers have stopped --
+const sections: BenchSection[] = [];
+log(`Realtime: 1 and 100 subscribers, ${ROUNDS} rounds × ${SECONDS} s (bench/realtime.ts)…`);
+sections.push(await realtimeBench({ rounds: ROUNDS, seconds: SECONDS, port: BACKEND_PORT }));
+log(
+  `Storage: 50 MB transfers, ${ROUNDS} rounds × ${SECONDS} s, and a 200 MB TUS upload (bench/storage.ts)…`,
+);
+sections.push(await storageBench({ rounds: ROUNDS, seconds: SECONDS, port: PROXY_PORT }));
+for (const section of sections) {
+  budgets.push(...section.budgets);
+  if (section.problems.length) armProblems.set(section.title, section.problems);
+}
+
+// 5. The report -------------------------------------------------------------------------------
 const RATIOS: Ratio[] = [
   {
     label: `getUser() pattern ÷ ours, GET /notes p50, backend ${RTT_MS} ms away`,
@@ -479,8 +538,8 @@ const RATIOS: Ratio[] = [
     metric: "p50",
   },
   {
-    label: "ours ÷ getUser() pattern, GET /notes req/s, on loopback",
-    of: "notes",
+    label: "ours ÷ getUser() pattern, GET /notes req/s, on loopback, paired",
+    of: "notesPaired",
     to: "getUser",
     metric: "rps",
   },
@@ -497,9 +556,9 @@ const RATIOS: Ratio[] = [
     metric: "cpuMs",
   },
   {
-    label: "Worker CPU: getUser() pattern ÷ ours, GET /notes",
+    label: "Worker CPU: getUser() pattern ÷ ours, GET /notes, paired",
     of: "getUser",
-    to: "notes",
+    to: "notesPaired",
     metric: "cpuMs",
   },
 ];
@@ -583,6 +642,14 @@ function printReport() {
     out.push(
       `  ${page.path.replace(/[0-9a-f-]{36}/, ":id").padEnd(24)} ${trips.padEnd(34)} ${page.ms.toFixed(0).padStart(5)} ms  ${page.problems.length ? `OVER: ${page.problems.join("; ")}` : "ok"}`,
     );
+  }
+  for (const section of sections) {
+    out.push("");
+    out.push(
+      `${section.title}, load average ${[section.load[0], section.load.at(-1)].map((l) => (l ?? Number.NaN).toFixed(1)).join(" -> ")}`,
+    );
+    out.push(...section.lines);
+    for (const problem of section.problems) out.push(`    ! ${problem}`);
   }
   if (node) {
     out.push("");

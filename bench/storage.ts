@@ -13,6 +13,8 @@
 //   BENCH_ROUNDS   interleaved rounds of every arm (default 5)
 //   BENCH_SECONDS  seconds per arm and round (default 3; an arm always finishes one transfer)
 //   BENCH_PORT     the backend's port (default 54390)
+// `storageBench()` does all this and answers its report lines and budgets; `npm run bench` (run.ts)
+// calls it after the Worker's arms, and `node bench/storage.ts` runs it alone.
 import { spawn } from "node:child_process";
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
@@ -21,7 +23,9 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { fileURLToPath } from "node:url";
 import { Upload } from "tus-js-client";
+import { type BenchSection, type Budget, budgetLine, judge, parseAllowed } from "./budgets.ts";
 import {
   type Arm,
   armSpread,
@@ -47,8 +51,31 @@ const agent = new Agent({ keepAlive: true });
 
 if (process.argv[2] === "--backend") {
   await serveBackend(process.argv[3] as string, Number(process.argv[4]));
-} else {
-  await main();
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // `node bench/storage.ts`: the same as in `npm run bench`, alone.
+  const section = await storageBench({
+    rounds: Number(process.env.BENCH_ROUNDS ?? 5),
+    seconds: Number(process.env.BENCH_SECONDS ?? 3),
+    port: Number(process.env.BENCH_PORT ?? 54390),
+  });
+  const verdicts = judge(section.budgets, parseAllowed(process.env.BENCH_ALLOW));
+  const out = [
+    `Storage bench, ${new Date().toISOString()}: ${availableParallelism()} cores, load ${section.load.map((l) => l.toFixed(2)).join(" -> ")}`,
+    ...section.lines,
+    "",
+    "Budgets (BENCH_ALLOW=name,… reports a named budget as a warning)",
+    `  ${"budget".padEnd(78)} ${"limit".padStart(9)} ${"now".padStart(9)}`,
+    ...verdicts.map(budgetLine),
+    "",
+  ];
+  const over = verdicts.filter((v) => v.status === "over").map((v) => `over budget: ${v.label}`);
+  if (over.length || section.problems.length) {
+    out.push(`FAILED: ${[...over, ...section.problems.map((p) => `errors: ${p}`)].join("; ")}`);
+    process.exitCode = 1;
+  } else {
+    out.push("All arms error-free, every budget met.");
+  }
+  console.log(out.join("\n"));
 }
 
 /** The child: one backend, its URL and secret key on stdout, closed when stdin ends. */
@@ -68,10 +95,20 @@ async function serveBackend(dataDir: string, port: number): Promise<void> {
   });
 }
 
-async function main(): Promise<void> {
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-  const seconds = Number(process.env.BENCH_SECONDS ?? 3);
-  const port = Number(process.env.BENCH_PORT ?? 54390);
+export interface StorageOptions {
+  rounds: number;
+  seconds: number;
+  /** The backend child's port. */
+  port: number;
+}
+
+/** Every arm in interleaved rounds and the TUS upload, on a backend of its own: lines and budgets. */
+export async function storageBench({
+  rounds,
+  seconds,
+  port,
+}: StorageOptions): Promise<BenchSection> {
+  const load = [loadavg()[0] ?? 0];
   const work = mkdtempSync(join(tmpdir(), "edge-notes-storage-bench-"));
   const dataDir = join(work, "data");
   const child = spawn(
@@ -169,12 +206,8 @@ async function main(): Promise<void> {
 
     const tus = await tusRss(url, secret, big, child.pid as number);
 
+    load.push(loadavg()[0] ?? 0);
     const out: string[] = [];
-    out.push(
-      `Storage bench, ${new Date().toISOString()}: ${availableParallelism()} cores, load ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(" ")}, ${rounds} interleaved rounds x ${seconds} s per arm`,
-    );
     out.push(
       `  one local backend in a child process (pid ${child.pid}), data directory on disk in ${tmpdir()}, [storage] file_size_limit raised to ${FILE_SIZE_LIMIT_MB}MiB for the bench (default 50MiB); the secret key`,
     );
@@ -213,36 +246,24 @@ async function main(): Promise<void> {
       `  backend process RSS (VmRSS, sampled every 50 ms): ${tus.beforeMb.toFixed(0)} MB before, ${tus.peakMb.toFixed(0)} MB at peak, ${tus.afterMb.toFixed(0)} MB after`,
     );
     if (tus.problem) problems.push(`tus: ${tus.problem}`);
-    out.push("");
-    out.push("Budgets");
-    const budgets = [
+    const budgets: Budget[] = [
       ...values.map(({ ratio, value }) => ({
-        label: `${ratio.label}, median`,
-        limit: `>= ${RATIO_BUDGET}`,
-        now: value.median.toFixed(2),
-        ok: value.median >= RATIO_BUDGET,
+        name: "storage-transfer" as const,
+        label: `Storage: ${ratio.label}, median`,
+        atLeast: true,
+        limit: RATIO_BUDGET,
+        actual: value.median,
+        unit: "x",
       })),
       {
-        label: `backend RSS growth during the ${TUS_MB} MB TUS upload`,
-        limit: `< ${RSS_BUDGET_MB} MB`,
-        now: `${(tus.peakMb - tus.beforeMb).toFixed(1)} MB`,
-        ok: tus.peakMb - tus.beforeMb < RSS_BUDGET_MB,
+        name: "storage-tus-rss",
+        label: `Storage: backend RSS growth during the ${TUS_MB} MB TUS upload`,
+        limit: RSS_BUDGET_MB,
+        actual: tus.peakMb - tus.beforeMb,
+        unit: "MB",
       },
     ];
-    out.push(`  ${"budget".padEnd(78)} ${"limit".padStart(9)} ${"now".padStart(9)}`);
-    for (const b of budgets)
-      out.push(
-        `  ${b.label.padEnd(78)} ${b.limit.padStart(9)} ${b.now.padStart(9)}  ${b.ok ? "ok" : "OVER"}`,
-      );
-    out.push("");
-    const over = budgets.filter((b) => !b.ok).map((b) => `over budget: ${b.label}`);
-    if (over.length || problems.length) {
-      out.push(`FAILED: ${[...over, ...problems.map((p) => `errors: ${p}`)].join("; ")}`);
-      process.exitCode = 1;
-    } else {
-      out.push("All arms error-free, every budget met.");
-    }
-    console.log(out.join("\n"));
+    return { title: "Storage (bench/storage.ts)", lines: out, budgets, problems, load };
   } finally {
     agent.destroy();
     child.stdin?.end();

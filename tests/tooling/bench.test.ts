@@ -27,7 +27,9 @@ import {
   median,
   percentile,
   ratioSpread,
+  runPaired,
   runRounds,
+  total,
 } from "../../bench/rounds.ts";
 import { startRttProxy } from "../../bench/rtt-proxy.ts";
 import { withExpiredAccessToken } from "../../bench/sessions.ts";
@@ -201,6 +203,21 @@ describe("budgets", () => {
     expect(judge([budget(Number.NaN)], new Set())[0]?.status).toBe("over");
   });
 
+  it("an atLeast budget (a throughput ratio) fails below its limit, not above", () => {
+    const ratio = (actual: number) => ({
+      name: "storage-transfer" as const,
+      label: "upload ÷ copy",
+      atLeast: true,
+      limit: 0.5,
+      actual,
+      unit: "x",
+    });
+    expect(judge([ratio(0.5)], new Set())[0]?.status).toBe("ok");
+    expect(judge([ratio(0.9)], new Set())[0]?.status).toBe("ok");
+    expect(judge([ratio(0.49)], new Set())[0]?.status).toBe("over");
+    expect(judge([ratio(Number.NaN)], new Set())[0]?.status).toBe("over");
+  });
+
   it("a warnOnly budget over its limit is a warning, never a failure", () => {
     expect(judge([{ ...budget(1001), warnOnly: true }], new Set())[0]?.status).toBe("warning");
     expect(judge([{ ...budget(999), warnOnly: true }], new Set())[0]?.status).toBe("ok");
@@ -272,6 +289,64 @@ describe("interleaved rounds", () => {
       "a 3s",
     ]);
     expect([...results.values()].map((rounds) => rounds.length)).toEqual([2, 2, 2]);
+  });
+
+  it("paired: two arms take turns in slices, the first alternating, after discarded warm-up rounds", async () => {
+    const order: string[] = [];
+    let call = 0;
+    const arm = (key: string): Arm => ({
+      key,
+      label: key,
+      setUp: () => {
+        order.push(`setUp ${key}`);
+      },
+      measure: async (seconds) => {
+        order.push(`${key} ${seconds}s`);
+        return measurement(10, { requests: ++call });
+      },
+    });
+    const results = await runPaired([arm("a"), arm("b")], {
+      rounds: 2,
+      seconds: 2,
+      slice: 1,
+      warmUp: 1,
+    });
+    expect(order.filter((step) => !step.startsWith("setUp"))).toEqual([
+      // warm-up round (-1): b first
+      "b 1s",
+      "a 1s",
+      "b 1s",
+      "a 1s",
+      // round 0: a first
+      "a 1s",
+      "b 1s",
+      "a 1s",
+      "b 1s",
+      // round 1: b first
+      "b 1s",
+      "a 1s",
+      "b 1s",
+      "a 1s",
+    ]);
+    expect(order.filter((step) => step.startsWith("setUp"))).toHaveLength(12);
+    // the warm-up's requests (calls 1-4) are nowhere in the results
+    expect(results.get("a")?.map((m) => m.requests)).toEqual([5 + 7, 10 + 12]);
+    expect(results.get("b")?.map((m) => m.requests)).toEqual([6 + 8, 9 + 11]);
+  });
+
+  it("paired: a round's figure is the total of its slices, CPU weighted by requests", () => {
+    const round = total(
+      [
+        { requests: 100, rps: 100, p50: 10, p99: 40, errors: 0, problems: [], cpuMs: 4 },
+        { requests: 20, rps: 20, p50: 50, p99: 90, errors: 1, problems: ["x"], cpuMs: 9 },
+        { requests: 60, rps: 60, p50: 20, p99: 60, errors: 0, problems: [], cpuMs: 5 },
+      ],
+      1,
+    );
+    // 180 requests in 3 s; (400 + 180 + 300) ms of CPU over 180 requests
+    expect(round.rps).toBe(60);
+    expect(round.cpuMs).toBeCloseTo(880 / 180);
+    expect(round).toMatchObject({ requests: 180, p50: 20, p99: 90, errors: 1, problems: ["x"] });
   });
 
   it("takes a ratio within each round, then its median, lowest and highest", () => {

@@ -15,6 +15,7 @@
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PASSWORD, PUBLISHABLE_KEY } from "../support/backend.ts";
+import { signedOutSession } from "../support/ended-session.ts";
 import { type MemoryBackend, memoryBackend } from "../support/memory-backend.ts";
 import { aalOf, enrollVerifiedTotp, totpCode } from "../support/mfa.ts";
 
@@ -111,7 +112,7 @@ beforeAll(async () => {
   })) as [Person, Person, Person];
   const totp = await enrollVerifiedTotp(owner.client);
   // (Before the aal1 sign-in: verifying a factor ends the user's aal1 sessions.)
-  const ended = await signedOutSession(owner.email, totp);
+  const ended = await signedOutSession(local, owner.email, totp);
   const aal1 = local.client();
   const signIn = await aal1.auth.signInWithPassword({ email: owner.email, password: PASSWORD });
   if (signIn.error) throw signIn.error;
@@ -133,29 +134,6 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => local?.close());
-
-/**
- * The owner on another device, stepped up to aal2 and then signed out there: a client that keeps
- * sending that session's access token, as a copy of it would.
- */
-async function signedOutSession(email: string, totp: { factorId: string; secret: string }) {
-  const device = local.client();
-  const signIn = await device.auth.signInWithPassword({ email, password: PASSWORD });
-  if (signIn.error) throw signIn.error;
-  const stepUp = await device.auth.mfa.challengeAndVerify({
-    factorId: totp.factorId,
-    // the next period's code: the one that verified the factor may not be used again
-    code: totpCode(totp.secret, 30),
-  });
-  if (stepUp.error) throw stepUp.error;
-  const token = (await device.auth.getSession()).data.session?.access_token ?? "";
-  const signOut = await device.auth.signOut({ scope: "local" });
-  if (signOut.error) throw signOut.error;
-  return createClient(local.backend.url, PUBLISHABLE_KEY, {
-    auth: { persistSession: false, autoRefreshToken: false },
-    global: { fetch: local.fetch, headers: { Authorization: `Bearer ${token}` } },
-  });
-}
 
 /** The owner's rows one cell works on: a note with a tag, shared with the recipient, + a spare tag. */
 interface World {

@@ -192,6 +192,9 @@ describe("attachments", () => {
     expect(JSON.parse(html.body)).toMatchObject({ error: "bad_type" });
     const odd = await start(owner.browser, { name: "a.png", size: Number.NaN, type: "image/png" });
     expect(JSON.parse(odd.body)).toMatchObject({ error: "no_file" });
+    const negative = await start(owner.browser, { name: "a.png", size: -5, type: "image/png" });
+    expect(negative.status).toBe(400);
+    expect(JSON.parse(negative.body)).toMatchObject({ error: "no_file" });
     expect(
       (await start(stranger.browser, { name: "s.png", size: 5, type: "image/png" })).status,
     ).toBe(404);

@@ -54,7 +54,8 @@ export type AttachmentError = keyof typeof ATTACHMENT_ERRORS;
 export function attachmentProblem(
   file: { size: number; type: string; name: string } | null,
 ): AttachmentError | null {
-  if (!file || file.size === 0) return "no_file";
+  // (a size below 0 comes only from a forged start-upload: a File's never is)
+  if (!file || file.size <= 0) return "no_file";
   if (file.size > ATTACHMENT_MAX_BYTES) return "too_big";
   if (!(ATTACHMENT_TYPES as readonly string[]).includes(file.type)) return "bad_type";
   if (file.name.length > 255) return "long_name";

@@ -15,13 +15,18 @@ import { test } from "./support/test.ts";
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEklEQVQImWM4YSNywkaEAUIBACF+BGFPob/gAAAAAElFTkSuQmCC";
 
-/** A new note of the page's user, open and hydrated; its path. */
+/**
+ * A new note of the page's user, open and hydrated; its path. The router is idle before React has
+ * run the card's effects, so this waits for the drop hint, which the card shows only once files can
+ * be dropped (a drop dispatched before that would be lost).
+ */
 async function newNote(page: Page, title: string): Promise<string> {
   await visit(page, stack, "/notes/new");
   await page.fill("#field-title", title);
   await submit(page, "Create note");
   await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
   await visit(page, stack, new URL(page.url()).pathname);
+  await page.getByText("or drop files here").waitFor();
   return new URL(page.url()).pathname;
 }
 

@@ -1,14 +1,16 @@
-import type { IncomingMessage } from "node:http";
+import { type IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex, Readable } from "node:stream";
 import type { PGlite } from "@electric-sql/pglite";
 import { serve } from "@hono/node-server";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { hasDatabase } from "./database/data-dir.ts";
 import { pgliteEngine, prestartDatabaseThread } from "./database/engine.ts";
 import { openDatabase } from "./database/open.ts";
 import { snapshotCacheDir, snapshotFor } from "./database/snapshot.ts";
 import { listenOnceFree } from "./database/thread/port-in-use.js";
 import { peerAddress } from "./http/client-address.ts";
+import { sendNodeBody } from "./http/node-body.ts";
 import { refuseUpgrade, type UpgradeResult, upgradeRequest, WebSockets } from "./http/upgrade.ts";
 import type { Inbox } from "./mail/inbox.ts";
 import type { Config, DeepPartial } from "./project/config.ts";
@@ -286,16 +288,27 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   };
 }
 
-/** Serves `fetch` on the port, once connections that still hold it let go (port-in-use.js). */
+/**
+ * Serves `fetch` on the port, once connections that still hold it let go (port-in-use.js). A
+ * stored object's bytes go from its file to the socket (http/node-body.ts).
+ */
 function listen(
   fetch: (r: Request, env?: { incoming?: ServerRequest }) => Promise<Response>,
   hostname: string,
   port: number,
 ) {
+  const send = async (request: Request, env?: { incoming?: ServerRequest; outgoing?: unknown }) => {
+    const response = await fetch(request, env);
+    const outgoing = env?.outgoing;
+    if (outgoing instanceof ServerResponse && sendNodeBody(response, outgoing)) {
+      return RESPONSE_ALREADY_SENT;
+    }
+    return response;
+  };
   return listenOnceFree(
     () =>
       new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-        const server = serve({ fetch, hostname, port }, () => resolve(server));
+        const server = serve({ fetch: send, hostname, port }, () => resolve(server));
         server.once("error", reject);
       }),
     port,

@@ -299,8 +299,8 @@ describe("a folder per subsystem", () => {
     ).toEqual([]);
   });
 
-  test("services reach http/ only for the gateway's context, JWTs and request bodies", () => {
-    const shared = ["http/context.ts", "http/jwt.ts", "http/request-body.ts"];
+  test("services reach http/ only for the gateway's context, JWTs, request and file bodies", () => {
+    const shared = ["http/context.ts", "http/jwt.ts", "http/request-body.ts", "http/node-body.ts"];
     expect(edges(isService, (t) => t.startsWith("http/") && !shared.includes(t))).toEqual([]);
   });
 

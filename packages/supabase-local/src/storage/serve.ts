@@ -7,7 +7,7 @@
 // script can read, so an uploaded HTML or SVG file must never run as a page of that origin:
 // X-Content-Type-Options: nosniff on everything, and for anything that is not a raster image,
 // Content-Security-Policy: sandbox and Content-Disposition: attachment.
-import { Readable } from "node:stream";
+import { nodeBody } from "../http/node-body.ts";
 import { ERRORS } from "./errors.ts";
 import type { FileStore } from "./file-store.ts";
 import type { ObjectMetadata, ObjectRow } from "./objects.ts";
@@ -66,11 +66,19 @@ export function serveObject(
     const range = parseRange(rangeHeader, size);
     headers.set("Content-Range", `bytes ${range.start}-${range.end}/${size}`);
     headers.set("Content-Length", String(range.end - range.start + 1));
-    return new Response(toWeb(files.read(row.version, range)), { status: 206, headers });
+    const version = row.version;
+    return new Response(
+      nodeBody(() => files.read(version, range)),
+      { status: 206, headers },
+    );
   }
   headers.set("Content-Length", String(size));
   if (options.head) return new Response(null, { status: 200, headers });
-  return new Response(toWeb(files.read(row.version)), { status: 200, headers });
+  const version = row.version;
+  return new Response(
+    nodeBody(() => files.read(version)),
+    { status: 200, headers },
+  );
 }
 
 /** Content-Disposition: upstream's for `?download=`; locally, attachment for what is not an
@@ -105,10 +113,6 @@ export function parseRange(header: string, size: number): { start: number; end: 
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start || start >= size)
     throw ERRORS.invalidRange();
   return { start, end: Math.min(end, size - 1) };
-}
-
-function toWeb(stream: Readable): ReadableStream<Uint8Array> {
-  return Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
 }
 
 /** The JSON `info()` reads (upstream's InfoRenderer). */

@@ -4,6 +4,52 @@
 import { describe, expect, test } from "vitest";
 import { member, storageFetch } from "./support.ts";
 
+describe("the bytes", () => {
+  test("a file of several reads comes whole and in ranges; a client that leaves mid-way stops nothing else", async () => {
+    const owner = await member();
+    const path = `${owner.id}/big.bin`;
+    // 3 MiB and a bit: the file is read 1 MiB at a time, straight into the socket
+    const bytes = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => (i * 7 + (i >> 12)) & 255);
+    const { error } = await owner.client.storage
+      .from("storage-private")
+      .upload(path, bytes, { contentType: "application/octet-stream" });
+    expect(error).toBeNull();
+
+    const whole = await storageFetch(`/object/storage-private/${path}`, { token: owner.token });
+    expect(whole.headers.get("content-length")).toBe(String(bytes.length));
+    expect(Buffer.compare(Buffer.from(await whole.arrayBuffer()), Buffer.from(bytes))).toBe(0);
+
+    // across the first read's end
+    const from = 1024 * 1024 - 5;
+    const to = 2 * 1024 * 1024 + 4;
+    const part = await storageFetch(`/object/storage-private/${path}`, {
+      token: owner.token,
+      headers: { range: `bytes=${from}-${to}` },
+    });
+    expect(part.status).toBe(206);
+    expect(
+      Buffer.compare(
+        Buffer.from(await part.arrayBuffer()),
+        Buffer.from(bytes.subarray(from, to + 1)),
+      ),
+    ).toBe(0);
+
+    // a reader that goes away after the first chunk: the next requests are answered as usual
+    const left = await storageFetch(`/object/storage-private/${path}`, { token: owner.token });
+    const reader = (left.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).value?.length).toBeGreaterThan(0);
+    await reader.cancel();
+    const again = await storageFetch(`/object/storage-private/${path}`, {
+      token: owner.token,
+      headers: { range: "bytes=-3" },
+    });
+    expect([...new Uint8Array(await again.arrayBuffer())]).toEqual([...bytes.subarray(-3)]);
+    const removed = await owner.client.storage.from("storage-private").remove([path]);
+    expect(removed.error).toBeNull();
+    expect(removed.data).toHaveLength(1);
+  });
+});
+
 describe("the served headers", () => {
   test("an HTML file goes out as text/plain, sandboxed, as an attachment, with upstream's headers", async () => {
     const owner = await member();

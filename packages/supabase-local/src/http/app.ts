@@ -17,7 +17,7 @@ import type { KeyedProject } from "../project/project.ts";
 import { providerPageRoutes } from "../provider/page.ts";
 import { type Accept, acceptedUpgrade, createRealtime } from "../realtime/index.ts";
 import { API_ROLES, type Authenticate, createRestHandler } from "../rest/index.ts";
-import { createStorage, type Storage } from "../storage/index.ts";
+import { createStorage, preloadStorage, type Storage } from "../storage/index.ts";
 import { requestContext, withContext } from "./context.ts";
 import { gateway, openGatewayRoute } from "./gateway.ts";
 import { JwtRejected, verifyJwt } from "./jwt.ts";
@@ -238,10 +238,12 @@ export const authenticateRest: Authenticate = async (request) => {
 
 /**
  * Loads what only some requests need (@simplewebauthn/server for passkeys and WebAuthn factors,
- * qrcode for TOTP enrollment), which no module imports statically: createLocalBackend calls this
- * once it serves, so that a start does not wait for them and no request does either.
+ * qrcode for TOTP enrollment, @tus/server for resumable uploads, sharp for image
+ * transformations), which no module imports statically: createLocalBackend calls this once it
+ * serves, so that a start does not wait for them and no request does either.
  */
 export function loadAfterStart(): void {
   preloadWebAuthn();
   import("qrcode").catch(() => {});
+  preloadStorage();
 }

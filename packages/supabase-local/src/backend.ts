@@ -190,6 +190,12 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       dataDir: options.dataDir,
       path: config.auth.signingKeysPath,
     });
+    // The keys need no database: made while it opens.
+    const made = Promise.all([
+      projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined),
+      loadStorageUrlKey(options.dataDir),
+    ]);
+    made.catch(() => {}); // (a failure is reported when awaited, after a failed open's own)
     if (options.db) {
       db = options.db;
     } else {
@@ -212,8 +218,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
               },
       });
     }
-    keys = await projectKeys(config.auth.signingKeysPath ? signingKeys.all[0] : undefined);
-    storageUrlKey = await loadStorageUrlKey(options.dataDir);
+    [keys, storageUrlKey] = await made;
     await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
     apiModule = await api;
   } catch (error) {

@@ -2,11 +2,14 @@
 // `extensions`, and the postgres role's search_path `"$user", public, extensions`, so that a seed
 // (run as postgres) calls crypt(), gen_salt() and uuid_generate_v4() without a schema. The API
 // roles get no search_path setting: the data API adds `extensions` from [api] extra_search_path.
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { projectCacheDir } from "../src/boot/cache-dir.js";
+import { extensionFiles } from "../src/database/extensions.ts";
 import { createLocalBackend, type LocalBackend } from "../src/index.ts";
 import { withBaseSnapshot } from "./support/base-snapshot.ts";
 
@@ -62,4 +65,22 @@ test("postgres's search_path is Supabase's; the API roles have none of their own
   expect((await backend.db.query<{ search_path: string }>("show search_path")).rows).toEqual([
     { search_path: '"$user", public, extensions' },
   ]);
+});
+
+test("the extensions' files are unpacked once into the cache, and the same files come from it", async () => {
+  const digest = (files: Awaited<ReturnType<typeof extensionFiles>>) =>
+    files.map((f) => [f.path, createHash("sha256").update(f.data).digest("hex")]);
+  const first = await extensionFiles();
+  expect(first.map((f) => f.path)).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/pgcrypto\.so$/),
+      expect.stringMatching(/uuid-ossp\.so$/),
+    ]),
+  );
+  const cached = await readdir(join(projectCacheDir(process.cwd()), "extensions"));
+  // a tar per bundle (pgcrypto, uuid-ossp), named by its hash
+  expect(cached.filter((name) => /^[0-9a-f]{32}\.tar$/.test(name)).length).toBeGreaterThanOrEqual(
+    2,
+  );
+  expect(digest(await extensionFiles())).toEqual(digest(first));
 });

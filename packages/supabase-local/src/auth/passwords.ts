@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
-import bcrypt from "bcrypt";
 import pLimit from "p-limit";
 import type { Config } from "../project/config.ts";
 import { authError, weakPassword } from "./errors.ts";
@@ -26,8 +25,27 @@ export function hashPassword(config: Config, password: string): Promise<string> 
   return hashAt(config.auth.passwordHashCost, password);
 }
 
+/**
+ * The native binding, loaded on the first hash, or once the backend serves (preloadPasswords, from
+ * http/app.ts), not with the backend: finding and loading it is CPU a start is short of.
+ */
+let binding: Promise<typeof import("bcrypt")> | undefined;
+
+function native(): Promise<typeof import("bcrypt")> {
+  binding ??= import("bcrypt").then((module) => module.default);
+  return binding;
+}
+
+/** Loads bcrypt now (a failure is reported where a hash awaits it). */
+export function preloadPasswords(): void {
+  native().catch(() => {});
+}
+
 function hashAt(cost: number, password: string): Promise<string> {
-  return hashing(async () => bcrypt.hash(password, await bcrypt.genSalt(cost, "a")));
+  return hashing(async () => {
+    const bcrypt = await native();
+    return bcrypt.hash(password, await bcrypt.genSalt(cost, "a"));
+  });
 }
 
 /** Compares at the cost the stored hash was made with (a seed's or an older run's may differ). */
@@ -42,7 +60,7 @@ export function comparePassword(password: string, hash: string | null): Promise<
  */
 function compare(password: string, hash: string): Promise<boolean> {
   const known = hash.replace(/^\$2y\$/, () => "$2b$");
-  return hashing(() => bcrypt.compare(password, known));
+  return hashing(async () => (await native()).compare(password, known));
 }
 
 /** Per cost, a hash of a random value nobody knows (made once, on first use; never matched). */

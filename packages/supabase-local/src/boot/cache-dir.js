@@ -1,6 +1,7 @@
 // Where the package keeps what it can make again: the start snapshots (snapshot.ts), the
-// TypeScript it has stripped of its types (typescript-cache.js) and Node's compiled code of the
-// modules a start loads (compile-cache.js). JavaScript, as the TypeScript cache is: it runs
+// TypeScript it has stripped of its types (typescript-cache.js), the extensions' files unpacked
+// (database/extensions.ts) and Node's compiled code of the modules a start loads
+// (compile-cache.js). JavaScript, as the TypeScript cache is: it runs
 // before any TypeScript loads.
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";

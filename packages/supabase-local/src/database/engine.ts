@@ -65,11 +65,9 @@ export function pgliteEngine(): Promise<Engine> {
       readFile(resolve("@electric-sql/pglite/pglite.data")),
     ]);
     const fsBundle = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
-    return {
-      wasmModule: await WebAssembly.compile(wasm),
-      fsBundle,
-      extensionFiles: await extensionFiles(),
-    };
+    // the extensions are unpacked on this thread while V8 compiles on its own threads
+    const [wasmModule, files] = await Promise.all([WebAssembly.compile(wasm), extensionFiles()]);
+    return { wasmModule, fsBundle, extensionFiles: files };
   })();
   return engine;
 }

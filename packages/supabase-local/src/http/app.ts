@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AuthContext } from "../auth/context.ts";
 import { authRoutes } from "../auth/index.ts";
+import { preloadPasswords } from "../auth/passwords.ts";
 import { RateLimits } from "../auth/rate-limits.ts";
 import { preloadWebAuthn } from "../auth/webauthn/webauthn.ts";
 import { Inbox, inboxRoutes } from "../mail/inbox.ts";
@@ -17,7 +18,7 @@ import type { KeyedProject } from "../project/project.ts";
 import { providerPageRoutes } from "../provider/page.ts";
 import { type Accept, acceptedUpgrade, createRealtime } from "../realtime/index.ts";
 import { API_ROLES, type Authenticate, createRestHandler } from "../rest/index.ts";
-import { createStorage, type Storage } from "../storage/index.ts";
+import { createStorage, preloadStorage, type Storage } from "../storage/index.ts";
 import { requestContext, withContext } from "./context.ts";
 import { gateway, openGatewayRoute } from "./gateway.ts";
 import { JwtRejected, verifyJwt } from "./jwt.ts";
@@ -237,11 +238,14 @@ export const authenticateRest: Authenticate = async (request) => {
 };
 
 /**
- * Loads what only some requests need (@simplewebauthn/server for passkeys and WebAuthn factors,
- * qrcode for TOTP enrollment), which no module imports statically: createLocalBackend calls this
- * once it serves, so that a start does not wait for them and no request does either.
+ * Loads what only some requests need (bcrypt for passwords, @simplewebauthn/server for passkeys
+ * and WebAuthn factors, qrcode for TOTP enrollment, @tus/server for resumable uploads, sharp for
+ * image transformations), which no module imports statically: createLocalBackend calls this once
+ * it serves, so that a start does not wait for them and no request does either.
  */
 export function loadAfterStart(): void {
+  preloadPasswords();
   preloadWebAuthn();
   import("qrcode").catch(() => {});
+  preloadStorage();
 }

@@ -65,6 +65,8 @@ const MIGRATION_FILE = /^(\d+)_(.*)\.sql$/;
  */
 export async function applyMigrations(db: PGlite, options: MigrationOptions = {}): Promise<void> {
   const migrationsDir = options.migrationsDir ?? projectPaths(options.projectDir).migrationsDir;
+  // the directory is read while the database answers
+  const listed = migrationFiles(migrationsDir);
   // (a database with a history only reads it: every start of the backend comes through here)
   const fresh = !(await historyExists(db));
   if (fresh) await db.exec(HISTORY);
@@ -78,9 +80,11 @@ export async function applyMigrations(db: PGlite, options: MigrationOptions = {}
           )
         ).rows.map((r) => r.version),
   );
-  const files = await migrationFiles(migrationsDir);
+  const files = await listed;
+  let changed = fresh || (options.fixtures ?? []).length > 0;
   for (const { path, version, name } of files) {
     if (applied.has(version)) continue;
+    changed = true;
     const sql = await readFile(path, "utf8");
     await db.transaction(async (tx) => {
       await run(tx, path, sql);
@@ -98,8 +102,9 @@ export async function applyMigrations(db: PGlite, options: MigrationOptions = {}
     const sql = await readFile(fixture, "utf8");
     await db.transaction((tx) => run(tx, fixture, sql));
   }
-  // tell the data API to reload its schema cache
-  await db.exec("NOTIFY pgrst, 'reload schema'");
+  // tell the data API to reload its schema cache (another backend's on a shared database: this
+  // one's loads after), when anything was applied
+  if (changed) await db.exec("NOTIFY pgrst, 'reload schema'");
 }
 
 /** The migrations of a directory (`<timestamp>_<name>.sql`), in the order they apply. */

@@ -8,7 +8,6 @@ import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
-import mime from "mime-types";
 import type { StorageBucketConfig } from "../project/config.ts";
 import * as buckets from "./buckets.ts";
 import { asOwner, SERVICE_ROLE } from "./caller.ts";
@@ -43,6 +42,8 @@ export async function seedBuckets(
   for (const [name, bucket] of Object.entries(config.buckets)) {
     if (!bucket.objectsPath) continue;
     for (const path of await filesUnder(bucket.objectsPath)) {
+      // loaded for the first file (mime-db's table is 30 ms of a start that has none to upload)
+      const { lookup } = await import("mime-types");
       const rel = relative(bucket.objectsPath, path);
       const key = rel === "" ? basename(path) : rel.split(sep).join("/");
       const written = await files.write(createReadStream(path), Number.POSITIVE_INFINITY);
@@ -52,7 +53,7 @@ export async function seedBuckets(
         { bucketId: id(name), name: key, upsert: true },
         written,
         {
-          mimeType: mime.lookup(path) || "application/octet-stream",
+          mimeType: lookup(path) || "application/octet-stream",
           cacheControl: "max-age=3600",
         },
       );

@@ -250,16 +250,22 @@ export class FileStore {
   }
 
   /**
-   * Removes every version no row names (`known`), and uploads left unfinished: run at start, when
+   * Removes every version no row names (`known`, asked only when there are versions at all: a
+   * start with none asks the database nothing), and uploads left unfinished: run at start, when
    * no upload is under way. Files newer than a minute are kept (another backend sharing the
    * database may be mid-upload).
    */
-  async sweep(known: Set<string>): Promise<void> {
+  async sweep(known: () => Promise<Set<string>>): Promise<void> {
     await this.#prepare();
     const cutoff = Date.now() - 60_000;
-    for (const dir of [this.#objects, this.#uploads]) {
-      for (const name of await readdir(dir)) {
-        if (dir === this.#objects && known.has(name)) continue;
+    const versions = await readdir(this.#objects);
+    const named = versions.length ? await known() : new Set<string>();
+    for (const [dir, names] of [
+      [this.#objects, versions],
+      [this.#uploads, await readdir(this.#uploads)],
+    ] as const) {
+      for (const name of names) {
+        if (dir === this.#objects && named.has(name)) continue;
         const path = join(dir, name);
         const { mtimeMs } = await stat(path).catch(() => ({ mtimeMs: Date.now() }));
         if (mtimeMs < cutoff) await rm(path, { force: true, recursive: true });

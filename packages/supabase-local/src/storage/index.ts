@@ -10,7 +10,7 @@ import { seedBuckets } from "./config-buckets.ts";
 import { FileStore } from "./file-store.ts";
 import { knownVersions } from "./objects.ts";
 import { storageRoutes } from "./routes.ts";
-import { createResumable } from "./tus.ts";
+import { preloadSharp } from "./transforms.ts";
 
 export interface StorageOptions {
   db: PGlite;
@@ -35,15 +35,32 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+let tusModule: Promise<typeof import("./tus.ts")> | undefined;
+
+/**
+ * tus.ts, loaded on the first resumable upload, or once the backend serves (preloadStorage), not
+ * with the backend: @tus/server and its file store take 70 to 90 ms (120 ms of CPU) to load, on the
+ * cores the database's start is using.
+ */
+function tus(): Promise<typeof import("./tus.ts")> {
+  tusModule ??= import("./tus.ts");
+  return tusModule;
+}
+
+/**
+ * Loads what only some Storage requests need (resumable uploads, image transformations): http/app.ts
+ * calls this once the backend serves. A request that comes first waits for the loading; a failure
+ * to load is reported to it.
+ */
+export function preloadStorage(): void {
+  tus().catch(() => {});
+  preloadSharp();
+}
+
 export function createStorage(options: StorageOptions): Storage {
   const { db, config } = options;
   const files = new FileStore(options.directory);
-  const resumable = createResumable({
-    db,
-    files,
-    fileSizeLimit: config.fileSizeLimit,
-    urlKey: options.urlKey,
-  });
+  let resumable: ReturnType<typeof import("./tus.ts").createResumable> | undefined;
   return {
     routes: storageRoutes({
       db,
@@ -51,10 +68,18 @@ export function createStorage(options: StorageOptions): Storage {
       urlKey: options.urlKey,
       fileSizeLimit: config.fileSizeLimit,
       imageTransformation: config.imageTransformation.enabled,
-      resumable,
+      resumable: async (request, caller, signed) => {
+        resumable ??= (await tus()).createResumable({
+          db,
+          files,
+          fileSizeLimit: config.fileSizeLimit,
+          urlKey: options.urlKey,
+        });
+        return resumable(request, caller, signed);
+      },
     }),
     seed: () => seedBuckets(db, files, config),
-    sweep: async () => files.sweep(await knownVersions(db)),
+    sweep: () => files.sweep(() => knownVersions(db)),
     close: () => files.close(),
   };
 }

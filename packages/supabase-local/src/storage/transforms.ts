@@ -5,7 +5,7 @@
 // `format=origin`, as the CLI's imgproxy with WebP/AVIF detection does. Sources over 25 MB or
 // 50 megapixels are refused, as on hosted Supabase. The result streams out with the object's
 // headers (serve.ts's rules: nosniff; a raster image, so no sandbox).
-import sharp, { type Metadata, type OutputInfo } from "sharp";
+import type { Metadata, OutputInfo } from "sharp";
 import { ERRORS, StorageError } from "./errors.ts";
 import type { FileStore } from "./file-store.ts";
 import type { ObjectMetadata, ObjectRow } from "./objects.ts";
@@ -85,6 +85,23 @@ export function transformationsFromToken(key: string | undefined, format?: strin
   return transformationsFrom(query, format);
 }
 
+let library: Promise<typeof import("sharp")> | undefined;
+
+/**
+ * sharp, loaded on the first transformation, or once the backend serves (preloadSharp, from
+ * http/app.ts), not with the backend: it and libvips take 80 to 100 ms (140 ms of CPU) to load,
+ * on the cores the database's start is using.
+ */
+function sharpLibrary(): Promise<typeof import("sharp")> {
+  library ??= import("sharp");
+  return library;
+}
+
+/** Loads sharp now (a failure is reported where a transformation awaits it). */
+export function preloadSharp(): void {
+  sharpLibrary().catch(() => {});
+}
+
 const FIT = { cover: "cover", contain: "inside", fill: "fill" } as const;
 
 export async function renderImage(
@@ -104,6 +121,7 @@ export async function renderImage(
       ? undefined
       : (t.format ??
         (/image\/avif/.test(accept) ? "avif" : /image\/webp/.test(accept) ? "webp" : undefined));
+  const { default: sharp } = await sharpLibrary();
   let image = sharp(files.pathOf(row.version), { limitInputPixels: MAX_SOURCE_PIXELS }).rotate();
   let info: Metadata;
   try {

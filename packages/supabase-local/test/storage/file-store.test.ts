@@ -31,11 +31,27 @@ test("writes whole versions with their MD5, refuses past the limit, sweeps what 
   await utimes(join(root, "objects", orphan.version), old, old);
   await writeFile(join(root, "uploads", "cut-short"), "partial");
   await utimes(join(root, "uploads", "cut-short"), old, old);
-  await files.sweep(new Set([kept.version]));
+  await files.sweep(async () => new Set([kept.version]));
   expect((await readdir(join(root, "objects"))).sort()).toEqual(
     [kept.version, recent.version].sort(),
   );
   expect(await readdir(join(root, "uploads"))).toEqual([]);
+});
+
+test("a sweep of a store without versions asks nothing of the database, and still removes cut-short uploads", async () => {
+  const empty = join(root, "empty");
+  const files = new FileStore(empty);
+  await files.sweep(async () => new Set());
+  const old = new Date(Date.now() - 120_000);
+  await writeFile(join(empty, "uploads", "cut-short"), "partial");
+  await utimes(join(empty, "uploads", "cut-short"), old, old);
+  let asked = 0;
+  await files.sweep(async () => {
+    asked++;
+    return new Set();
+  });
+  expect(asked).toBe(0);
+  expect(await readdir(join(empty, "uploads"))).toEqual([]);
 });
 
 test("uploads of several batches, side by side, keep their bytes and their own MD5 (hashed in a thread)", async () => {

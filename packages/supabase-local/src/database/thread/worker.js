@@ -7,7 +7,7 @@
 // JavaScript, not TypeScript, as is postgres-port.js: a thread that loads a .ts module first starts
 // Node's type stripper (amaro, WebAssembly of its own) in that thread, 65 ms of every database open
 // (every start of the backend). The types are checked all the same (JSDoc, checkJs).
-/** @import { Extension, Extensions } from "@electric-sql/pglite" */
+/** @import { Extension, Extensions, Results } from "@electric-sql/pglite" */
 /** @import { ExtensionFile } from "../extensions.ts" */
 /** @import { Engine, PortSignal, SerializedError, WorkerMessage, WorkerOptions, WorkerRequest } from "../messages.ts" */
 /** @import { PostgresPort } from "./postgres-port.js" */
@@ -73,41 +73,52 @@ const UNIT_MS = {
   d: 86_400_000,
 };
 
+// SHOW over the simple protocol is the cheapest way to ask; it answers "0", "250ms", "3s", "1min"
+const SHOW_TIMEOUT = "SHOW statement_timeout";
+
 /** @param {PGlite} db */
 async function readTimeout(db) {
   try {
-    // SHOW over the simple protocol is the cheapest way to ask; it answers "0", "250ms", "3s", "1min"
-    const [result] = await exec(db, "SHOW statement_timeout");
-    const row = /** @type {{ statement_timeout?: string } | undefined} */ (result?.rows[0]);
-    const shown = String(row?.statement_timeout ?? "0");
-    const match = /^(\d+(?:\.\d+)?)\s*(us|ms|s|min|h|d)?$/.exec(shown);
-    if (match) timeoutMs = Number(match[1]) * (UNIT_MS[match[2] ?? "ms"] ?? 1);
+    const [result] = await exec(db, SHOW_TIMEOUT);
+    keepTimeout(result);
   } catch {
     // an aborted transaction answers nothing until its ROLLBACK; keep the value in force
   }
 }
 
+/** @param {Results | undefined} shown what SHOW_TIMEOUT answered */
+function keepTimeout(shown) {
+  const row = /** @type {{ statement_timeout?: string } | undefined} */ (shown?.rows[0]);
+  const match = /^(\d+(?:\.\d+)?)\s*(us|ms|s|min|h|d)?$/.exec(
+    String(row?.statement_timeout ?? "0"),
+  );
+  if (match) timeoutMs = Number(match[1]) * (UNIT_MS[match[2] ?? "ms"] ?? 1);
+}
+
 /**
- * The session's search_path from the role's setting (`alter role postgres set search_path = …`,
- * sql/roles.sql), as a Postgres session starts with it. PGlite starts its one session with
+ * The session as a database's first statements leave it, in one trip: the search_path from the
+ * role's setting (`alter role postgres set search_path = …`, sql/roles.sql), as a Postgres
+ * session starts with it, and the statement_timeout in force. PGlite starts its one session with
  * `-c search_path=public`, which outranks role settings, so migrations, seeds and the Postgres
- * port would otherwise miss Supabase's `"$user", public, extensions`.
+ * port would otherwise miss Supabase's `"$user", public, extensions`. A plain SELECT sets it,
+ * only when the role has a setting: a DO block says the same, but its PL/pgSQL is compiled on the
+ * database's first call, 25 to 40 ms of every start.
  * @param {PGlite} db
  */
-async function roleSearchPath(db) {
-  await exec(
+async function startSession(db) {
+  const results = await exec(
     db,
-    `do $$
-     declare wanted text;
-     begin
-       select substr(c, length('search_path=') + 1) into wanted
+    `select set_config('search_path', wanted, false)
+     from (
+       select substr(c, length('search_path=') + 1) as wanted
        from pg_db_role_setting s, unnest(s.setconfig) c
        where s.setrole = current_user::regrole and c like 'search\\_path=%'
          and s.setdatabase in (0, (select oid from pg_database where datname = current_database()))
-       order by s.setdatabase desc limit 1;
-       if wanted is not null then perform set_config('search_path', wanted, false); end if;
-     end $$`,
+       order by s.setdatabase desc limit 1
+     ) as role_setting;
+     ${SHOW_TIMEOUT}`,
   );
+  keepTimeout(results.at(-1));
 }
 
 /**
@@ -273,8 +284,7 @@ try {
     startParams: [...PGlite.defaultStartParams, ...START_SETTINGS.flatMap((s) => ["-c", s])],
   });
   await db.waitReady;
-  await roleSearchPath(db);
-  await readTimeout(db);
+  await startSession(db);
   /** @type {number | undefined} */
   let listening;
   if (options.postgres && portModule) {

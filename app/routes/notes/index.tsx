@@ -7,6 +7,7 @@ import { type ListView, listUrl } from "./parts/list-url";
 import { useLiveLists } from "./parts/live";
 import { NoteCard } from "./parts/note-card";
 import { TagLink } from "./parts/note-meta";
+import { KeepToggleOutcome, useNoteToggles } from "./parts/note-toggles";
 import { PAGE_SIZE, TAG_PATTERN } from "./parts/rules";
 import { listQuerySchema } from "./parts/schemas.server";
 
@@ -109,6 +110,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
   const { view, q, tag, tags, notes, total, page, pages, notice } = loaderData;
   // New, edited, pinned, archived, deleted, shared and unshared notes: re-read as they happen.
   useLiveLists();
+  const toggles = useNoteToggles();
   const here = listUrl({ view, q, tag, page });
   const filtered = Boolean(q || tag);
   return (
@@ -181,10 +183,13 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
 
       {notice ? <NoticeBox notice={notice} /> : null}
 
+      {[...toggles.submitted].map((id) => (
+        <KeepToggleOutcome key={id} id={id} />
+      ))}
       {notes.length > 0 ? (
-        <ul className="mt-6 grid gap-3" data-testid="note-list">
+        <ul className="mt-6 grid gap-3" data-testid="note-list" onSubmit={toggles.onSubmit}>
           {notes.map((note) => (
-            <NoteCard key={note.id} note={note} view={view} returnTo={here} />
+            <NoteCard key={note.id} note={note} view={view} returnTo={here} toggles={toggles} />
           ))}
         </ul>
       ) : notice?.tone === "error" ? null : (

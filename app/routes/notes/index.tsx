@@ -41,13 +41,13 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const page = Number(rawPage ?? 1);
   const pageIsValid = rawPage === undefined || /^[1-9]\d{0,5}$/.test(rawPage);
   const tagIsValid = !tag || TAG_PATTERN.test(tag);
-  // The tag filter and the page of notes load side by side (one round trip's wait, not two).
-  const [tags, list] = await Promise.all([
-    view === "shared" ? Promise.resolve([]) : listTags(supabase),
+  // The page of notes and the tag filter come in one request; a URL that is not a list asks for
+  // the tags alone.
+  const list =
     pageIsValid && tagIsValid
-      ? listNotes(supabase, { userId: claims.sub, ...base, page })
-      : Promise.resolve(null),
-  ]);
+      ? await listNotes(supabase, { userId: claims.sub, ...base, page })
+      : null;
+  const tags = list ? list.tags : view === "shared" ? [] : await listTags(supabase);
   const reply = (payload: {
     notes?: Awaited<ReturnType<typeof listNotes>>["notes"];
     total?: number;

@@ -256,6 +256,17 @@ export type Database = {
         Args: { note_id: string };
         Returns: { email: string; display_name: string; username: string; created_at: string }[];
       };
+      list_notes: {
+        Args: {
+          shared_with_me: boolean;
+          archived_view: boolean;
+          search_words: string;
+          tag_name: string;
+          page_offset: number;
+          page_size: number;
+        };
+        Returns: Json;
+      };
       set_note_tags: {
         Args: { note_id: string; tag_names: string[] };
         Returns: { created_at: string; id: string; name: string; owner_id: string }[];

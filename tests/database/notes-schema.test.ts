@@ -334,3 +334,75 @@ describe("share_note", () => {
     expect(r.data).toBe("too_many_attempts");
   });
 });
+
+describe("list_notes", () => {
+  const list = (who: Signed, args: Partial<Record<string, unknown>> = {}) =>
+    who.client.rpc("list_notes", {
+      shared_with_me: false,
+      archived_view: false,
+      search_words: "",
+      tag_name: "",
+      page_offset: 0,
+      page_size: 20,
+      ...args,
+    }) as unknown as Promise<{
+      data: {
+        total: number;
+        tags: string[];
+        notes: { title: string; tags: { name: string }[]; owner: unknown }[];
+      } | null;
+      error: { code: string } | null;
+    }>;
+  const titles = (page: { notes: { title: string }[] } | null) => page?.notes.map((n) => n.title);
+
+  test("one page, its total and the caller's tags; the caller's RLS decides every row", async () => {
+    const [dana, erin] = await Promise.all([signedInClient(), signedInClient()]);
+    const first = await note(dana, { title: "Dana's first", body: "quince jam" });
+    const second = await note(dana, { title: "Dana's second", pinned: true });
+    await note(dana, { title: "Dana's archived", archived: true });
+    await note(erin, { title: "Erin's own" });
+    for (const [id, names] of [
+      [first.id, ["kitchen", "b-list"]],
+      [second.id, ["kitchen"]],
+    ] as const) {
+      const tagged = await dana.client.rpc("set_note_tags", { note_id: id, tag_names: [...names] });
+      expect(tagged.error).toBeNull();
+    }
+    expect(
+      (
+        await erin.client.rpc("set_note_tags", {
+          note_id: (await note(erin)).id,
+          tag_names: ["erins"],
+        })
+      ).error,
+    ).toBeNull();
+
+    // Pinned first; each note's tags by name; the owner's profile; the caller's tags only.
+    const own = (await list(dana)).data;
+    expect(titles(own)).toEqual(["Dana's second", "Dana's first"]);
+    expect(own?.total).toBe(2);
+    expect(own?.notes[1]?.tags).toEqual([{ name: "b-list" }, { name: "kitchen" }]);
+    expect(own?.notes[0]?.owner).toEqual({ username: null, display_name: null, avatar_path: null });
+    expect(own?.tags).toEqual(["b-list", "kitchen"]);
+    expect(titles((await list(dana, { archived_view: true })).data)).toEqual(["Dana's archived"]);
+    expect(titles((await list(dana, { search_words: "quince" })).data)).toEqual(["Dana's first"]);
+    expect(titles((await list(dana, { tag_name: "b-list" })).data)).toEqual(["Dana's first"]);
+    // Someone else's tag filters to nothing; a page past the end is empty, with the total.
+    expect(titles((await list(dana, { tag_name: "erins" })).data)).toEqual([]);
+    const past = (await list(dana, { page_offset: 40 })).data;
+    expect([past?.notes, past?.total]).toEqual([[], 2]);
+
+    // Shared with Erin: she sees the note and who shared it, never Dana's tags.
+    const shared = await dana.client.rpc("share_note", { note_id: first.id, email: erin.email });
+    expect(shared.data).toBe("shared");
+    const theirs = (await list(erin, { shared_with_me: true })).data;
+    expect(titles(theirs)).toEqual(["Dana's first"]);
+    expect(theirs?.notes[0]?.tags).toEqual([]);
+    expect(theirs?.tags).toEqual([]);
+    expect(theirs?.notes[0]?.owner).not.toBeNull();
+    // Her own list stays hers, with her tags.
+    const hers = (await list(erin)).data;
+    expect(titles(hers)).not.toContain("Dana's first");
+    expect(hers?.tags).toEqual(["erins"]);
+  });
+});

@@ -110,4 +110,40 @@ describe.each([
     const response = await friendPage.goto(`${stack.appUrl}${groceries}`);
     expect(response?.status()).toBe(404);
   });
+
+  test("pin, archive and unarchive from the list", async ({ browser }) => {
+    const owner = await freshUser(stack, "toggler");
+    const page = await browser.open({ javaScriptEnabled });
+    await signInWithPassword(page, stack, owner);
+    await createNote(page, { title: "Older", body: "first", tags: "" });
+    await createNote(page, { title: "Newer", body: "second", tags: "" });
+    await visit(page, stack, "/notes");
+    expect(await noteTitles(page)).toEqual(["Newer", "Older"]);
+    // With JavaScript the toggles post in the background: the page is never loaded again.
+    const mark = () => page.evaluate(() => Object.assign(window, { sameDocument: true }));
+    const sameDocument = () => page.evaluate(() => "sameDocument" in window);
+    if (javaScriptEnabled) await mark();
+
+    // Pinned: pressed, badged and first in the list.
+    const pin = page.getByRole("button", { name: "Pin “Older”", exact: true });
+    expect(await pin.getAttribute("aria-pressed")).toBe("false");
+    await pin.click();
+    await expect.poll(() => pin.getAttribute("aria-pressed")).toBe("true");
+    await expect.poll(() => noteTitles(page)).toEqual(["Older", "Newer"]);
+    const older = page.getByTestId("note-card").filter({ hasText: "Older" });
+    expect(await older.textContent()).toContain("Pinned");
+
+    // Archived: the card leaves this list for the archived one.
+    await page.getByRole("button", { name: "Archive “Newer”", exact: true }).click();
+    await expect.poll(() => noteTitles(page)).toEqual(["Older"]);
+    if (javaScriptEnabled) expect(await sameDocument()).toBe(true);
+    await visit(page, stack, "/notes?view=archived");
+    expect(await noteTitles(page)).toEqual(["Newer"]);
+    if (javaScriptEnabled) await mark();
+    await page.getByRole("button", { name: "Unarchive “Newer”", exact: true }).click();
+    await page.getByTestId("empty-list").waitFor();
+    if (javaScriptEnabled) expect(await sameDocument()).toBe(true);
+    await visit(page, stack, "/notes");
+    expect(await noteTitles(page)).toEqual(["Older", "Newer"]);
+  });
 });

@@ -7,6 +7,7 @@ import { type ListView, listUrl } from "./parts/list-url";
 import { useLiveLists } from "./parts/live";
 import { NoteCard } from "./parts/note-card";
 import { TagLink } from "./parts/note-meta";
+import { KeepToggleOutcome, useNoteToggles } from "./parts/note-toggles";
 import { PAGE_SIZE, TAG_PATTERN } from "./parts/rules";
 import { listQuerySchema } from "./parts/schemas.server";
 
@@ -40,13 +41,13 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const page = Number(rawPage ?? 1);
   const pageIsValid = rawPage === undefined || /^[1-9]\d{0,5}$/.test(rawPage);
   const tagIsValid = !tag || TAG_PATTERN.test(tag);
-  // The tag filter and the page of notes load side by side (one round trip's wait, not two).
-  const [tags, list] = await Promise.all([
-    view === "shared" ? Promise.resolve([]) : listTags(supabase),
+  // The page of notes and the tag filter come in one request; a URL that is not a list asks for
+  // the tags alone.
+  const list =
     pageIsValid && tagIsValid
-      ? listNotes(supabase, { userId: claims.sub, ...base, page })
-      : Promise.resolve(null),
-  ]);
+      ? await listNotes(supabase, { userId: claims.sub, ...base, page })
+      : null;
+  const tags = list ? list.tags : view === "shared" ? [] : await listTags(supabase);
   const reply = (payload: {
     notes?: Awaited<ReturnType<typeof listNotes>>["notes"];
     total?: number;
@@ -109,6 +110,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
   const { view, q, tag, tags, notes, total, page, pages, notice } = loaderData;
   // New, edited, pinned, archived, deleted, shared and unshared notes: re-read as they happen.
   useLiveLists();
+  const toggles = useNoteToggles();
   const here = listUrl({ view, q, tag, page });
   const filtered = Boolean(q || tag);
   return (
@@ -181,10 +183,13 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
 
       {notice ? <NoticeBox notice={notice} /> : null}
 
+      {[...toggles.submitted].map((id) => (
+        <KeepToggleOutcome key={id} id={id} />
+      ))}
       {notes.length > 0 ? (
-        <ul className="mt-6 grid gap-3" data-testid="note-list">
+        <ul className="mt-6 grid gap-3" data-testid="note-list" onSubmit={toggles.onSubmit}>
           {notes.map((note) => (
-            <NoteCard key={note.id} note={note} view={view} returnTo={here} />
+            <NoteCard key={note.id} note={note} view={view} returnTo={here} toggles={toggles} />
           ))}
         </ul>
       ) : notice?.tone === "error" ? null : (

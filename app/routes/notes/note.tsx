@@ -30,7 +30,7 @@ import { renderMarkdown } from "./parts/markdown.server";
 import { BackLink, NotePage } from "./parts/note-form";
 import { Viewers } from "./parts/note-live";
 import { NoteDate, ownerName, TagLink } from "./parts/note-meta";
-import { NoteToggles, optimisticState, useToggleFetcher } from "./parts/note-toggles";
+import { NoteToggles, optimisticState, useNoteToggles } from "./parts/note-toggles";
 import { redirectBack } from "./parts/redirects.server";
 import { ATTACHMENT_ERRORS, type AttachmentError } from "./parts/rules";
 import { leaveSchema, shareSchema, unshareSchema } from "./parts/schemas.server";
@@ -147,9 +147,9 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
   // Live: an edit saved elsewhere, a pin, a share or an unshare re-reads this page (the data API
   // decides what it may still show); the others reading it are named.
   const others = useLiveNote(note.id, loaderData.me);
-  const fetcher = useToggleFetcher(note.id);
+  const toggles = useNoteToggles();
   const avatars = useAvatarSource();
-  const shown = optimisticState(note, fetcher.formData?.get("intent"));
+  const shown = optimisticState(note, toggles.pending(note.id));
   return (
     <NotePage>
       <BackLink
@@ -206,7 +206,10 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
           )}
         </div>
         {mine ? (
-          <footer className="mt-8 flex flex-wrap items-center gap-2 border-t border-ink-200 pt-4 dark:border-ink-800">
+          <footer
+            className="mt-8 flex flex-wrap items-center gap-2 border-t border-ink-200 pt-4 dark:border-ink-800"
+            onSubmit={toggles.onSubmit}
+          >
             <Link
               to={`/notes/${note.id}/edit`}
               className="inline-flex items-center rounded-lg bg-brand-600 px-3 py-1.5 text-xs font-medium text-white hover:bg-brand-700"
@@ -216,8 +219,9 @@ export default function NotePageRoute({ loaderData, actionData }: Route.Componen
             <NoteToggles
               id={note.id}
               title={note.title}
-              state={note}
+              shown={shown}
               returnTo={`/notes/${note.id}`}
+              watched={toggles.submitted.has(note.id)}
             />
             <Link
               to={`/notes/${note.id}/delete`}

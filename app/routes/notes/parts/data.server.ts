@@ -43,43 +43,38 @@ export interface ListRequest extends ListParams {
   userId: string;
 }
 
-/** One page of the list, pinned first, then the most recently edited; with the total count. */
-export async function listNotes(
-  supabase: Client,
-  request: ListRequest,
-): Promise<{ notes: NoteListItem[]; total: number; outOfRange: boolean }> {
+export interface NoteListPage {
+  notes: NoteListItem[];
+  total: number;
+  /** The page starts past the last note: `notes` is empty, `total` says how many there are. */
+  outOfRange: boolean;
+  /** The user's tag names, for the filter (none in the shared view: tags are the owner's own). */
+  tags: string[];
+}
+
+/**
+ * One page of the list, pinned first, then the most recently edited; with the total count and the
+ * user's tags: one request, list_notes() (supabase/migrations/20261128004400_note_list_in_one_call.sql),
+ * which runs as the user, so RLS decides as it does for every other read.
+ */
+export async function listNotes(supabase: Client, request: ListRequest): Promise<NoteListPage> {
   const from = (request.page - 1) * PAGE_SIZE;
-  const columns =
-    "id, title, excerpt, pinned, archived, updated_at, owner_id, tags(name), owner:profiles!notes_owner_id_fkey(username, display_name, avatar_path)";
-  let query = supabase
-    .from("notes")
-    .select(request.tag ? `${columns}, tag_filter:tags!inner()` : columns, { count: "exact" })
-    // tags in a stable order (by name), wherever a note shows them
-    .order("name", { referencedTable: "tags" });
-  if (request.view === "shared") query = query.neq("owner_id", request.userId);
-  else {
-    query = query.eq("owner_id", request.userId).eq("archived", request.view === "archived");
-  }
-  if (request.tag) query = query.eq("tag_filter.name", request.tag);
-  if (request.q)
-    query = query.textSearch("search", request.q, { type: "websearch", config: "english" });
-  const result = await query
-    .order("pinned", { ascending: false })
-    .order("updated_at", { ascending: false })
-    .order("id")
-    .range(from, from + PAGE_SIZE - 1);
-  if (result.error?.code === "PGRST103") {
-    // Past the last page: how many there are, for the message.
-    const first = await listNotes(supabase, { ...request, page: 1 });
-    return { notes: [], total: first.total, outOfRange: true };
-  }
-  if (result.error) backendFailure(result.error);
+  const { data, error } = await supabase.rpc("list_notes", {
+    shared_with_me: request.view === "shared",
+    archived_view: request.view === "archived",
+    search_words: request.q,
+    tag_name: request.tag,
+    page_offset: from,
+    page_size: PAGE_SIZE,
+  });
+  if (error) backendFailure(error);
+  const page = data as unknown as { total: number; notes: NoteListItem[]; tags: string[] };
   return {
-    notes: (result.data as unknown as NoteListItem[]).map((note) =>
-      withPlainExcerpt(request.userId, note),
-    ),
-    total: result.count ?? 0,
-    outOfRange: false,
+    notes: page.notes.map((note) => withPlainExcerpt(request.userId, note)),
+    total: page.total,
+    // as the data API's ranges: an offset past the total is out of range, one at it is not
+    outOfRange: from > page.total,
+    tags: page.tags,
   };
 }
 

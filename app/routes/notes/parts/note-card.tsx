@@ -3,23 +3,25 @@ import type { NoteListItem } from "./data.server";
 import { LeaveSharedNote } from "./leave-shared-note";
 import type { ListView } from "./list-url";
 import { NoteDate, ownerName, TagLink } from "./note-meta";
-import { NoteToggles, optimisticState, useToggleFetcher } from "./note-toggles";
+import { NoteToggles, type NoteTogglesOnPage, optimisticState } from "./note-toggles";
 
 /**
  * One note in the list. Archiving from the list hides the card at once (it leaves this view);
- * if the server refuses, the card comes back with the message.
+ * if the server refuses, the card comes back with the message. No hooks: the list's
+ * useNoteToggles() (`toggles`) submits and tracks every card's toggles.
  */
 export function NoteCard({
   note,
   view,
   returnTo,
+  toggles,
 }: {
   note: NoteListItem;
   view: ListView;
   returnTo: string;
+  toggles: NoteTogglesOnPage;
 }) {
-  const fetcher = useToggleFetcher(note.id);
-  const shown = optimisticState(note, fetcher.formData?.get("intent"));
+  const shown = optimisticState(note, toggles.pending(note.id));
   const mine = view !== "shared";
   if (mine && shown.archived !== (view === "archived")) return null;
   return (
@@ -50,7 +52,13 @@ export function NoteCard({
           ))}
         </div>
         {mine ? (
-          <NoteToggles id={note.id} title={note.title} state={note} returnTo={returnTo} />
+          <NoteToggles
+            id={note.id}
+            title={note.title}
+            shown={shown}
+            returnTo={returnTo}
+            watched={toggles.submitted.has(note.id)}
+          />
         ) : (
           <LeaveSharedNote id={note.id} title={note.title} returnTo={returnTo} />
         )}

@@ -2,7 +2,7 @@
 // tags) on the profile page and uploads it; the header shows it at once, and what Storage serves
 // has no metadata (with JavaScript on, the browser redrew it as a square WebP first; off, the
 // Worker stripped the JPEG). The person a note is shared with sees the owner's picture on the
-// note, and, with JavaScript on, beside "… is also viewing".
+// note and on its card in "Shared with me", and, with JavaScript on, beside "… is also viewing".
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -115,6 +115,12 @@ describe.each([
     expect(await byline.textContent()).toContain("Shared by Ada Lovelace");
     // The reader has no picture: initials in their header.
     expect(await initialsIn(readerPage.getByTestId("header-avatar"))).toBe("GH");
+    // Their "Shared with me" list: the owner's picture beside "Shared by".
+    await visit(readerPage, stack, "/notes?view=shared");
+    const card = readerPage.getByTestId("note-card").filter({ hasText: "Engines" });
+    expect(await card.getByTestId("note-owner").textContent()).toContain("Shared by Ada Lovelace");
+    expect(await loaded(card.getByTestId("note-owner").getByTestId("avatar-image"))).toBe(true);
+    await visit(readerPage, stack, notePath);
 
     if (javaScriptEnabled) {
       // Both on the note: each sees the other beside "is also viewing", the owner's picture too.

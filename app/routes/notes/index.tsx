@@ -1,6 +1,7 @@
 import { Form, Link } from "react-router";
 import { requireUser } from "../../lib/guards.server";
 import { dataNoStore } from "../../lib/http.server";
+import { useAvatarSource } from "../../lib/use-avatar-source";
 import type { Route } from "./+types/index";
 import { listNotes, listTags } from "./parts/data.server";
 import { type ListView, listUrl } from "./parts/list-url";
@@ -111,6 +112,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
   // New, edited, pinned, archived, deleted, shared and unshared notes: re-read as they happen.
   useLiveLists();
   const toggles = useNoteToggles();
+  const avatars = useAvatarSource();
   const here = listUrl({ view, q, tag, page });
   const filtered = Boolean(q || tag);
   return (
@@ -189,7 +191,14 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
       {notes.length > 0 ? (
         <ul className="mt-6 grid gap-3" data-testid="note-list" onSubmit={toggles.onSubmit}>
           {notes.map((note) => (
-            <NoteCard key={note.id} note={note} view={view} returnTo={here} toggles={toggles} />
+            <NoteCard
+              key={note.id}
+              note={note}
+              view={view}
+              returnTo={here}
+              toggles={toggles}
+              avatars={avatars}
+            />
           ))}
         </ul>
       ) : notice?.tone === "error" ? null : (

@@ -1,4 +1,6 @@
 import { Link } from "react-router";
+import { Avatar } from "../../../components/avatar";
+import type { AvatarSource } from "../../../lib/avatars";
 import type { NoteListItem } from "./data.server";
 import { LeaveSharedNote } from "./leave-shared-note";
 import type { ListView } from "./list-url";
@@ -8,18 +10,21 @@ import { NoteToggles, type NoteTogglesOnPage, optimisticState } from "./note-tog
 /**
  * One note in the list. Archiving from the list hides the card at once (it leaves this view);
  * if the server refuses, the card comes back with the message. No hooks: the list's
- * useNoteToggles() (`toggles`) submits and tracks every card's toggles.
+ * useNoteToggles() (`toggles`) submits and tracks every card's toggles, and the list hands down
+ * where pictures come from (`avatars`) for the owner of a note shared with the user.
  */
 export function NoteCard({
   note,
   view,
   returnTo,
   toggles,
+  avatars,
 }: {
   note: NoteListItem;
   view: ListView;
   returnTo: string;
   toggles: NoteTogglesOnPage;
+  avatars: AvatarSource | null;
 }) {
   const shown = optimisticState(note, toggles.pending(note.id));
   const mine = view !== "shared";
@@ -45,7 +50,17 @@ export function NoteCard({
               Pinned
             </span>
           ) : null}
-          {mine ? null : <span>{`Shared by ${ownerName(note.owner)} ·`}</span>}
+          {mine ? null : (
+            <span className="inline-flex items-center gap-1.5" data-testid="note-owner">
+              <Avatar
+                source={avatars}
+                path={note.owner?.avatar_path ?? null}
+                name={ownerName(note.owner)}
+                size={16}
+              />
+              {`Shared by ${ownerName(note.owner)} ·`}
+            </span>
+          )}
           <NoteDate iso={note.updated_at} prefix="Edited" />
           {note.tags.map((tag) => (
             <TagLink key={tag.name} name={tag.name} />

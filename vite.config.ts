@@ -103,14 +103,20 @@ async function buildPlugins(): Promise<PluginOption[]> {
 }
 
 /**
- * In the Worker build, `react-dom/server` is React's streaming renderer alone. For workerd it
- * resolves to react-dom/server.edge.js, which also loads the legacy renderToString build for two
- * exports the app never calls (app/entry.server.tsx streams with renderToReadableStream): 92 KiB
- * of the upload (28 KiB gzipped). Builds only, so development keeps React's development build.
+ * In the Worker build, `react-dom/server` is React's streaming renderer alone, and the one React
+ * builds for Node. For workerd it resolves to react-dom/server.edge.js, which also loads the legacy
+ * renderToString build for two exports the app never calls (app/entry.server.tsx streams with
+ * renderToReadableStream): 92 KiB of the upload (28 KiB gzipped). And the edge build turns every
+ * attribute name, value and text it writes into bytes with its own `TextEncoder.encode()` call, a
+ * new array each: in workerd a call costs about 1.1 µs, and a list of 20 notes makes thousands. The
+ * Node build (same API, same HTML, about the same size) writes those strings into one buffer with
+ * `encodeInto()`: the Worker's CPU for `/notes` fell by a fifth (docs/decisions/043-notes-list-cpu.md).
+ * It needs `nodejs_compat` (wrangler.toml), for its `stream`, `util`, `crypto` and `async_hooks`.
+ * Builds only, so development keeps React's development build.
  */
 export function streamingRendererOnly(): Plugin {
   const reactDom = dirname(createRequire(import.meta.url).resolve("react-dom/package.json"));
-  const streaming = join(reactDom, "cjs/react-dom-server.edge.production.js");
+  const streaming = join(reactDom, "cjs/react-dom-server.node.production.js");
   return {
     name: "edge-notes:streaming-renderer-only",
     apply: "build",

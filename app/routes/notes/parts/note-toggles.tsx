@@ -143,9 +143,8 @@ export function NoteToggles({
           aria-pressed={shown.pinned}
           aria-label={`Pin “${title}”`}
           data-testid="toggle-pin"
-          className={`${buttonClass} ${pressedClass}`}
+          className={`icon-pin ${buttonClass} ${pressedClass}`}
         >
-          <PinIcon />
           Pin
         </button>
         <button
@@ -154,29 +153,12 @@ export function NoteToggles({
           value={shown.archived ? "unarchive" : "archive"}
           aria-label={`${shown.archived ? "Unarchive" : "Archive"} “${title}”`}
           data-testid="toggle-archive"
-          className={buttonClass}
+          className={`icon-archive ${buttonClass}`}
         >
-          <ArchiveIcon />
           {shown.archived ? "Unarchive" : "Archive"}
         </button>
       </form>
       {watched ? <ToggleFailure id={id} /> : null}
     </div>
-  );
-}
-
-function PinIcon() {
-  return (
-    <svg aria-hidden="true" viewBox="0 0 16 16" className="size-3.5" fill="currentColor">
-      <path d="M9.8 1.5a1 1 0 0 1 1.4 0l3.3 3.3a1 1 0 0 1 0 1.4l-1.2 1.2a1 1 0 0 1-.9.3l-1.5 1.5.3 2.3a1 1 0 0 1-.3.8l-.7.7a1 1 0 0 1-1.4 0L6.5 10.7 2.9 14.3a.7.7 0 0 1-1-1l3.6-3.6-2.3-2.3a1 1 0 0 1 0-1.4l.7-.7a1 1 0 0 1 .8-.3l2.3.3 1.5-1.5a1 1 0 0 1 .3-.9l1.2-1.2Z" />
-    </svg>
-  );
-}
-
-function ArchiveIcon() {
-  return (
-    <svg aria-hidden="true" viewBox="0 0 16 16" className="size-3.5" fill="currentColor">
-      <path d="M1.5 3A1.5 1.5 0 0 1 3 1.5h10A1.5 1.5 0 0 1 14.5 3v1A1.5 1.5 0 0 1 13.5 5.4V12a2.5 2.5 0 0 1-2.5 2.5H5A2.5 2.5 0 0 1 2.5 12V5.4A1.5 1.5 0 0 1 1.5 4V3Zm2.5 2.5V12a1 1 0 0 0 1 1h6a1 1 0 0 0 1-1V5.5H4ZM6 7.5h4a.75.75 0 0 1 0 1.5H6a.75.75 0 0 1 0-1.5Z" />
-    </svg>
   );
 }

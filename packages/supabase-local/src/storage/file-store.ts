@@ -18,7 +18,6 @@ import {
   stat,
 } from "node:fs/promises";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Worker } from "node:worker_threads";
 import { ERRORS } from "./errors.ts";
@@ -270,13 +269,7 @@ export class FileStore {
     return copy;
   }
 
-  /** The bytes of a version, whole or `start`..`end` (inclusive). */
-  read(version: string, range?: { start: number; end: number }): Readable {
-    // 1 MiB reads (not the default 64 KiB): a large download takes a sixteenth of the turns
-    return createReadStream(this.#path(version), { ...range, highWaterMark: 1 << 20 });
-  }
-
-  /** The file of a version (sharp reads it itself). */
+  /** The file of a version (a download reads it, http/node-body.ts; sharp reads it itself). */
   pathOf(version: string): string {
     return this.#path(version);
   }

@@ -23,7 +23,7 @@ test("writes whole versions with their MD5, refuses past the limit, sweeps what 
     code: "EntityTooLarge",
   });
   expect(await readdir(join(root, "uploads"))).toEqual([]);
-  expect(() => files.read("../../etc/passwd")).toThrow("Object not found");
+  expect(() => files.pathOf("../../etc/passwd")).toThrow("Object not found");
 
   const orphan = await files.write(Readable.from([Buffer.from("orphan")]), 100);
   const recent = await files.write(Readable.from([Buffer.from("recent")]), 100);

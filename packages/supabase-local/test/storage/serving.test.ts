@@ -51,6 +51,28 @@ describe("the bytes", () => {
     expect(removed.data).toHaveLength(1);
   });
 
+  test("a reader slower than the socket gets every byte in order: a read buffer is filled again only once the socket sent it", async () => {
+    const owner = await member();
+    const path = `${owner.id}/slow.bin`;
+    // more than the socket buffers hold, so the server's writes wait on the reader
+    const bytes = randomBytes(12 * 1024 * 1024 + 3);
+    const bucket = owner.client.storage.from("storage-private");
+    expect((await bucket.upload(path, new Uint8Array(bytes))).error).toBeNull();
+    const response = await new Promise<import("node:http").IncomingMessage>((resolve, reject) => {
+      httpRequest(`${STORAGE_URL}/object/storage-private/${path}`, {
+        headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${owner.token}` },
+      })
+        .once("response", resolve)
+        .once("error", reject)
+        .end();
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk);
+    expect(Buffer.compare(Buffer.concat(chunks), bytes)).toBe(0);
+    expect((await bucket.remove([path])).error).toBeNull();
+  });
+
   test("an upload of several batches, raw or multipart, is kept whole with its bytes' MD5 as ETag; one cut off leaves nothing", async () => {
     const owner = await member();
     const bucket = owner.client.storage.from("storage-private");

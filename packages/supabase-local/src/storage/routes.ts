@@ -439,7 +439,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
         mimetype: file.mimeType,
         ...(Number.isFinite(declared) ? { contentLength: declared } : {}),
       });
-      const written = await files.write(file.body, file.limit);
+      const written = await files.write(file.body, file.limit, { ownChunks: file.ownChunks });
       return await objects.completeUpload(db, files, uploadTarget, written, file);
     } finally {
       file.discard();

@@ -66,19 +66,14 @@ export function serveObject(
     const range = parseRange(rangeHeader, size);
     headers.set("Content-Range", `bytes ${range.start}-${range.end}/${size}`);
     headers.set("Content-Length", String(range.end - range.start + 1));
-    const version = row.version;
-    return new Response(
-      nodeBody(() => files.read(version, range)),
-      { status: 206, headers },
-    );
+    return new Response(nodeBody({ path: files.pathOf(row.version), ...range }), {
+      status: 206,
+      headers,
+    });
   }
   headers.set("Content-Length", String(size));
   if (options.head) return new Response(null, { status: 200, headers });
-  const version = row.version;
-  return new Response(
-    nodeBody(() => files.read(version)),
-    { status: 200, headers },
-  );
+  return new Response(nodeBody({ path: files.pathOf(row.version) }), { status: 200, headers });
 }
 
 /** Content-Disposition: upstream's for `?download=`; locally, attachment for what is not an

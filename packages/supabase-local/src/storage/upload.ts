@@ -12,6 +12,11 @@ import { isEmptyFolder, mustBeAllowedMimeType } from "./names.ts";
 export interface IncomingFile {
   /** The bytes, read once (the raw body as it comes: Node's stream from the server, if any). */
   body: AsyncIterable<Uint8Array>;
+  /**
+   * Each chunk of `body` is a buffer of its own that nothing else keeps (the raw body as Node's
+   * request stream gives it, a fresh copy per read), so the file store may hand its memory on.
+   */
+  ownChunks: boolean;
   /** Reads what is left of the body and drops it, so the answer reaches the client whole. */
   discard(): void;
   mimeType: string;
@@ -71,6 +76,7 @@ export async function readUpload(
   const body = incoming ?? (request.body as ReadableStream<Uint8Array>);
   return {
     body,
+    ownChunks: incoming !== undefined,
     discard: () => {
       if (body instanceof Readable) body.resume();
       else if (!body.locked) body.pipeTo(new WritableStream()).catch(() => {});
@@ -135,6 +141,8 @@ function multipartFile(
       }
       resolve({
         body: stream,
+        // busboy's chunks are views into the request's
+        ownChunks: false,
         discard: () => stream.resume(),
         mimeType: fields.contentType || info.mimeType || "application/octet-stream",
         cacheControl: fields.cacheControl ? `max-age=${fields.cacheControl}` : "no-cache",

@@ -23,7 +23,7 @@ test("writes whole versions with their MD5, refuses past the limit, sweeps what 
     code: "EntityTooLarge",
   });
   expect(await readdir(join(root, "uploads"))).toEqual([]);
-  expect(() => files.read("../../etc/passwd")).toThrow("Object not found");
+  expect(() => files.pathOf("../../etc/passwd")).toThrow("Object not found");
 
   const orphan = await files.write(Readable.from([Buffer.from("orphan")]), 100);
   const recent = await files.write(Readable.from([Buffer.from("recent")]), 100);
@@ -78,6 +78,53 @@ test("uploads of several batches, side by side, keep their bytes and their own M
     });
     const after = await files.write(Readable.from([Buffer.from("hello world")]), 100);
     expect(after.eTag).toBe('"5eb63bbbe01eeed093cb22bb8f5acdc3"');
+  } finally {
+    await files.close();
+  }
+});
+
+test("chunks of their own go to the hashing thread uncopied, views are copied, an upload cut short leaves no file", async () => {
+  const files = new FileStore(root);
+  const chunkSize = 65_536;
+  const bytes = randomBytes(3 * 1024 * 1024 + 5);
+  const md5 = `"${createHash("md5").update(bytes).digest("hex")}"`;
+  // each chunk a buffer of its own, as Node's request stream gives them
+  const own = () =>
+    Array.from(
+      { length: Math.ceil(bytes.length / chunkSize) },
+      (_, i) => new Uint8Array(bytes.subarray(i * chunkSize, (i + 1) * chunkSize)),
+    );
+  try {
+    const chunks = own();
+    const written = await files.write(Readable.from(chunks), 10 << 20, { ownChunks: true });
+    expect(written).toMatchObject({ size: bytes.length, eTag: md5 });
+    expect(Buffer.compare(await readFile(join(root, "objects", written.version)), bytes)).toBe(0);
+    // handed over, not copied: the thread took their memory (all but the last batch's were
+    // written before the digest was asked for)
+    expect(chunks.filter((c) => c.buffer.byteLength === 0).length).toBe(chunks.length);
+
+    // views into one buffer (a caller's, a multipart part's) are copied: the buffer stays whole
+    const views = Array.from({ length: Math.ceil(bytes.length / chunkSize) }, (_, i) =>
+      bytes.subarray(i * chunkSize, (i + 1) * chunkSize),
+    );
+    const copied = await files.write(Readable.from(views), 10 << 20, { ownChunks: true });
+    expect(copied.eTag).toBe(md5);
+    expect(bytes.buffer.byteLength).toBeGreaterThanOrEqual(bytes.length);
+    expect(views.every((v) => v.length > 0)).toBe(true);
+
+    // an upload whose body fails after two batches leaves no file, and the next one's MD5 is right
+    const before = await readdir(join(root, "objects"));
+    async function* cutShort() {
+      yield* own().slice(0, 40);
+      throw new Error("the client went away");
+    }
+    await expect(files.write(cutShort(), 10 << 20, { ownChunks: true })).rejects.toThrow(
+      "the client went away",
+    );
+    expect(await readdir(join(root, "uploads"))).toEqual([]);
+    expect((await readdir(join(root, "objects"))).sort()).toEqual(before.sort());
+    const next = await files.write(Readable.from(own()), 10 << 20, { ownChunks: true });
+    expect(next.eTag).toBe(md5);
   } finally {
     await files.close();
   }

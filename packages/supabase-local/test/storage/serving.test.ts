@@ -1,8 +1,10 @@
 // How objects are served (upstream's renderer, plus the local sandboxing: the backend shares a host
 // with the app), ranges and conditional requests, and what is refused before any byte is stored:
 // hostile keys (upstream's allow-list), the bucket's size limit and MIME types.
+import { createHash, randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import { describe, expect, test } from "vitest";
-import { member, storageFetch } from "./support.ts";
+import { member, PUBLISHABLE_KEY, STORAGE_URL, storageFetch } from "./support.ts";
 
 describe("the bytes", () => {
   test("a file of several reads comes whole and in ranges; a client that leaves mid-way stops nothing else", async () => {
@@ -47,6 +49,84 @@ describe("the bytes", () => {
     const removed = await owner.client.storage.from("storage-private").remove([path]);
     expect(removed.error).toBeNull();
     expect(removed.data).toHaveLength(1);
+  });
+
+  test("a reader slower than the socket gets every byte in order: a read buffer is filled again only once the socket sent it", async () => {
+    const owner = await member();
+    const path = `${owner.id}/slow.bin`;
+    // more than the socket buffers hold, so the server's writes wait on the reader
+    const bytes = randomBytes(12 * 1024 * 1024 + 3);
+    const bucket = owner.client.storage.from("storage-private");
+    expect((await bucket.upload(path, new Uint8Array(bytes))).error).toBeNull();
+    const response = await new Promise<import("node:http").IncomingMessage>((resolve, reject) => {
+      httpRequest(`${STORAGE_URL}/object/storage-private/${path}`, {
+        headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${owner.token}` },
+      })
+        .once("response", resolve)
+        .once("error", reject)
+        .end();
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk);
+    expect(Buffer.compare(Buffer.concat(chunks), bytes)).toBe(0);
+    expect((await bucket.remove([path])).error).toBeNull();
+  });
+
+  test("an upload of several batches, raw or multipart, is kept whole with its bytes' MD5 as ETag; one cut off leaves nothing", async () => {
+    const owner = await member();
+    const bucket = owner.client.storage.from("storage-private");
+    const bytes = randomBytes(3 * 1024 * 1024 + 17);
+    const md5 = `"${createHash("md5").update(bytes).digest("hex")}"`;
+    // storage-js sends a Uint8Array as the raw body, a Blob as multipart/form-data
+    for (const [name, body] of [
+      ["raw.bin", new Uint8Array(bytes)],
+      ["multipart.bin", new Blob([bytes])],
+    ] as const) {
+      const path = `${owner.id}/${name}`;
+      const { error } = await bucket.upload(path, body, {
+        contentType: "application/octet-stream",
+      });
+      expect(error).toBeNull();
+      const got = await storageFetch(`/object/storage-private/${path}`, { token: owner.token });
+      expect(got.headers.get("etag")).toBe(md5);
+      expect(Buffer.compare(Buffer.from(await got.arrayBuffer()), bytes)).toBe(0);
+    }
+    const { data: listed } = await bucket.list(owner.id);
+    expect(listed?.map((o) => [o.name, o.metadata?.eTag])).toEqual([
+      ["multipart.bin", md5],
+      ["raw.bin", md5],
+    ]);
+
+    // a client that goes away after 2 of its 3 MiB: no object, and the key is still free
+    const cut = `${owner.id}/cut.bin`;
+    const request = httpRequest(`${STORAGE_URL}/object/storage-private/${cut}`, {
+      method: "POST",
+      headers: {
+        apikey: PUBLISHABLE_KEY,
+        authorization: `Bearer ${owner.token}`,
+        "content-type": "application/octet-stream",
+        "content-length": String(bytes.length),
+      },
+    });
+    request.on("error", () => {});
+    await new Promise<void>((resolve) =>
+      request.write(bytes.subarray(0, 2 << 20), () => resolve()),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    request.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    const missing = await storageFetch(`/object/info/storage-private/${cut}`, {
+      token: owner.token,
+    });
+    expect(await missing.json()).toMatchObject({ statusCode: "404", code: "NoSuchKey" });
+    const again = await bucket.upload(cut, new Uint8Array(bytes));
+    expect(again.error).toBeNull();
+    const head = await storageFetch(`/object/storage-private/${cut}`, {
+      token: owner.token,
+      method: "HEAD",
+    });
+    expect(head.headers.get("etag")).toBe(md5);
   });
 });
 

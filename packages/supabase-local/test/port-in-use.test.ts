@@ -106,10 +106,37 @@ describe("listenOnceFree", () => {
     expect(say.mock.calls[0]?.[0]).toMatch(/port 54322 is in use by connections, not by a server/);
   });
 
+  it("tries once more at once when the port's last holder let go before the tables were read", async () => {
+    // listen() failed while a connection held the port; by the time /proc is read it is gone
+    const say = vi.fn();
+    let calls = 0;
+    const listen = async () => {
+      calls += 1;
+      if (calls < 2) throw inUse();
+      return "listening";
+    };
+    const result = await listenOnceFree(listen, 54322, { holders: () => "unknown", say });
+    expect(result).toBe("listening");
+    expect(calls).toBe(2);
+    expect(say).not.toHaveBeenCalled();
+    // still refused the second time, with nothing to say who holds it: the port's own error
+    const error = inUse();
+    let tries = 0;
+    const refused = listenOnceFree(
+      async () => {
+        tries += 1;
+        throw error;
+      },
+      54322,
+      { holders: () => "unknown", say },
+    );
+    await expect(refused).rejects.toBe(error);
+    expect(tries).toBe(2);
+  });
+
   it("refuses at once when a server holds the port, or for any other error", async () => {
     for (const [error, holders] of [
       [inUse(), "server"],
-      [inUse(), "unknown"],
       [Object.assign(new Error("EACCES"), { code: "EACCES" }), "connections"],
     ] as const) {
       const say = vi.fn();

@@ -46,7 +46,9 @@ export function portHolders(port, read = (path) => readFileSync(path, "latin1"))
 /**
  * Calls `listen` and resolves with what it resolves with. If it fails with EADDRINUSE while only
  * connections hold the port, says so once and calls it again every quarter second, for up to
- * PORT_WAIT_MS; any other failure, and one still there after that, is thrown as it came.
+ * PORT_WAIT_MS. When nothing holds the port any more by the time the tables are read (the last
+ * connection let go in between), it is tried once more at once. Any other failure, and one still
+ * there after that, is thrown as it came.
  * @template T
  * @param {() => Promise<T>} listen
  * @param {number} port
@@ -57,12 +59,19 @@ export async function listenOnceFree(listen, port, options = {}) {
   const { waitMs = PORT_WAIT_MS, holders = portHolders, say = console.error } = options;
   const deadline = Date.now() + waitMs;
   let said = false;
+  let triedFreed = false;
   for (;;) {
     try {
       return await listen();
     } catch (error) {
       const inUse = /** @type {NodeJS.ErrnoException} */ (error).code === "EADDRINUSE";
-      if (!inUse || Date.now() >= deadline || holders(port) !== "connections") throw error;
+      if (!inUse || Date.now() >= deadline) throw error;
+      const holder = holders(port);
+      if (holder === "unknown" && !triedFreed) {
+        triedFreed = true;
+        continue;
+      }
+      if (holder !== "connections") throw error;
       if (!said) {
         say(
           `[local backend] port ${port} is in use by connections, not by a server: another program's, closed moments ago or closing (the system keeps a closed connection's port for up to a minute). Waiting for it to be free…`,

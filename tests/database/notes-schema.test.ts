@@ -405,4 +405,18 @@ describe("list_notes", () => {
     expect(titles(hers)).not.toContain("Dana's first");
     expect(hers?.tags).toEqual(["erins"]);
   });
+
+  test("a page holds at most 100 notes: a larger one is refused, not built", async () => {
+    const fay = await signedInClient();
+    await note(fay, { title: "Fay's only" });
+    for (const page_size of [101, 1_000_000, -1]) {
+      const refused = await list(fay, { page_size });
+      expect(refused.data).toBeNull();
+      expect(refused.error).toMatchObject({
+        code: "22023",
+        message: "page_size must be between 0 and 100",
+      });
+    }
+    expect(titles((await list(fay, { page_size: 100 })).data)).toEqual(["Fay's only"]);
+  });
 });

@@ -63,21 +63,51 @@ export function validateForm<S extends z.ZodType>(
   return { ok: false, errors: { fields: rest, form }, values: echo };
 }
 
+/** Why a form post's body was not read: larger than the form allows, or not a form at all. */
+export type FormRefused = "too_big" | "unreadable";
+
+/**
+ * The request's form (urlencoded or multipart), reading at most `maxBytes` of its body. A body
+ * that declares more is not read at all; one that declares nothing (chunked) is cut off once it
+ * passes the limit. So no form post makes the Worker hold more than that in memory, or wait for a
+ * body that never ends.
+ */
+export async function readFormData(
+  request: Request,
+  maxBytes: number,
+): Promise<FormData | FormRefused> {
+  if (Number(request.headers.get("Content-Length") ?? 0) > maxBytes) return "too_big";
+  let over = false;
+  let read = 0;
+  const limited = request.body?.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        read += chunk.byteLength;
+        if (read <= maxBytes) return controller.enqueue(chunk);
+        over = true;
+        controller.error(new RangeError(`the form is larger than ${maxBytes} bytes`));
+      },
+    }),
+  );
+  const type = request.headers.get("Content-Type");
+  try {
+    return await new Response(
+      limited,
+      type ? { headers: { "Content-Type": type } } : {},
+    ).formData();
+  } catch {
+    return over ? "too_big" : "unreadable";
+  }
+}
+
 /** The form as name -> string (the first value of each name; files become ""). */
 export async function readFormValues(
   request: Request,
   options: ReadFormOptions = {},
 ): Promise<Record<string, string>> {
-  // Sign-in forms are a few hundred bytes; a huge body is not read at all (it fails validation).
-  if (Number(request.headers.get("Content-Length") ?? 0) > (options.maxBytes ?? MAX_FORM_BYTES)) {
-    return {};
-  }
-  let formData: FormData;
-  try {
-    formData = await request.formData();
-  } catch {
-    return {};
-  }
+  // Sign-in forms are a few hundred bytes; a huge body is not read (it fails validation).
+  const formData = await readFormData(request, options.maxBytes ?? MAX_FORM_BYTES);
+  if (typeof formData === "string") return {};
   const values: Record<string, string> = {};
   for (const [name, value] of formData) {
     if (name in values) continue;

@@ -1,3 +1,4 @@
+import { readFormData } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { notFound, redirectNoStore } from "../../lib/http.server";
 import { accessToken, storageCalls } from "../../lib/storage.server";
@@ -20,16 +21,9 @@ const back = (result: AvatarError | "saved" | "removed") =>
 
 export async function action({ request, context }: Route.ActionArgs) {
   const { supabase, claims } = requireUser(request, context);
-  // A body well over the limit is not read at all.
-  if (Number(request.headers.get("Content-Length") ?? 0) > AVATAR_MAX_BYTES + 64 * 1024) {
-    return back("too_big");
-  }
-  let form: FormData;
-  try {
-    form = await request.formData();
-  } catch {
-    return back("unreadable");
-  }
+  // A body well over the limit is not read, or not past the limit.
+  const form = await readFormData(request, AVATAR_MAX_BYTES + 64 * 1024);
+  if (typeof form === "string") return back(form);
   const token = await accessToken(supabase);
   if (!token) notFound();
   const storage = storageCalls(getSupabaseEnv(context), token);

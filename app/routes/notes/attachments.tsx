@@ -1,3 +1,4 @@
+import { readFormData } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { jsonNoStore, notFound, redirectNoStore } from "../../lib/http.server";
 import { accessToken, storageCalls } from "../../lib/storage.server";
@@ -36,16 +37,9 @@ const back = (id: string, error?: AttachmentError) =>
 export async function action({ request, context, params }: Route.ActionArgs) {
   const { supabase } = requireUser(request, context);
   const id = parseNoteId(params.id);
-  // A body well over the limit is not read at all.
-  if (Number(request.headers.get("Content-Length") ?? 0) > ATTACHMENT_MAX_BYTES + 64 * 1024) {
-    return back(id, "too_big");
-  }
-  let form: FormData;
-  try {
-    form = await request.formData();
-  } catch {
-    return back(id, "unreadable");
-  }
+  // A body well over the limit is not read, or not past the limit.
+  const form = await readFormData(request, ATTACHMENT_MAX_BYTES + 64 * 1024);
+  if (typeof form === "string") return back(id, form);
   const token = await accessToken(supabase);
   if (!token) notFound();
   const storage = storageCalls(getSupabaseEnv(context), token);

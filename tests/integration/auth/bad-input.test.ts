@@ -174,6 +174,32 @@ describe("bad input to the sign-in flows", () => {
     expect(response.status).toBe(400);
   });
 
+  it("a form body without a length is read only up to the limit: one that never ends is answered", async () => {
+    // Chunked, so no Content-Length says how much is coming: 96 KiB (the limit is 64), then the
+    // body stays open. Reading it to the end would hold the request (and its memory) for good.
+    const chunk = new TextEncoder().encode(`email=${"a".repeat(32 * 1024)}`);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent < 3) {
+          sent += 1;
+          controller.enqueue(chunk);
+        }
+        // then nothing more, and never closed
+      },
+    });
+    const response = await fetch(`${APP_URL}/sign-in`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: APP_URL },
+      body,
+      duplex: "half",
+      redirect: "manual",
+      signal: AbortSignal.timeout(5000),
+    } as RequestInit);
+    expect(response.status).toBe(400);
+    await response.body?.cancel();
+  });
+
   it("POST to a page without an action: 405, not 500", async () => {
     const visit = await new BrowserLess().post("/auth/callback", { code: "x" });
     expect(visit.status).toBe(405);

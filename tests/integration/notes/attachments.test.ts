@@ -3,7 +3,7 @@
 // most 5 minutes, the recipient sees it and a stranger nothing, an unshare ends the next read,
 // bad files get a clear message and leave nothing behind, and deleting notes leaves no files.
 import { describe, expect, it } from "vitest";
-import { BACKEND_URL } from "../support/app";
+import { APP_URL, BACKEND_URL } from "../support/app";
 import { adminClient, signedInBrowser, testId } from "../support/auth-flows";
 import type { BrowserLess } from "../support/browser-less";
 import { createNote } from "../support/notes";
@@ -112,6 +112,44 @@ describe("attachments", () => {
     const empty = await attach(owner.browser, id, new File([], "none.png", { type: "image/png" }));
     expect(testId(empty.body, "attachment-error")).toContain("Choose a file");
     expect(signedUrls(html.body)).toEqual([]);
+    expect(await filesOf(owner.user.id)).toEqual([]);
+  });
+
+  it("a file posted without a length is read only up to the limit: one that never ends is answered", async () => {
+    const owner = await signedInBrowser();
+    const id = await createNote(owner.browser, { title: "Endless" });
+    // Chunked multipart: the head of a file part, 11 MiB of it (the limit is 10 MB), then the body
+    // stays open. Reading it to the end would hold the request and its memory for good.
+    const head = new TextEncoder().encode(
+      '--b\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n',
+    );
+    const mib = new Uint8Array(1024 * 1024);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(head);
+        else if (sent <= 11) controller.enqueue(mib);
+        sent += 1;
+        // then nothing more, and never closed
+      },
+    });
+    const response = await fetch(new URL(`/notes/${id}/attachments`, APP_URL), {
+      method: "POST",
+      headers: {
+        "Content-Type": "multipart/form-data; boundary=b",
+        Cookie: owner.browser.cookieHeader(),
+        Origin: APP_URL,
+      },
+      body,
+      duplex: "half",
+      redirect: "manual",
+      signal: AbortSignal.timeout(10_000),
+    } as RequestInit);
+    expect(response.status).toBe(303);
+    expect(response.headers.get("Location")).toBe(
+      `/notes/${id}?attachment_error=too_big#attachments`,
+    );
+    await response.body?.cancel();
     expect(await filesOf(owner.user.id)).toEqual([]);
   });
 

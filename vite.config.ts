@@ -112,6 +112,7 @@ async function buildPlugins(): Promise<PluginOption[]> {
  * Node build (same API, same HTML, about the same size) writes those strings into one buffer with
  * `encodeInto()`: the Worker's CPU for `/notes` fell by a fifth (docs/decisions/043-notes-list-cpu.md).
  * It needs `nodejs_compat` (wrangler.toml), for its `stream`, `util`, `crypto` and `async_hooks`.
+ * It is changed to gather the strings it writes before making them bytes (stringsGathered).
  * Builds only, so development keeps React's development build.
  */
 export function streamingRendererOnly(): Plugin {
@@ -125,7 +126,72 @@ export function streamingRendererOnly(): Plugin {
       if (this.environment.name !== "ssr" || source !== "react-dom/server") return null;
       return streaming;
     },
+    transform(code, id) {
+      return id === streaming ? stringsGathered(code) : null;
+    },
   };
+}
+
+/**
+ * React's Node renderer, changed to write as React's own renderer for Bun does: every piece of
+ * HTML it writes (attribute names and values, text, and the fixed pieces such as `="` that it
+ * keeps as bytes) is gathered as a string, and each 2 KiB of them becomes bytes in one `encode()`.
+ * The Node build calls `encodeInto()` once per piece, into a new view of its buffer, and counts
+ * each string's bytes with `Buffer.byteLength()` (for when to stream a large Suspense boundary
+ * apart): thousands of calls from JavaScript into workerd for a page of 20 notes, about an eighth
+ * of the Worker's CPU on `/notes` (docs/decisions/043-notes-list-cpu.md). The bytes written, and
+ * the byte counts, are the same: `tests/tooling/worker-renderer.test.ts` compares the pages. Each
+ * piece of React's code this changes is named exactly; if a React release changes one, the build
+ * fails here rather than writing something else.
+ */
+export function stringsGathered(code: string): string {
+  const changes: [from: string, to: string][] = [
+    [
+      "function writeChunk(destination, chunk) {",
+      `var gathered = "";
+function writeGathered(destination) {
+  if (gathered !== "") {
+    var text = gathered;
+    gathered = "";
+    writeBytes(destination, textEncoder.encode(text));
+  }
+}
+function writeChunk(destination, chunk) {
+  if ("string" === typeof chunk) {
+    gathered += chunk;
+    2048 < gathered.length && writeGathered(destination);
+    return;
+  }
+  writeGathered(destination);
+  writeBytes(destination, chunk);
+}
+function writeBytes(destination, chunk) {`,
+    ],
+    [
+      "function completeWriting(destination) {",
+      "function completeWriting(destination) {\n  writeGathered(destination);",
+    ],
+    [
+      "function stringToPrecomputedChunk(content) {\n  return textEncoder.encode(content);",
+      "function stringToPrecomputedChunk(content) {\n  return content;",
+    ],
+    [
+      'return "string" === typeof chunk\n    ? Buffer.byteLength(chunk, "utf8")',
+      'return "string" === typeof chunk\n    ? (ASCII_ONLY.test(chunk) ? chunk.length : Buffer.byteLength(chunk, "utf8"))',
+    ],
+    [
+      "function byteLengthOfChunk(chunk) {",
+      "var ASCII_ONLY = /^[\\x00-\\x7f]*$/;\nfunction byteLengthOfChunk(chunk) {",
+    ],
+  ];
+  let changed = code;
+  for (const [from, to] of changes) {
+    if (changed.split(from).length !== 2) {
+      throw new Error(`React's Node renderer changed: "${from.split("\n")[0]}" is not there once`);
+    }
+    changed = changed.replace(from, () => to);
+  }
+  return changed;
 }
 
 /**

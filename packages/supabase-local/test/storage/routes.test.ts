@@ -132,6 +132,23 @@ describe("bad input is a 4xx, never a 500", () => {
     expect(await info.json()).toMatchObject({ code: "NoSuchKey" });
   });
 
+  test("a form's metadata nested thousands deep: 400 InvalidParameter, and the database answers on", async () => {
+    for (const depth of [3_000, 100_000]) {
+      const metadata = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+      const response = await storageFetch(`/object/storage-private/${user.id}/deep-${depth}.txt`, {
+        method: "POST",
+        token: user.token,
+        headers: { "content-type": "multipart/form-data; boundary=XX" },
+        body:
+          `--XX\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n${metadata}\r\n` +
+          '--XX\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nA\r\n--XX--\r\n',
+      });
+      expect(await response.json()).toMatchObject({ statusCode: "400", code: "InvalidParameter" });
+    }
+    const { data } = await user.client.storage.from("storage-private").list(user.id);
+    expect(data?.map((o) => o.name).filter((name) => name.startsWith("deep-"))).toEqual([]);
+  });
+
   test("a key past S3's 1024 bytes, a copy or move into a bucket that does not exist", async () => {
     const long = await user.client.storage
       .from("storage-private")

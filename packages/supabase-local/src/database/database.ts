@@ -382,7 +382,12 @@ export class Database {
         pending.timer = setTimeout(() => this.#timedOut(id), this.#timeoutMs);
       this.#pending.set(id, pending);
       worker.ref();
-      worker.postMessage({ ...request, id });
+      try {
+        worker.postMessage({ ...request, id });
+      } catch (error) {
+        // a parameter nested deeper than this thread's stack lets it copy: never sent
+        this.#settle({ type: "error", id, error: tooDeep(error), timeoutMs: this.#timeoutMs });
+      }
     });
   }
 
@@ -419,6 +424,19 @@ export class Database {
           default:
             this.#settle(message);
         }
+      });
+      // An answer this thread cannot copy in (a value nested deeper than its stack allows, where
+      // the worker's larger stack wrote it): dropped by Node, so answered here. The worker answers
+      // in order, so it is the oldest one waiting.
+      worker.on("messageerror", (error) => {
+        const [oldest] = this.#pending.keys();
+        if (oldest !== undefined)
+          this.#settle({
+            type: "error",
+            id: oldest,
+            error: tooDeep(error),
+            timeoutMs: this.#timeoutMs,
+          });
       });
       worker.on("error", (error) => {
         reject(error);
@@ -526,6 +544,17 @@ function statementTimeout(): Error {
     severity: "ERROR",
     code: "57014",
   });
+}
+
+/** Postgres's own refusal of a value nested too deep (a jsonb past max_stack_depth). */
+function tooDeep(error: unknown): SerializedError {
+  return {
+    name: "error",
+    severity: "ERROR",
+    code: "54001",
+    message: "stack depth limit exceeded",
+    detail: error instanceof Error ? error.message : undefined,
+  };
 }
 
 function abortedTransaction(): Error {

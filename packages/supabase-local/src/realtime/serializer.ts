@@ -51,6 +51,9 @@ export function decode(vsn: Vsn, data: Uint8Array, binary: boolean): Decoded {
   let value: unknown;
   try {
     value = JSON.parse(text.decode(data));
+    // JSON nested so deep that it cannot be written out again (JSON.stringify's stack, where
+    // JSON.parse has none) could be neither measured, stored nor passed on
+    JSON.stringify(value);
   } catch {
     return { kind: "invalid" };
   }

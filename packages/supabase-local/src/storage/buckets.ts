@@ -44,6 +44,9 @@ export interface BucketLimits {
   globalFileSizeLimit: number;
 }
 
+/** Upstream's ICEBERG_BUCKET_DETECTION_SUFFIX default: a name no bucket may be created with. */
+const RESERVED_BUCKET_SUFFIX = "--table-s3";
+
 export async function createBucket(
   db: PGlite,
   caller: Caller,
@@ -52,6 +55,8 @@ export async function createBucket(
 ): Promise<void> {
   if (input.name.trim() !== input.name) throw ERRORS.invalidBucketName();
   mustBeValidBucketName(input.name);
+  // upstream's reserved suffix: its analytics (Iceberg) buckets'
+  if (input.name.endsWith(RESERVED_BUCKET_SUFFIX)) throw ERRORS.invalidBucketName();
   const fileSizeLimit = sizeLimit(input.fileSizeLimit, limits);
   const allowed = allowedMimeTypes(input.allowedMimeTypes);
   try {

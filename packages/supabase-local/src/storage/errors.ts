@@ -164,6 +164,12 @@ export function fromDatabaseError(error: unknown): StorageError | undefined {
       return ERRORS.relatedResourceNotFound();
     case "57014":
       return ERRORS.databaseTimeout();
+    // a NUL in a text or JSON value (any JSON body or x-metadata may carry "\u0000"), or JSON
+    // nested thousands deep (54001): upstream's DatabaseError, a 500; refused here as the bad
+    // input it is
+    case "22021":
+    case "22P05":
+    case "54001":
     case "22P02":
       return ERRORS.invalidParameter(
         "value",

@@ -129,6 +129,13 @@ export async function canUpload(
   operation = "storage.object.upload",
 ): Promise<void> {
   mustBeValidKey(target.name);
+  // sent back as Content-Type and Cache-Control on every download: a value no header may carry
+  // (a line break, a NUL, a character past Latin-1; a form field or TUS metadata can hold one)
+  // would fail each of them
+  if (metadata.mimetype !== undefined && !isHeaderValue(metadata.mimetype))
+    throw ERRORS.invalidMimeType(metadata.mimetype);
+  if (metadata.cacheControl !== undefined && !isHeaderValue(metadata.cacheControl))
+    throw ERRORS.invalidParameter("cacheControl");
   try {
     await testPermission(db, caller, operation, (tx) =>
       tx.query(
@@ -150,6 +157,10 @@ export async function canUpload(
       throw ERRORS.keyAlreadyExists();
     throw error;
   }
+}
+
+function isHeaderValue(value: string): boolean {
+  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
 }
 
 /**

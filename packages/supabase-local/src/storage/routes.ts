@@ -437,6 +437,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
       const declared = Number(c.req.header("content-length"));
       await objects.canUpload(db, caller, uploadTarget, {
         mimetype: file.mimeType,
+        cacheControl: file.cacheControl,
         ...(Number.isFinite(declared) ? { contentLength: declared } : {}),
       });
       const written = await files.write(file.body, file.limit, { ownChunks: file.ownChunks });

@@ -97,6 +97,7 @@ export function createResumable(options: {
       },
       {
         mimetype: metadata.contentType ?? undefined,
+        cacheControl: metadata.cacheControl ? `max-age=${metadata.cacheControl}` : undefined,
         ...(size === undefined ? {} : { contentLength: size }),
       },
     );
@@ -106,7 +107,21 @@ export function createResumable(options: {
     new Server({
       path: signed ? `${RESUMABLE_PATH}/sign` : RESUMABLE_PATH,
       datastore,
-      maxSize: options.fileSizeLimit,
+      // the bucket's limit, as upstream's: a deferred Upload-Length is only known as bytes come
+      maxSize: async (_request, id) => {
+        if (!id) return options.fileSizeLimit;
+        try {
+          const bucket = await objects.bucketForObjects(db, decodeId(id).bucket);
+          return uploadLimit({
+            bucketLimit: bucket.file_size_limit,
+            globalLimit: options.fileSizeLimit,
+            allowedMimeTypes: null,
+          });
+        } catch {
+          // no such bucket: refused by onIncomingRequest
+          return options.fileSizeLimit;
+        }
+      },
       respectForwardedHeaders: false,
       namingFunction: (_request, metadata) => {
         const bucket = metadata?.bucketName ?? "";

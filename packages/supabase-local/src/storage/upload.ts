@@ -120,6 +120,9 @@ function multipartFile(
       fields[name] = value;
     });
     parser.on("file", (_name, stream, info) => {
+      // a form cut off inside a file part fails that part's stream, maybe before anything reads
+      // it or after nothing will (an 'error' nobody listens to would end the process)
+      stream.on("error", () => {});
       if (settled) {
         stream.resume();
         return;
@@ -140,7 +143,15 @@ function multipartFile(
         }
       }
       resolve({
-        body: stream,
+        body: (async function* () {
+          try {
+            yield* stream;
+          } catch {
+            // a form cut off before its closing boundary: upstream's answer to a form it
+            // cannot read
+            throw ERRORS.noContentProvided();
+          }
+        })(),
         // busboy's chunks are views into the request's
         ownChunks: false,
         discard: () => stream.resume(),

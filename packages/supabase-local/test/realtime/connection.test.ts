@@ -183,8 +183,15 @@ describe("the socket", () => {
       "phx_reply",
       { status: "ok" },
     ]);
-    // not JSON, a wrong shape, a binary frame of an unknown kind: each ends the socket
-    for (const frame of ["{not json", JSON.stringify({ topic: "x" }), new Uint8Array([9, 0, 0])]) {
+    // not JSON, a wrong shape, JSON nested too deep to be passed on, a binary frame of an unknown
+    // kind: each ends the socket
+    const deep = `${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}`;
+    for (const frame of [
+      "{not json",
+      JSON.stringify({ topic: "x" }),
+      `[null, "7", "realtime:x", "broadcast", ${deep}]`,
+      new Uint8Array([9, 0, 0]),
+    ]) {
       const other = await raw();
       const closed = new Promise<number>((resolve) => other.ws.once("close", resolve));
       other.ws.send(frame);

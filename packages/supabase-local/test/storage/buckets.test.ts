@@ -80,6 +80,10 @@ describe("buckets", () => {
       message: "Bucket name invalid",
     });
     expect((await storage.createBucket(" padded")).error?.message).toBe("Bucket name invalid");
+    // the suffix hosted Storage keeps for its analytics (Iceberg) buckets
+    expect((await storage.createBucket(`${unique("analytics")}--table-s3`)).error?.message).toBe(
+      "Bucket name invalid",
+    );
     expect((await storage.createBucket("storage-private")).error).toMatchObject({
       statusCode: "409",
       message: "The resource already exists",

@@ -161,6 +161,44 @@ describe("resumable uploads", () => {
     await expect(upload(`${owner.id}/elsewhere.bin`)).rejects.toThrow(/Invalid signature/);
   });
 
+  test("an upload of a deferred length is held to the bucket's limit as its bytes come", async () => {
+    const owner = await member();
+    const headers = {
+      apikey: PUBLISHABLE_KEY,
+      authorization: `Bearer ${owner.token}`,
+      "tus-resumable": "1.0.0",
+    };
+    // storage-limited: 64 bytes at most
+    const created = await fetch(ENDPOINT, {
+      method: "POST",
+      headers: {
+        ...headers,
+        "upload-defer-length": "1",
+        "upload-metadata": metadata({
+          bucketName: "storage-limited",
+          objectName: `${owner.id}/deferred.png`,
+          contentType: "image/png",
+        }),
+      },
+    });
+    expect(created.status).toBe(201);
+    const patch = await fetch(created.headers.get("location") ?? "", {
+      method: "PATCH",
+      headers: {
+        ...headers,
+        "upload-offset": "0",
+        "upload-length": "1000",
+        "content-type": "application/offset+octet-stream",
+      },
+      body: new Uint8Array(1000),
+    });
+    expect(patch.status).toBe(413);
+    const { data } = await owner.client.storage
+      .from("storage-limited")
+      .exists(`${owner.id}/deferred.png`);
+    expect(data).toBe(false);
+  });
+
   test("an upload over the size limit is refused at creation", async () => {
     const owner = await member();
     const refused = await create(owner.token, `${owner.id}/huge.bin`, 10 * 1024 ** 3);

@@ -89,6 +89,66 @@ describe("bad input is a 4xx, never a 500", () => {
     } else await response.arrayBuffer();
   });
 
+  test("a NUL in a body's string, a bucket id or x-metadata: 400 InvalidParameter (Postgres cannot store it)", async () => {
+    const metadata = Buffer.from('{"a":"\\u0000"}').toString("base64");
+    const cases: Array<[string, string, string?, Record<string, string>?]> = [
+      ["POST", "/object/list/storage-private", '{"prefix":"a\\u0000"}'],
+      ["POST", "/object/list-v2/storage-private", '{"prefix":"a\\u0000"}'],
+      ["POST", "/object/move", '{"bucketId":"a\\u0000","sourceKey":"a","destinationKey":"b"}'],
+      ["POST", "/object/sign/storage-private", '{"expiresIn":60,"paths":["a\\u0000"]}'],
+      ["DELETE", "/object/storage-private", '{"prefixes":["a\\u0000"]}'],
+      ["GET", "/bucket/a%00b"],
+      [
+        "POST",
+        `/object/storage-private/${user.id}/nul-metadata.txt`,
+        "x",
+        { "x-metadata": metadata },
+      ],
+    ];
+    for (const [method, path, body, headers] of cases) {
+      const response = await storageFetch(path, {
+        method,
+        token: user.token,
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
+      expect([path, response.status]).toEqual([path, 400]);
+      expect(await response.json()).toMatchObject({ statusCode: "400", code: "InvalidParameter" });
+    }
+  });
+
+  test("a multipart form cut off inside its file part: 400 No content provided, and the backend lives on", async () => {
+    const path = `/object/storage-private/${user.id}/cut-form.txt`;
+    const cut = await storageFetch(path, {
+      method: "POST",
+      token: user.token,
+      headers: { "content-type": "multipart/form-data; boundary=XX" },
+      body: '--XX\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nno end',
+    });
+    expect(await cut.json()).toMatchObject({ statusCode: "400", message: "No content provided" });
+    const info = await storageFetch(`/object/info${path.slice("/object".length)}`, {
+      token: user.token,
+    });
+    expect(await info.json()).toMatchObject({ code: "NoSuchKey" });
+  });
+
+  test("a form's metadata nested thousands deep: 400 InvalidParameter, and the database answers on", async () => {
+    for (const depth of [3_000, 100_000]) {
+      const metadata = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+      const response = await storageFetch(`/object/storage-private/${user.id}/deep-${depth}.txt`, {
+        method: "POST",
+        token: user.token,
+        headers: { "content-type": "multipart/form-data; boundary=XX" },
+        body:
+          `--XX\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n${metadata}\r\n` +
+          '--XX\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nA\r\n--XX--\r\n',
+      });
+      expect(await response.json()).toMatchObject({ statusCode: "400", code: "InvalidParameter" });
+    }
+    const { data } = await user.client.storage.from("storage-private").list(user.id);
+    expect(data?.map((o) => o.name).filter((name) => name.startsWith("deep-"))).toEqual([]);
+  });
+
   test("a key past S3's 1024 bytes, a copy or move into a bucket that does not exist", async () => {
     const long = await user.client.storage
       .from("storage-private")

@@ -299,6 +299,43 @@ describe("refused before anything is stored", () => {
     expect((await other.json()).code).toBe("NoSuchKey");
   });
 
+  test("a cacheControl or content type no header can carry (a form field, a copy's metadata): refused, so no download of it fails", async () => {
+    const owner = await member();
+    const form = (name: string, value: string) =>
+      `--XX\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n` +
+      '--XX\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nA\r\n--XX--\r\n';
+    for (const [name, value, code] of [
+      ["cacheControl", "60\r\nSet-Cookie: a=b", "InvalidParameter"],
+      ["contentType", "text/plain\r\nSet-Cookie: a=b", "InvalidMimeType"],
+      ["contentType", "text/plain; charset=€", "InvalidMimeType"],
+    ]) {
+      const response = await storageFetch(`/object/storage-private/${owner.id}/${name}.txt`, {
+        token: owner.token,
+        method: "POST",
+        headers: { "content-type": "multipart/form-data; boundary=XX" },
+        body: form(name as string, value as string),
+      });
+      expect(response.status).toBe(400);
+      expect((await response.json()).code).toBe(code);
+    }
+    const bucket = owner.client.storage.from("storage-private");
+    await bucket.upload(`${owner.id}/source.txt`, "x");
+    const copy = await storageFetch("/object/copy", {
+      token: owner.token,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        bucketId: "storage-private",
+        sourceKey: `${owner.id}/source.txt`,
+        destinationKey: `${owner.id}/copy.txt`,
+        copyMetadata: false,
+        metadata: { cacheControl: "60\nSet-Cookie: a=b" },
+      }),
+    });
+    expect((await copy.json()).code).toBe("InvalidParameter");
+    expect((await bucket.list(owner.id)).data?.map((o) => o.name)).toEqual(["source.txt"]);
+  });
+
   test("the bucket's size limit and MIME types: 413 EntityTooLarge, 415 InvalidMimeType", async () => {
     const owner = await member();
     const bucket = owner.client.storage.from("storage-limited");

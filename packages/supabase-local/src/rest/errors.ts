@@ -335,5 +335,13 @@ export function fromDatabaseError(error: unknown, authenticated: boolean): RestE
       status === 401 ? { "WWW-Authenticate": "Bearer" } : {},
     );
   }
+  // A value too deep to write out as a parameter (JSON nested thousands deep): Postgres's own
+  // answer to a body it cannot parse that deep, which PostgREST passes on (class 54: 500).
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return new RestError(500, "54001", "stack depth limit exceeded", null, STACK_DEPTH_HINT);
+  }
   return new RestError(500, "PGRSTX00", error instanceof Error ? error.message : String(error));
 }
+
+const STACK_DEPTH_HINT =
+  'Increase the configuration parameter "max_stack_depth" (currently 2048kB), after ensuring the platform\'s stack depth limit is adequate.';

@@ -437,6 +437,35 @@ describe("mutations", () => {
     expect(nn.error?.code).toBe("23502");
   });
 
+  test("JSON nested thousands deep is Postgres's 54001, as PostgREST answers it, and the API lives on", async () => {
+    // PostgREST hands the body to Postgres, whose JSON parser stops at its stack depth limit
+    // (54001; PostgREST answers class 54 with 500). Here the body never reaches Postgres: a value
+    // this deep is too deep to write back out as a parameter, and is answered the same way.
+    const b = await backend();
+    const headers = {
+      apikey: b.serviceKey,
+      Authorization: `Bearer ${b.serviceKey}`,
+      "Content-Type": "application/json",
+    };
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    for (const body of [`{"title":"deep","meta":${deep}}`, `[${deep}]`]) {
+      const res = await b.fetch(`${b.url}/rest/v1/rest_notes`, { method: "POST", headers, body });
+      expect(res.status).toBe(500);
+      expect(await res.json()).toMatchObject({
+        code: "54001",
+        message: "stack depth limit exceeded",
+      });
+    }
+    const rpc = await b.fetch(`${b.url}/rest/v1/rpc/rest_add`, {
+      method: "POST",
+      headers,
+      body: `{"a":${deep},"b":1}`,
+    });
+    expect(await rpc.json()).toMatchObject({ code: "54001" });
+    const after = await b.fetch(`${b.url}/rest/v1/rest_notes?select=title&limit=1`, { headers });
+    expect(after.status).toBe(200);
+  });
+
   test("invalid JSON body is PGRST102", async () => {
     const b = await backend();
     const res = await b.fetch(`${b.url}/rest/v1/rest_notes`, {

@@ -231,6 +231,13 @@ const SUBSCRIBE = `
   returning id`;
 
 /** The change feed: subscriptions in the database, changes read after their commit, fanned out. */
+
+/** The event's fields before the row (upstream's order), as SQL over a change `c`. */
+const COMMON = `'schema', wal->'schema', 'table', wal->'table',
+  'commit_timestamp', coalesce(wal->'commit_timestamp', 'null'), 'type', wal->'type',
+  'columns', coalesce(wal->'columns', '[]'),
+  'errors', case when cardinality(errors) > 0 then to_jsonb(errors) else 'null' end`;
+
 export class ChangeFeed {
   readonly #db: PGlite;
   readonly #maxRecordBytes: number;
@@ -351,43 +358,42 @@ export class ChangeFeed {
 
   async #read(): Promise<void> {
     for (;;) {
+      // Each change's event comes out of the database as JSON text, made there (Postgres writes
+      // a space after each colon and comma; clients parse it alike): the main thread neither
+      // rebuilds the row as objects nor writes it out again. A jsonb value thousands of levels
+      // deep was too deep for both (the read failed, and was tried again at every change for
+      // good); it now goes out whole.
       const { rows } = await this.#db.query<{
         change_id: string;
-        wal: Record<string, unknown> | null;
+        type: string | null;
+        data: string | null;
         subscription_ids: string[] | null;
-        errors: string[] | null;
       }>(
-        `select change_id::text, wal, subscription_ids, errors
-         from realtime.supabase_local_list_changes($1::bigint, $2, $3)`,
+        `select change_id::text, type, subscription_ids,
+           case type
+             when 'INSERT' then json_build_object(${COMMON}, 'record', record)
+             when 'DELETE' then json_build_object(${COMMON}, 'old_record', old_record)
+             else json_build_object(${COMMON}, 'record', record, 'old_record', old_record)
+           end::text as data
+         from (
+           select change_id, wal, errors, subscription_ids, wal->>'type' as type,
+             coalesce(wal->'record', '{}') as record, coalesce(wal->'old_record', '{}') as old_record
+           from realtime.supabase_local_list_changes($1::bigint, $2, $3)
+         ) as c`,
         [this.#cursor, MAX_CHANGES, this.#maxRecordBytes],
       );
       const changes = new Set<string>();
       for (const row of rows) {
         changes.add(row.change_id);
         this.#cursor = row.change_id;
-        if (row.wal && row.subscription_ids)
-          this.#dispatch(row.wal, row.subscription_ids, row.errors);
+        if (row.data && row.type && row.subscription_ids)
+          this.#dispatch(row.data, row.type, row.subscription_ids);
       }
       if (changes.size < MAX_CHANGES) return;
     }
   }
 
-  #dispatch(
-    wal: Record<string, unknown>,
-    subscriptionIds: string[],
-    errors: string[] | null,
-  ): void {
-    const type = wal.type;
-    const data: Record<string, unknown> = {
-      schema: wal.schema,
-      table: wal.table,
-      commit_timestamp: wal.commit_timestamp ?? null,
-      type,
-      columns: wal.columns ?? [],
-      errors: errors && errors.length > 0 ? errors : null,
-    };
-    if (type !== "DELETE") data.record = wal.record ?? {};
-    if (type !== "INSERT") data.old_record = wal.old_record ?? {};
+  #dispatch(dataJson: string, type: string, subscriptionIds: string[]): void {
     const perChannel = new Map<ChangeSubscriber, number[]>();
     let delivered = 0;
     for (const subscriptionId of subscriptionIds) {
@@ -398,8 +404,7 @@ export class ChangeFeed {
       if (ids) ids.push(subscription.id);
       else perChannel.set(subscription.owner, [subscription.id]);
     }
-    const dataJson = JSON.stringify(data);
-    for (const [owner, ids] of perChannel) owner.change(ids, dataJson, String(type));
+    for (const [owner, ids] of perChannel) owner.change(ids, dataJson, type);
     this.#limit?.add(delivered);
   }
 }

@@ -519,6 +519,44 @@ describe("postgres_changes", () => {
     expect(got[0]).toBe(body);
   });
 
+  it("a jsonb value nested thousands deep arrives whole, and the changes after it too", async () => {
+    // Such a value was read back from the database thread as objects (too deep to copy into the
+    // main thread, the read failed and was tried again at every change, for good) and then
+    // written out as JSON again (too deep for JSON.stringify). The event now comes out of the
+    // database as text.
+    await backend.db.exec(`
+      create table if not exists public.rt_docs (id bigint primary key, doc jsonb);
+      grant select on public.rt_docs to anon;
+      do $$ begin
+        if not exists (select from pg_publication_tables where pubname = 'supabase_realtime' and tablename = 'rt_docs') then
+          alter publication supabase_realtime add table public.rt_docs;
+        end if;
+      end $$;`);
+    const client = anon();
+    const got: { id: number; doc: unknown }[] = [];
+    await subscribedToPostgres(
+      client
+        .channel(`deep-${crypto.randomUUID()}`)
+        .on("postgres_changes", { event: "INSERT", schema: "public", table: "rt_docs" }, (p) =>
+          got.push(p.new as { id: number; doc: unknown }),
+        ),
+    );
+    const base = Date.now();
+    const depth = 15_000;
+    await backend.db.query(
+      `insert into public.rt_docs values ($1, (repeat('[', ${depth}) || repeat(']', ${depth}))::jsonb)`,
+      [base],
+    );
+    await backend.db.query("insert into public.rt_docs values ($1, '{\"after\": true}')", [
+      base + 1,
+    ]);
+    await expect.poll(() => got.map((g) => g.id - base)).toEqual([0, 1]);
+    let level: unknown = got[0]?.doc;
+    let levels = 1;
+    while (Array.isArray(level) && level.length === 1) [level, levels] = [level[0], levels + 1];
+    expect([level, levels]).toEqual([[], depth]);
+  });
+
   it("error rows: no primary key (400), a key the role may not select (401), a record over 1 MB (413)", async () => {
     const { client, id } = await user();
     const errors: unknown[] = [];

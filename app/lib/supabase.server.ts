@@ -1,6 +1,6 @@
 import { createServerClient } from "@supabase/ssr";
 import type { SupabaseClient } from "@supabase/supabase-js";
-import { AuthCookieJar, authCookieOptions, readRequestCookies } from "./auth-cookies.server";
+import { AuthCookieJar, authCookieOptions, readStorageCookies } from "./auth-cookies.server";
 import { createAuthFetch } from "./auth-fetch.server";
 import { type BackendFetch, createBackendFetch } from "./backend-fetch.server";
 import type { Database } from "./database.types";
@@ -46,7 +46,7 @@ export function createSupabaseServerClient(
   const supabase = createServerClient<Database>(env.url, env.publishableKey, {
     cookieOptions: authCookieOptions(secure),
     cookies: {
-      getAll: () => readRequestCookies(request),
+      getAll: () => readStorageCookies(request, env.url),
       setAll: cookies.setAll,
     },
     // The browser's User-Agent travels on the calls that are not rate-limited (the rate-limited

@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { createServerClient, stringToBase64URL } from "@supabase/ssr";
+import { describe, expect, it, vi } from "vitest";
 import {
   AuthCookieJar,
   authCookieOptions,
   hasSessionCookie,
   readRequestCookies,
+  readStorageCookies,
 } from "../../../app/lib/auth-cookies.server";
 
 describe("readRequestCookies", () => {
@@ -35,6 +37,80 @@ describe("readRequestCookies", () => {
     expect(
       readRequestCookies(new Request("http://app.test/", { headers: { Cookie: "c=3" } })),
     ).toEqual([{ name: "c", value: "3" }]);
+  });
+});
+
+describe("readStorageCookies", () => {
+  const URL_ = "https://abcd.supabase.co";
+  const SESSION = "sb-abcd-auth-token";
+  // A session as auth-js stores it, with text outside ASCII (a name with accents, an emoji).
+  const session = {
+    access_token: "header.payload.signature",
+    refresh_token: "r3fr3sh",
+    expires_at: 4_102_444_800,
+    token_type: "bearer",
+    user: { id: "u1", user_metadata: { name: "Zoë Ångström 🦊" } },
+  };
+  const encoded = `base64-${stringToBase64URL(JSON.stringify(session))}`;
+  const requestWith = (cookie: string) =>
+    new Request("http://app.test/", { headers: { Cookie: cookie } });
+
+  /** The session @supabase/ssr's server client reads from these cookies (null when none). */
+  async function sessionRead(cookies: { name: string; value: string }[]) {
+    const client = createServerClient(URL_, "publishable", {
+      cookies: { getAll: () => cookies, setAll: () => undefined },
+    });
+    (client.auth as unknown as { suppressGetSessionWarning: boolean }).suppressGetSessionWarning =
+      true;
+    const { data } = await client.auth.getSession();
+    return data.session;
+  }
+
+  it("hands over the whole session cookie decoded, which @supabase/ssr reads as the same session", async () => {
+    const request = requestWith(`${SESSION}=${encoded}; theme=dark`);
+    const cookies = readStorageCookies(request, URL_);
+    expect(cookies).toEqual([
+      { name: SESSION, value: JSON.stringify(session) },
+      { name: "theme", value: "dark" },
+    ]);
+    const read = await sessionRead(cookies);
+    expect(read?.user.user_metadata.name).toBe("Zoë Ångström 🦊");
+    expect(read).toEqual(await sessionRead(readRequestCookies(request)));
+  });
+
+  it("passes on as they came: chunks, other projects' and other cookies, and values it cannot decode cleanly", async () => {
+    const half = Math.floor(encoded.length / 2);
+    const cases = [
+      // chunks of a large session (@supabase/ssr joins them, then decodes)
+      `${SESSION}.0=${encoded.slice(0, half)}; ${SESSION}.1=${encoded.slice(half)}`,
+      // another project's session, a PKCE verifier of this one
+      `sb-other-auth-token=${encoded}; ${SESSION}-code-verifier=${encoded}`,
+      // a character outside base64url; bytes that are not UTF-8; text that is not JSON
+      `${SESSION}=${encoded.slice(0, 20)}%2B${encoded.slice(20)}`,
+      `${SESSION}=base64-${btoa("{\xff\xfe}").replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "")}`,
+      `${SESSION}=base64-${stringToBase64URL('{"access_token": ')}`,
+      // the raw form
+      `${SESSION}=${encodeURIComponent(JSON.stringify(session))}`,
+    ];
+    // @supabase/ssr warns as it treats the broken ones as absent
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    for (const cookie of cases) {
+      const request = requestWith(cookie);
+      expect(readStorageCookies(request, URL_), cookie).toEqual(readRequestCookies(request));
+      expect(await sessionRead(readStorageCookies(request, URL_)), cookie).toEqual(
+        await sessionRead(readRequestCookies(request)),
+      );
+    }
+    warn.mockRestore();
+  });
+
+  it("decodes once per request, and no caller's changes reach the next", () => {
+    const request = requestWith(`${SESSION}=${encoded}`);
+    const first = readStorageCookies(request, URL_);
+    first[0] = { name: SESSION, value: "forged" };
+    expect(readStorageCookies(request, URL_)).toEqual([
+      { name: SESSION, value: JSON.stringify(session) },
+    ]);
   });
 });
 

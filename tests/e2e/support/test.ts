@@ -99,7 +99,8 @@ export const test = base.extend<{ browser: Browsers; chromium: Browser }>({
       },
     });
     const failed = task.result?.state === "fail";
-    if (failed || process.env.E2E_SCREENSHOTS === "all") {
+    // An uncaught page error fails the test below: its evidence (with the error's stack) is kept.
+    if (failed || pageErrors.length > 0 || process.env.E2E_SCREENSHOTS === "all") {
       await saveEvidence(fullName(task), contexts, logs);
     }
     await Promise.all(contexts.map((context) => context.close()));

@@ -111,6 +111,45 @@ describe.each([
     expect(response?.status()).toBe(404);
   });
 
+  test("a card's tag and title open their pages; with JavaScript in the same document", async ({
+    browser,
+  }) => {
+    const owner = await freshUser(stack, "linker");
+    const page = await browser.open({ javaScriptEnabled });
+    await signInWithPassword(page, stack, owner);
+    const linked = await createNote(page, { title: "Linked", body: "first", tags: "alpha" });
+    await createNote(page, { title: "Other", body: "second", tags: "" });
+    await visit(page, stack, "/notes");
+    expect(await noteTitles(page)).toEqual(["Other", "Linked"]);
+    const mark = () => page.evaluate(() => Object.assign(window, { sameDocument: true }));
+    const sameDocument = () => page.evaluate(() => "sameDocument" in window);
+    if (javaScriptEnabled) await mark();
+
+    const card = page.getByTestId("note-card").filter({ hasText: "Linked" });
+    await card.getByRole("link", { name: "#alpha", exact: true }).click();
+    await page.waitForURL((url) => url.searchParams.get("tag") === "alpha");
+    await expect.poll(() => noteTitles(page)).toEqual(["Linked"]);
+    await page.getByTestId("note-card").getByRole("link", { name: "Linked", exact: true }).click();
+    await arrivedAt(page, stack, linked);
+    expect(await page.getByTestId("note-title").textContent()).toBe("Linked");
+    if (javaScriptEnabled) expect(await sameDocument()).toBe(true);
+    await page.goBack();
+    await page.waitForURL((url) => url.searchParams.get("tag") === "alpha");
+    await expect.poll(() => noteTitles(page)).toEqual(["Linked"]);
+    if (!javaScriptEnabled) return;
+    expect(await sameDocument()).toBe(true);
+    // A click with a modifier key is the browser's: Control opens the note in a new tab.
+    const [tab] = await Promise.all([
+      page.context().waitForEvent("page"),
+      page
+        .getByTestId("note-card")
+        .getByRole("link", { name: "Linked", exact: true })
+        .click({ modifiers: ["Control"] }),
+    ]);
+    await tab.waitForURL((url) => url.pathname === linked);
+    expect(new URL(page.url()).searchParams.get("tag")).toBe("alpha");
+  });
+
   test("pin, archive and unarchive from the list", async ({ browser }) => {
     const owner = await freshUser(stack, "toggler");
     const page = await browser.open({ javaScriptEnabled });

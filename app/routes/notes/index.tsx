@@ -3,6 +3,7 @@ import { requireUser } from "../../lib/guards.server";
 import { dataNoStore } from "../../lib/http.server";
 import { useAvatarSource } from "../../lib/use-avatar-source";
 import type { Route } from "./+types/index";
+import { useCardLinks } from "./parts/card-links";
 import { listNotes, listTags } from "./parts/data.server";
 import { type ListView, listUrl } from "./parts/list-url";
 import { useLiveLists } from "./parts/live";
@@ -112,6 +113,7 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
   // New, edited, pinned, archived, deleted, shared and unshared notes: re-read as they happen.
   useLiveLists();
   const toggles = useNoteToggles();
+  const followCardLink = useCardLinks();
   const avatars = useAvatarSource();
   const here = listUrl({ view, q, tag, page });
   const filtered = Boolean(q || tag);
@@ -189,7 +191,12 @@ export default function Notes({ loaderData }: Route.ComponentProps) {
         <KeepToggleOutcome key={id} id={id} />
       ))}
       {notes.length > 0 ? (
-        <ul className="mt-6 grid gap-3" data-testid="note-list" onSubmit={toggles.onSubmit}>
+        <ul
+          className="mt-6 grid gap-3"
+          data-testid="note-list"
+          onSubmit={toggles.onSubmit}
+          onClick={followCardLink}
+        >
           {notes.map((note) => (
             <NoteCard
               key={note.id}

@@ -1,6 +1,6 @@
-import { Link } from "react-router";
 import { Avatar } from "../../../components/avatar";
 import type { AvatarSource } from "../../../lib/avatars";
+import { CardLink } from "./card-links";
 import type { NoteListItem } from "./data.server";
 import { LeaveSharedNote } from "./leave-shared-note";
 import type { ListView } from "./list-url";
@@ -10,8 +10,9 @@ import { NoteToggles, type NoteTogglesOnPage, optimisticState } from "./note-tog
 /**
  * One note in the list. Archiving from the list hides the card at once (it leaves this view);
  * if the server refuses, the card comes back with the message. No hooks: the list's
- * useNoteToggles() (`toggles`) submits and tracks every card's toggles, and the list hands down
- * where pictures come from (`avatars`) for the owner of a note shared with the user.
+ * useNoteToggles() (`toggles`) submits and tracks every card's toggles, its useCardLinks()
+ * follows the cards' links, and the list hands down where pictures come from (`avatars`) for the
+ * owner of a note shared with the user.
  */
 export function NoteCard({
   note,
@@ -36,9 +37,9 @@ export function NoteCard({
       className="rounded-xl border border-line bg-surface p-4 shadow-xs"
     >
       <h2 className="min-w-0 text-base font-semibold break-words">
-        <Link to={`/notes/${note.id}`} className="hover:text-accent hover:underline">
+        <CardLink to={`/notes/${note.id}`} className="hover:text-accent hover:underline">
           {note.title}
-        </Link>
+        </CardLink>
       </h2>
       {note.excerpt ? (
         <p className="mt-1 line-clamp-2 text-sm break-words text-muted">{note.excerpt}</p>
@@ -63,7 +64,7 @@ export function NoteCard({
           )}
           <NoteDate iso={note.updated_at} prefix="Edited" />
           {note.tags.map((tag) => (
-            <TagLink key={tag.name} name={tag.name} />
+            <TagLink key={tag.name} name={tag.name} inCard />
           ))}
         </div>
         {mine ? (

@@ -1,4 +1,5 @@
 import { Link } from "react-router";
+import { CardLink } from "./card-links";
 import { listUrl } from "./list-url";
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -22,18 +23,27 @@ export function NoteDate({ iso, prefix }: { iso: string; prefix?: string }) {
   );
 }
 
-/** A tag as a link to the list filtered by it. */
-export function TagLink({ name, active = false }: { name: string; active?: boolean }) {
-  return (
-    <Link
-      to={listUrl({ tag: name })}
-      aria-current={active ? "true" : undefined}
-      className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ${
-        active ? "bg-brand-600 text-white" : "bg-accent-subtle text-accent-strong hover:underline"
-      }`}
-    >
-      {`#${name}`}
-    </Link>
+/** A tag as a link to the list filtered by it; `inCard`: in a card of the list (card-links.tsx). */
+export function TagLink({
+  name,
+  active = false,
+  inCard = false,
+}: {
+  name: string;
+  active?: boolean;
+  inCard?: boolean;
+}) {
+  const props = {
+    to: listUrl({ tag: name }),
+    "aria-current": active ? ("true" as const) : undefined,
+    className: `inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ${
+      active ? "bg-brand-600 text-white" : "bg-accent-subtle text-accent-strong hover:underline"
+    }`,
+  };
+  return inCard ? (
+    <CardLink {...props}>{`#${name}`}</CardLink>
+  ) : (
+    <Link {...props}>{`#${name}`}</Link>
   );
 }
 

@@ -408,6 +408,8 @@ describe("a Postgres port that is taken", () => {
         (error: NodeJS.ErrnoException) => error,
       );
       expect(failure?.code).toBe("EADDRINUSE");
+      // the Postgres port's refusal, not the API's (a port another test file took meanwhile)
+      expect(failure?.message).toContain(`:${taken}`);
       expect(performance.now() - started).toBeLessThan(15_000);
       (await listening(apiPort)).close();
     } finally {

@@ -52,9 +52,9 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * reads the session: three times in a signed-in request (the session check, the assurance level,
  * the data request's token), about 70 µs each for a session cookie in workerd. A value without the
  * prefix is the form it reads as it is (its "raw" cookie encoding), so the work is done here once,
- * with atob(), in about 15 µs. What it writes is unchanged. A value this does not decode cleanly (a character outside
- * base64url, bytes that are not UTF-8, text that is not JSON) is passed on as it came, for
- * @supabase/ssr to judge as before.
+ * with atob(), in about 15 µs. What it writes is unchanged. A value this does not decode cleanly
+ * (a character outside base64url, bytes that are not UTF-8, text that is not JSON) is passed on as
+ * it came, for @supabase/ssr to judge as before.
  */
 export function readStorageCookies(request: Request, supabaseUrl: string): RequestCookie[] {
   let cookies = storageCookies.get(request);

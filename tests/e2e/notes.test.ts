@@ -20,6 +20,15 @@ async function createNote(page: Page, note: { title: string; body: string; tags:
   return new URL(page.url()).pathname;
 }
 
+/** Marks the page's document; sameDocument() tells whether it is still the one shown (no load). */
+async function markDocument(page: Page) {
+  await page.evaluate(() => Object.assign(window, { sameDocument: true }));
+}
+
+async function sameDocument(page: Page): Promise<boolean> {
+  return page.evaluate(() => "sameDocument" in window);
+}
+
 async function noteTitles(page: Page): Promise<string[]> {
   const cards = page.getByTestId("note-card");
   const titles: string[] = [];
@@ -121,9 +130,7 @@ describe.each([
     await createNote(page, { title: "Other", body: "second", tags: "" });
     await visit(page, stack, "/notes");
     expect(await noteTitles(page)).toEqual(["Other", "Linked"]);
-    const mark = () => page.evaluate(() => Object.assign(window, { sameDocument: true }));
-    const sameDocument = () => page.evaluate(() => "sameDocument" in window);
-    if (javaScriptEnabled) await mark();
+    if (javaScriptEnabled) await markDocument(page);
 
     const card = page.getByTestId("note-card").filter({ hasText: "Linked" });
     await card.getByRole("link", { name: "#alpha", exact: true }).click();
@@ -132,12 +139,12 @@ describe.each([
     await page.getByTestId("note-card").getByRole("link", { name: "Linked", exact: true }).click();
     await arrivedAt(page, stack, linked);
     expect(await page.getByTestId("note-title").textContent()).toBe("Linked");
-    if (javaScriptEnabled) expect(await sameDocument()).toBe(true);
+    if (javaScriptEnabled) expect(await sameDocument(page)).toBe(true);
     await page.goBack();
     await page.waitForURL((url) => url.searchParams.get("tag") === "alpha");
     await expect.poll(() => noteTitles(page)).toEqual(["Linked"]);
     if (!javaScriptEnabled) return;
-    expect(await sameDocument()).toBe(true);
+    expect(await sameDocument(page)).toBe(true);
     // A click with a modifier key is the browser's: Control opens the note in a new tab.
     const [tab] = await Promise.all([
       page.context().waitForEvent("page"),
@@ -159,9 +166,7 @@ describe.each([
     await visit(page, stack, "/notes");
     expect(await noteTitles(page)).toEqual(["Newer", "Older"]);
     // With JavaScript the toggles post in the background: the page is never loaded again.
-    const mark = () => page.evaluate(() => Object.assign(window, { sameDocument: true }));
-    const sameDocument = () => page.evaluate(() => "sameDocument" in window);
-    if (javaScriptEnabled) await mark();
+    if (javaScriptEnabled) await markDocument(page);
 
     // Pinned: pressed, badged and first in the list.
     const pin = page.getByRole("button", { name: "Pin “Older”", exact: true });
@@ -175,13 +180,13 @@ describe.each([
     // Archived: the card leaves this list for the archived one.
     await page.getByRole("button", { name: "Archive “Newer”", exact: true }).click();
     await expect.poll(() => noteTitles(page)).toEqual(["Older"]);
-    if (javaScriptEnabled) expect(await sameDocument()).toBe(true);
+    if (javaScriptEnabled) expect(await sameDocument(page)).toBe(true);
     await visit(page, stack, "/notes?view=archived");
     expect(await noteTitles(page)).toEqual(["Newer"]);
-    if (javaScriptEnabled) await mark();
+    if (javaScriptEnabled) await markDocument(page);
     await page.getByRole("button", { name: "Unarchive “Newer”", exact: true }).click();
     await page.getByTestId("empty-list").waitFor();
-    if (javaScriptEnabled) expect(await sameDocument()).toBe(true);
+    if (javaScriptEnabled) expect(await sameDocument(page)).toBe(true);
     await visit(page, stack, "/notes");
     expect(await noteTitles(page)).toEqual(["Older", "Newer"]);
   });

@@ -43,7 +43,8 @@ export const ERRORS = {
   invalidBucketName: () =>
     new StorageError(400, "InvalidBucketName", "Bucket name invalid", "Invalid Input"),
   invalidJwt: (message = "Invalid JWT") => new StorageError(400, "InvalidJWT", message),
-  invalidSignature: () => new StorageError(400, "InvalidSignature", "Invalid signature"),
+  invalidSignature: (message = "Invalid signature") =>
+    new StorageError(400, "InvalidSignature", message),
   expiredSignature: () => new StorageError(400, "ExpiredToken", "The provided token has expired."),
   invalidParameter: (name: string, message?: string) =>
     new StorageError(400, "InvalidParameter", message ?? `Invalid Parameter ${name}`),
@@ -51,6 +52,7 @@ export const ERRORS = {
     new StorageError(400, "MissingParameter", `Missing Required Parameter ${name}`),
   invalidRequest: (message: string) => new StorageError(400, "InvalidRequest", message),
   noContentProvided: () => new StorageError(400, "InvalidRequest", "No content provided"),
+  metadataRequired: () => new StorageError(400, "InvalidRequest", "Metadata header is required"),
   invalidFileSizeLimit: () =>
     new StorageError(
       400,

@@ -377,10 +377,12 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const { bucket, key } = target(c, `/render/image/${kind}/`);
     let row: objects.ObjectRow;
     let transformations: Transformations;
+    let expires: Date | undefined;
     if (kind === "sign") {
       const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
       row = await objects.objectByOwner(db, bucket, key);
       transformations = transformationsFromToken(token.transformations, token.format);
+      expires = new Date(token.exp * 1000);
     } else {
       const caller = kind === "public" ? ANON_PUBLIC : await callerOf(c.req.raw);
       row = await objects.objectForRead(db, caller, bucket, key, { publicOnly: kind === "public" });
@@ -388,6 +390,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     }
     return renderImage(c.req.raw, files, row, transformations, {
       download: c.req.query("download"),
+      expires,
     });
   };
   app.get("/render/image/authenticated/:bucket/*", (c) => render(c, "authenticated"));

@@ -109,7 +109,7 @@ export async function renderImage(
   files: FileStore,
   row: ObjectRow,
   t: Transformations,
-  options: { download?: string | null } = {},
+  options: { download?: string | null; expires?: Date } = {},
 ): Promise<Response> {
   const metadata = (row.metadata ?? {}) as Partial<ObjectMetadata>;
   if (!row.version) throw ERRORS.noSuchKey();
@@ -157,12 +157,14 @@ export async function renderImage(
   const headers = new Headers({
     "Content-Type": output.format === "heif" ? "image/avif" : `image/${output.format}`,
     "Content-Length": String(body.length),
-    "Cache-Control": metadata.cacheControl ?? "no-cache",
     "X-Robots-Tag": "none",
     "X-Content-Type-Options": "nosniff",
     Vary: "Accept",
     "Accept-Ranges": "bytes",
   });
+  // behind a signed URL, the link's expiry (as serveObject): no cache outlives the link
+  if (options.expires) headers.set("Expires", options.expires.toUTCString());
+  else headers.set("Cache-Control", metadata.cacheControl ?? "no-cache");
   if (metadata.lastModified)
     headers.set("Last-Modified", new Date(metadata.lastModified).toUTCString());
   if (t.key) headers.set("X-Transformations", t.key);

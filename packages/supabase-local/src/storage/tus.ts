@@ -47,6 +47,14 @@ function decodeId(id: string): UploadId {
 }
 
 /** A StorageError as @tus/server answers errors: the real status and the message. */
+/**
+ * The Upload-Metadata's cacheControl as the object keeps it: seconds (upstream's /^-?\d+$/) become
+ * `max-age=<seconds>`; anything else is no-cache (undefined here), as upstream's onCreate has it.
+ */
+function cacheControlOf(value: string | null | undefined): string | undefined {
+  return value && /^-?\d+$/.test(value) ? `max-age=${value}` : undefined;
+}
+
 function tusError(error: unknown): { status_code: number; body: string } {
   if (error instanceof StorageError) return { status_code: error.status, body: error.message };
   throw error;
@@ -97,7 +105,7 @@ export function createResumable(options: {
       },
       {
         mimetype: metadata.contentType ?? undefined,
-        cacheControl: metadata.cacheControl ? `max-age=${metadata.cacheControl}` : undefined,
+        cacheControl: cacheControlOf(metadata.cacheControl),
         ...(size === undefined ? {} : { contentLength: size }),
       },
     );
@@ -124,6 +132,8 @@ export function createResumable(options: {
       },
       respectForwardedHeaders: false,
       namingFunction: (_request, metadata) => {
+        // no Upload-Metadata header at all (one without the names is an invalid name below)
+        if (!metadata) throw tusError(ERRORS.metadataRequired());
         const bucket = metadata?.bucketName ?? "";
         const name = metadata?.objectName ?? "";
         try {
@@ -139,9 +149,11 @@ export function createResumable(options: {
           const uploadId = decodeId(id);
           if (signed) {
             // every request of a signed upload carries its token, HEAD included
+            const signature = request.headers.get("x-signature");
+            if (!signature) throw ERRORS.invalidSignature("Missing x-signature header");
             const token = await verifyToken(
               options.urlKey,
-              request.headers.get("x-signature") ?? undefined,
+              signature,
               `${uploadId.bucket}/${uploadId.name}`,
             );
             uploaders.set(request, {
@@ -167,8 +179,10 @@ export function createResumable(options: {
               allowedMimeTypes: bucket.allowed_mime_types,
             });
             if (Number.isFinite(size) && size > limit) throw ERRORS.entityTooLarge();
-            if (bucket.allowed_mime_types?.length)
-              mustBeAllowedMimeType(metadata.contentType ?? "", bucket.allowed_mime_types);
+            // as upstream's: checked when the metadata names a type (without one the object is
+            // stored as application/octet-stream, unchecked)
+            if (metadata.contentType && bucket.allowed_mime_types?.length)
+              mustBeAllowedMimeType(metadata.contentType, bucket.allowed_mime_types);
             await allowed(request, uploadId, metadata, Number.isFinite(size) ? size : undefined);
           } else {
             const upload = await datastore.getUpload(id);
@@ -207,9 +221,7 @@ export function createResumable(options: {
             written,
             {
               mimeType: upload.metadata?.contentType || "application/octet-stream",
-              cacheControl: upload.metadata?.cacheControl
-                ? `max-age=${upload.metadata.cacheControl}`
-                : "no-cache",
+              cacheControl: cacheControlOf(upload.metadata?.cacheControl) ?? "no-cache",
             },
           );
           return {};

@@ -27,7 +27,7 @@ export interface IncomingFile {
 }
 
 export interface UploadLimits {
-  /** The bucket's file_size_limit (null: none). */
+  /** The bucket's file_size_limit (null or 0: none). */
   bucketLimit: number | null;
   /** [storage] file_size_limit. */
   globalLimit: number;
@@ -38,9 +38,8 @@ export interface UploadLimits {
 const MAX_USER_METADATA = 1024 * 1024;
 
 export function uploadLimit(limits: UploadLimits): number {
-  return limits.bucketLimit === null
-    ? limits.globalLimit
-    : Math.min(limits.bucketLimit, limits.globalLimit);
+  // a bucket's limit of 0 is none, as upstream's `if (bucketLimit)`
+  return limits.bucketLimit ? Math.min(limits.bucketLimit, limits.globalLimit) : limits.globalLimit;
 }
 
 /**

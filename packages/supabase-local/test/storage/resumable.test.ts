@@ -4,7 +4,8 @@
 import { request as httpRequest } from "node:http";
 import { Upload } from "tus-js-client";
 import { describe, expect, test } from "vitest";
-import { member, PUBLISHABLE_KEY, STORAGE_URL } from "./support.ts";
+import { SECRET_KEY } from "../../../../tests/support/backend.ts";
+import { adminClient, member, PUBLISHABLE_KEY, STORAGE_URL } from "./support.ts";
 
 const ENDPOINT = `${STORAGE_URL}/upload/resumable`;
 
@@ -197,6 +198,107 @@ describe("resumable uploads", () => {
       .from("storage-limited")
       .exists(`${owner.id}/deferred.png`);
     expect(data).toBe(false);
+  });
+
+  test("upstream's metadata rules: cacheControl in seconds or no-cache, a type checked when named, no limit of 0", async () => {
+    const owner = await member();
+    const headers = {
+      apikey: PUBLISHABLE_KEY,
+      authorization: `Bearer ${owner.token}`,
+      "tus-resumable": "1.0.0",
+    };
+    const uploadWhole = async (
+      bucketName: string,
+      name: string,
+      fields: Record<string, string>,
+    ) => {
+      const created = await fetch(ENDPOINT, {
+        method: "POST",
+        headers: {
+          ...headers,
+          "upload-length": "4",
+          "upload-metadata": metadata({ bucketName, objectName: name, ...fields }),
+        },
+      });
+      if (created.status !== 201) return created;
+      return fetch(created.headers.get("location") ?? "", {
+        method: "PATCH",
+        headers: {
+          ...headers,
+          "upload-offset": "0",
+          "content-type": "application/offset+octet-stream",
+        },
+        body: "data",
+      });
+    };
+    const storage = owner.client.storage.from("storage-private");
+    for (const [cacheControl, kept] of [
+      ["60", "max-age=60"],
+      ["3600, public", "no-cache"],
+      ["max-age=60", "no-cache"],
+    ]) {
+      const name = `${owner.id}/cache-${kept.length}-${cacheControl.length}.bin`;
+      expect((await uploadWhole("storage-private", name, { cacheControl })).status).toBe(204);
+      expect((await storage.info(name)).data?.cacheControl).toBe(kept);
+    }
+
+    // storage-limited allows image/png only: a type named is checked; none named is not (stored
+    // as application/octet-stream), as upstream's onCreate
+    const named = await uploadWhole("storage-limited", `${owner.id}/named.txt`, {
+      contentType: "text/plain",
+    });
+    expect(named.status).toBe(415);
+    const unnamed = await uploadWhole("storage-limited", `${owner.id}/unnamed.bin`, {});
+    expect(unnamed.status).toBe(204);
+    const info = await owner.client.storage.from("storage-limited").info(`${owner.id}/unnamed.bin`);
+    expect(info.data?.contentType).toBe("application/octet-stream");
+
+    // a bucket's file_size_limit of 0 is no limit (upstream: `bucket.file_size_limit || global`)
+    const admin = adminClient();
+    const bucket = `zero-limit-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await admin.storage.createBucket(bucket, { fileSizeLimit: 0 })).error).toBeNull();
+    try {
+      const plain = await admin.storage.from(bucket).upload("plain.txt", "some bytes");
+      expect(plain.error).toBeNull();
+      const resumable = await fetch(ENDPOINT, {
+        method: "POST",
+        headers: {
+          apikey: SECRET_KEY,
+          "tus-resumable": "1.0.0",
+          "upload-length": "4",
+          "upload-metadata": metadata({ bucketName: bucket, objectName: "tus.bin" }),
+        },
+      });
+      expect(resumable.status).toBe(201);
+    } finally {
+      await admin.storage.emptyBucket(bucket);
+      await admin.storage.deleteBucket(bucket);
+    }
+  });
+
+  test("upstream's refusals of a creation without metadata or a signed one without its token", async () => {
+    const owner = await member();
+    const headers = {
+      apikey: PUBLISHABLE_KEY,
+      authorization: `Bearer ${owner.token}`,
+      "tus-resumable": "1.0.0",
+      "upload-length": "4",
+    };
+    const bare = await fetch(ENDPOINT, { method: "POST", headers });
+    expect(bare.status).toBe(400);
+    expect(await bare.text()).toBe("Metadata header is required");
+    const unsigned = await fetch(`${ENDPOINT}/sign`, {
+      method: "POST",
+      headers: {
+        ...headers,
+        "upload-metadata": metadata({
+          bucketName: "storage-private",
+          objectName: `${owner.id}/unsigned.bin`,
+        }),
+      },
+    });
+    expect(unsigned.status).toBe(400);
+    expect(await unsigned.text()).toBe("Missing x-signature header");
   });
 
   test("an upload over the size limit is refused at creation", async () => {

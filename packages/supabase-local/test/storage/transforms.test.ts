@@ -77,6 +77,15 @@ describe("image transformations", () => {
     const response = await local.fetch(signed.data?.signedUrl ?? "");
     const meta = await sharp(Buffer.from(await response.arrayBuffer())).metadata();
     expect([meta.width, meta.height]).toEqual([40, 40]);
+    // as upstream's signed render: the link's expiry, not the object's Cache-Control (an image
+    // behind a link valid for a minute is not to be kept for an hour)
+    expect(response.headers.get("cache-control")).toBeNull();
+    const expires = Date.parse(response.headers.get("expires") ?? "");
+    expect(Math.abs(expires - (Date.now() + 60_000))).toBeLessThan(5_000);
+    const open = await render("width=40");
+    expect(open.headers.get("cache-control")).toBe("max-age=3600");
+    expect(open.headers.get("expires")).toBeNull();
+    await open.arrayBuffer();
 
     const bad = await render("quality=5");
     expect(bad.status).toBe(400);

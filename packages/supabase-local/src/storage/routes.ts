@@ -17,6 +17,7 @@ import {
   validationError,
 } from "./errors.ts";
 import type { FileStore } from "./file-store.ts";
+import { listObjectsV2 } from "./list-v2.ts";
 import { mustBeValidBucketName, mustBeValidKey } from "./names.ts";
 import * as objects from "./objects.ts";
 import { infoJson, serveObject } from "./serve.ts";
@@ -149,14 +150,15 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const body = await jsonBody(c);
     const sortBy = objectField(body, "sortBy");
     return c.json(
-      await objects.listObjectsV2(db, caller, c.req.param("bucket"), {
+      await listObjectsV2(db, caller, c.req.param("bucket"), {
         prefix: optionalString(body, "prefix"),
         withDelimiter: optionalBoolean(body, "with_delimiter"),
         limit: optionalInteger(body, "limit", 1),
         cursor: optionalString(body, "cursor"),
+        // upstream's schema: a column is required, and both are one of theirs
         sortBy: sortBy && {
-          column: optionalString(sortBy, "column"),
-          order: optionalString(sortBy, "order"),
+          column: oneOf(sortBy, "sortBy", "column", ["name", "updated_at", "created_at"], true),
+          order: oneOf(sortBy, "sortBy", "order", ["asc", "desc"]),
         },
       }),
     );
@@ -545,6 +547,25 @@ function optionalString(body: Body, name: string): string | undefined {
   const value = body[name];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string") throw new BodyError(`body/${name} must be string`);
+  return value;
+}
+
+/** `object[name]`, one of `values` (an object field at `path` of the body, as Fastify's messages). */
+function oneOf(
+  object: Body,
+  path: string,
+  name: string,
+  values: string[],
+  required = false,
+): string | undefined {
+  const value = object[name];
+  if (value === undefined) {
+    if (required) throw new BodyError(`body/${path} must have required property '${name}'`);
+    return undefined;
+  }
+  if (typeof value !== "string") throw new BodyError(`body/${path}/${name} must be string`);
+  if (!values.includes(value))
+    throw new BodyError(`body/${path}/${name} must be equal to one of the allowed values`);
   return value;
 }
 

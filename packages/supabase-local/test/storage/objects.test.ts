@@ -54,6 +54,89 @@ describe("an object in a private bucket", () => {
     expect((await mine.exists(path)).data).toBe(false);
   });
 
+  test("list() by name in upstream's order: by the full keys, so a file sorts before a folder of its stem", async () => {
+    const owner = await member();
+    const mine = owner.client.storage.from("storage-private");
+    for (const name of ["c.txt", "b/x.txt", "B.txt", "a/y.txt"])
+      expect((await mine.upload(`${owner.id}/${name}`, text(name))).error).toBeNull();
+    const names = async (order: "asc" | "desc") =>
+      (await mine.list(owner.id, { sortBy: { column: "name", order } })).data?.map((o) =>
+        o.id === null ? `${o.name}/` : o.name,
+      );
+    // "a/y.txt" < "B.txt" < "b/x.txt" < "c.txt" in lower(name) byte order ('.' before '/')
+    expect(await names("asc")).toEqual(["a/", "B.txt", "b/", "c.txt"]);
+    expect(await names("desc")).toEqual(["c.txt", "b/", "B.txt", "a/"]);
+  });
+
+  test("list v2 pages through folders, sorts by a timestamp, and refuses a cursor that is not one", async () => {
+    const owner = await member();
+    const mine = owner.client.storage.from("storage-private");
+    // created in this order: c.txt, then b/1.txt, a/1.txt, a/2.txt (folder a dated by a/1.txt)
+    for (const name of ["c.txt", "b/1.txt", "a/1.txt", "a/2.txt"]) {
+      expect((await mine.upload(`${owner.id}/${name}`, text(name))).error).toBeNull();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const prefix = `${owner.id}/`;
+    const short = (e: { name: string }) => e.name.slice(prefix.length);
+    type Options = NonNullable<Parameters<typeof mine.listV2>[0]>;
+    const pages = async (options: Options) => {
+      const seen: string[][] = [];
+      let cursor: string | undefined;
+      for (let i = 0; i < 10; i++) {
+        const { data, error } = await mine.listV2({ ...options, prefix, limit: 1, cursor });
+        expect(error).toBeNull();
+        seen.push([...(data?.folders ?? []), ...(data?.objects ?? [])].map(short));
+        if (!data?.hasNext) return seen;
+        cursor = data.nextCursor;
+      }
+      throw new Error(`no last page: ${JSON.stringify(seen)}`);
+    };
+    // a page that ends on a folder goes on past everything under it
+    expect(await pages({ with_delimiter: true })).toEqual([["a/"], ["b/"], ["c.txt"]]);
+    expect(
+      await pages({ with_delimiter: true, sortBy: { column: "name", order: "desc" } }),
+    ).toEqual([["c.txt"], ["b/"], ["a/"]]);
+    const newest = { column: "created_at", order: "desc" } as const;
+    expect(await pages({ with_delimiter: true, sortBy: newest })).toEqual([
+      ["a/"],
+      ["b/"],
+      ["c.txt"],
+    ]);
+    expect(await pages({ sortBy: newest })).toEqual([
+      ["a/2.txt"],
+      ["a/1.txt"],
+      ["b/1.txt"],
+      ["c.txt"],
+    ]);
+
+    const whole = await mine.listV2({ prefix, with_delimiter: true });
+    expect(whole.data?.folders[0]).toMatchObject({ key: "a", name: `${prefix}a/`, id: null });
+    expect(whole.data?.objects[0]).toMatchObject({ key: "c.txt", name: `${prefix}c.txt` });
+
+    const list = (body: object) =>
+      storageFetch("/object/list-v2/storage-private", {
+        method: "POST",
+        token: owner.token,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const forged = await list({ cursor: Buffer.from("not a cursor").toString("base64") });
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({
+      error: "InvalidParameter",
+      message: "Invalid Parameter continuation token",
+    });
+    const badTime = await list({
+      cursor: Buffer.from("l:x\nc:created_at\na:soon").toString("base64"),
+    });
+    expect(badTime.status).toBe(400);
+    const column = await list({ sortBy: { column: "size" } });
+    expect(column.status).toBe(400);
+    expect((await column.json()).message).toBe(
+      "body/sortBy/column must be equal to one of the allowed values",
+    );
+  });
+
   test("errors are upstream's: HTTP 400 with the real status in the body", async () => {
     const owner = await member();
     const missing = await storageFetch(`/object/storage-private/${owner.id}/nothing.txt`, {

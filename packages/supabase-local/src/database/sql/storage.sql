@@ -228,8 +228,10 @@ begin
     order by %s
     limit $4 offset $5
     $sql$,
+    -- by name: as upstream's skip-scan walks the full keys in lower(name) byte order, a folder
+    -- sorts as its name and '/' (file "b.txt" before folder "b": '.' < '/')
     case when v_column = 'name'
-      then format('lower(e.name) collate "C" %s', v_order)
+      then format('lower(e.name || case when e.is_folder then %L else %L end) collate "C" %s', '/', '', v_order)
       else format('e.is_folder desc, e.%I %s, lower(e.name) collate "C" %s', v_column, v_order, v_order)
     end
   ) using levels, bucketname, v_match, least(coalesce(limits, 100), 1500), coalesce(offsets, 0);

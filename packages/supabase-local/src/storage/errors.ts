@@ -53,6 +53,13 @@ export const ERRORS = {
   invalidRequest: (message: string) => new StorageError(400, "InvalidRequest", message),
   noContentProvided: () => new StorageError(400, "InvalidRequest", "No content provided"),
   metadataRequired: () => new StorageError(400, "InvalidRequest", "Metadata header is required"),
+  invalidXRobotsTag: (detail: string) =>
+    new StorageError(
+      400,
+      "InvalidRequest",
+      `Invalid X-Robots-Tag header: ${detail}`,
+      "invalid_x_robots_tag",
+    ),
   invalidFileSizeLimit: () =>
     new StorageError(
       400,

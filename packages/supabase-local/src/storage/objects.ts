@@ -35,6 +35,8 @@ export interface ObjectMetadata {
   lastModified: string;
   contentLength: number;
   httpStatusCode: number;
+  /** The upload's X-Robots-Tag (x-robots-tag.ts), when it had one. */
+  xRobotsTag?: string;
 }
 
 const OBJECT_COLUMNS =
@@ -173,7 +175,7 @@ export async function completeUpload(
   files: FileStore,
   target: UploadTarget,
   written: Written,
-  file: { mimeType: string; cacheControl: string },
+  file: { mimeType: string; cacheControl: string; xRobotsTag?: string },
 ): Promise<ObjectRow> {
   const metadata: ObjectMetadata = {
     eTag: written.eTag,
@@ -183,6 +185,7 @@ export async function completeUpload(
     lastModified: written.lastModified.toISOString(),
     contentLength: written.size,
     httpStatusCode: 200,
+    ...(file.xRobotsTag ? { xRobotsTag: file.xRobotsTag } : {}),
   };
   let replaced: string | null = null;
   try {
@@ -352,7 +355,12 @@ export async function copyObject(
       eTag: metadata.eTag,
       lastModified: new Date(),
     },
-    { mimeType: metadata.mimetype, cacheControl: metadata.cacheControl },
+    // upstream's copy keeps the source's metadata, its X-Robots-Tag with it
+    {
+      mimeType: metadata.mimetype,
+      cacheControl: metadata.cacheControl,
+      xRobotsTag: metadata.xRobotsTag,
+    },
   );
 }
 

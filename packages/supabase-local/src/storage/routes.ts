@@ -259,7 +259,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
       head,
     });
   };
-  // (Hono answers HEAD with the GET route, dropping the body: the handlers open no file for it)
+  // (Hono answers HEAD with the GET route, dropping the body: the handlers open no file for it;
+  // here as upstream's, whose HEAD is Fastify's copy of the GET route, X-Robots-Tag and all)
   app.get("/object/sign/:bucket/*", (c) => signedDownload(c, isHead(c)));
 
   // signed upload URLs: insert rights to make one, nothing to use one
@@ -302,11 +303,15 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json({ Key: `${bucket}/${row.name}` });
   });
 
-  // public objects and info
+  // public objects and info (a HEAD here is upstream's object-info route: X-Robots-Tag none)
   const publicObject = async (c: C, head: boolean) => {
     const { bucket, key } = target(c, "/object/public/");
     const row = await objects.objectForRead(db, ANON_PUBLIC, bucket, key, { publicOnly: true });
-    return serveObject(c.req.raw, files, row, { download: c.req.query("download"), head });
+    return serveObject(c.req.raw, files, row, {
+      download: c.req.query("download"),
+      head,
+      infoHead: head,
+    });
   };
   app.get("/object/public/:bucket/*", (c) => publicObject(c, isHead(c)));
   app.get("/object/info/public/:bucket/*", async (c) => {
@@ -325,12 +330,16 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return info(await objects.objectForRead(db, caller, bucket, key));
   });
 
-  // authenticated objects
+  // authenticated objects (a HEAD as for public ones)
   const download = async (c: C, prefix: string, lenient: boolean, head: boolean) => {
     const caller = await callerOf(c.req.raw, lenient);
     const { bucket, key } = target(c, prefix);
     const row = await objects.objectForRead(db, caller, bucket, key);
-    return serveObject(c.req.raw, files, row, { download: c.req.query("download"), head });
+    return serveObject(c.req.raw, files, row, {
+      download: c.req.query("download"),
+      head,
+      infoHead: head,
+    });
   };
   app.get("/object/authenticated/:bucket/*", (c) =>
     download(c, "/object/authenticated/", false, isHead(c)),

@@ -1,5 +1,6 @@
 // An object's bytes as upstream's renderer sends them: the stored type (text/html goes out as
-// text/plain), ETag, Last-Modified, Accept-Ranges, X-Robots-Tag: none, Cache-Control from the
+// text/plain), ETag, Last-Modified, Accept-Ranges, X-Robots-Tag (the upload's, if still valid;
+// none otherwise, and always on upstream's object-info HEAD routes), Cache-Control from the
 // object's cacheControl (Expires instead behind a signed URL), Content-Disposition for
 // `?download=`, a Range as 206 (or upstream's 416), If-None-Match / If-Modified-Since as 304.
 //
@@ -11,6 +12,7 @@ import { nodeBody } from "../http/node-body.ts";
 import { ERRORS } from "./errors.ts";
 import type { FileStore } from "./file-store.ts";
 import type { ObjectMetadata, ObjectRow } from "./objects.ts";
+import { servedXRobotsTag } from "./x-robots-tag.ts";
 
 export interface ServeOptions {
   /** `?download=` (present: attachment; a value: its file name). */
@@ -19,6 +21,11 @@ export interface ServeOptions {
   expires?: Date;
   /** HEAD: the headers alone. */
   head?: boolean;
+  /**
+   * Upstream's HEAD /object/[authenticated/|public/]… (its object-info route, not the download's):
+   * X-Robots-Tag: none whatever the upload's.
+   */
+  infoHead?: boolean;
 }
 
 /** Images a browser renders as pictures only (never as a document that runs script: not SVG). */
@@ -39,7 +46,7 @@ export function serveObject(
   const headers = new Headers({
     "Accept-Ranges": "bytes",
     "Content-Type": mimetype.includes("text/html") ? "text/plain" : mimetype,
-    "X-Robots-Tag": "none",
+    "X-Robots-Tag": options.infoHead ? "none" : servedXRobotsTag(metadata.xRobotsTag),
     "X-Content-Type-Options": "nosniff",
   });
   if (eTag) headers.set("ETag", eTag);

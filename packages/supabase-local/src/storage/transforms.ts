@@ -4,11 +4,12 @@
 // not given), and the format the browser's Accept allows (AVIF, then WebP; `Vary: Accept`) unless
 // `format=origin`, as the CLI's imgproxy with WebP/AVIF detection does. Sources over 25 MB or
 // 50 megapixels are refused, as on hosted Supabase. The result streams out with the object's
-// headers (serve.ts's rules: nosniff; a raster image, so no sandbox).
+// headers (serve.ts's rules: nosniff, the upload's X-Robots-Tag; a raster image, so no sandbox).
 import type { Metadata, OutputInfo } from "sharp";
 import { ERRORS, StorageError } from "./errors.ts";
 import type { FileStore } from "./file-store.ts";
 import type { ObjectMetadata, ObjectRow } from "./objects.ts";
+import { servedXRobotsTag } from "./x-robots-tag.ts";
 
 export interface Transformations {
   width?: number;
@@ -157,7 +158,7 @@ export async function renderImage(
   const headers = new Headers({
     "Content-Type": output.format === "heif" ? "image/avif" : `image/${output.format}`,
     "Content-Length": String(body.length),
-    "X-Robots-Tag": "none",
+    "X-Robots-Tag": servedXRobotsTag(metadata.xRobotsTag),
     "X-Content-Type-Options": "nosniff",
     Vary: "Accept",
     "Accept-Ranges": "bytes",

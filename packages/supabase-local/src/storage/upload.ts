@@ -3,11 +3,13 @@
 // metadata, contentType, then the file), parsed as a stream by busboy, or the raw body with its
 // Content-Type, Cache-Control and base64 `x-metadata` headers. Neither is buffered: the file part
 // or the body streams on to the file store. The size limit is the smaller of the bucket's and
-// [storage] file_size_limit; the type must be one the bucket allows.
+// [storage] file_size_limit; the type must be one the bucket allows. An `x-robots-tag` header is
+// checked first (x-robots-tag.ts) and kept for the object's metadata.
 import { Readable } from "node:stream";
 import busboy from "busboy";
 import { ERRORS } from "./errors.ts";
 import { isEmptyFolder, mustBeAllowedMimeType } from "./names.ts";
+import { mustBeValidXRobotsTag } from "./x-robots-tag.ts";
 
 export interface IncomingFile {
   /** The bytes, read once (the raw body as it comes: Node's stream from the server, if any). */
@@ -22,6 +24,8 @@ export interface IncomingFile {
   mimeType: string;
   cacheControl: string;
   userMetadata?: Record<string, unknown>;
+  /** The `x-robots-tag` header, valid, to be sent back when the object is served. */
+  xRobotsTag?: string;
   /** The most bytes this upload may have. */
   limit: number;
 }
@@ -52,6 +56,9 @@ export async function readUpload(
   limits: UploadLimits,
   incoming?: Readable,
 ): Promise<IncomingFile> {
+  // upstream checks it before anything else of the request
+  const xRobotsTag = request.headers.get("x-robots-tag") || undefined;
+  if (xRobotsTag) mustBeValidXRobotsTag(xRobotsTag);
   const limit = isEmptyFolder(key) ? 0 : uploadLimit(limits);
   const checkType = (mimeType: string) => {
     if (limits.allowedMimeTypes?.length && !isEmptyFolder(key))
@@ -65,7 +72,7 @@ export async function readUpload(
       contentType,
     );
     checkType(file.mimeType);
-    return { ...file, limit };
+    return { ...file, xRobotsTag, limit };
   }
   const mimeType = contentType || "application/octet-stream";
   checkType(mimeType);
@@ -83,6 +90,7 @@ export async function readUpload(
     mimeType,
     cacheControl: request.headers.get("cache-control") ?? "no-cache",
     userMetadata: metadata ? parseUserMetadata(metadata) : undefined,
+    xRobotsTag,
     limit,
   };
 }
@@ -101,7 +109,7 @@ export function parseUserMetadata(value: string): Record<string, unknown> | unde
 function multipartFile(
   source: Readable,
   contentType: string,
-): Promise<Omit<IncomingFile, "limit">> {
+): Promise<Omit<IncomingFile, "limit" | "xRobotsTag">> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {

@@ -91,6 +91,44 @@ describe("image transformations", () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ statusCode: "400", code: "InvalidRequest" });
   });
+
+  test("an image uploaded with an X-Robots-Tag is rendered with it; the original's none", async () => {
+    const storage = local.admin().storage.from(bucket);
+    const tagged = "tagged.png";
+    const original = await local.fetch(
+      `${local.backend.url}/storage/v1/object/public/${bucket}/${path}`,
+    );
+    const { error } = await storage.upload(tagged, await original.arrayBuffer(), {
+      contentType: "image/png",
+      headers: { "x-robots-tag": "noimageindex" },
+    });
+    expect(error).toBeNull();
+    const response = await local.fetch(
+      `${local.backend.url}/storage/v1/render/image/public/${bucket}/${tagged}?width=20`,
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-robots-tag")).toBe("noimageindex");
+    await response.arrayBuffer();
+    const plain = await render("width=20");
+    expect(plain.headers.get("x-robots-tag")).toBe("none");
+    await plain.arrayBuffer();
+
+    // a stored value no longer valid (edited in SQL) is served as none, as upstream re-checks it
+    await local.backend.db.query(
+      `update storage.objects set metadata = metadata || '{"xRobotsTag":"noindex, bogus"}'
+       where bucket_id = $1 and name = $2`,
+      [bucket, tagged],
+    );
+    for (const url of [
+      `render/image/public/${bucket}/${tagged}?width=20`,
+      `object/public/${bucket}/${tagged}`,
+    ]) {
+      const edited = await local.fetch(`${local.backend.url}/storage/v1/${url}`);
+      expect(edited.status).toBe(200);
+      expect(edited.headers.get("x-robots-tag")).toBe("none");
+      await edited.arrayBuffer();
+    }
+  });
 });
 
 test("without [storage.image_transformation] enabled: upstream's FeatureNotEnabled", async () => {

@@ -9,9 +9,10 @@ import type { PGlite } from "@electric-sql/pglite";
 import { requestContext } from "../http/context.ts";
 import type { Claims } from "../http/jwt.ts";
 import { BodyTooLarge, readLimitedBody } from "../http/request-body.ts";
-import { authorize } from "./authorization.ts";
+import { authorize, requestHeaders } from "./authorization.ts";
 import { type Broadcast, type Hub, topicKey } from "./channels.ts";
 import type { Limits } from "./limits.ts";
+import { MAX_FRAME_STRING_BYTES } from "./serializer.ts";
 
 /** Upstream's body parsers take up to 8 MB (Plug.Parsers' default length). */
 const MAX_BODY = 8_000_000;
@@ -41,6 +42,8 @@ export async function httpBroadcast(
     return message(401, "Unauthorized");
   }
   const { events } = limits;
+  // request.headers for the write policy, as upstream's conn.req_headers
+  const headers = requestHeaders(request.headers);
   const send = (outgoing: Outgoing) => {
     events.add();
     hub.broadcast(topicKey(outgoing.topic, outgoing.isPrivate), outgoing.broadcast);
@@ -54,6 +57,19 @@ export async function httpBroadcast(
       );
       let broadcast: Broadcast;
       if (binary) {
+        // a binary broadcast reaches 2.0.0 clients as a frame whose event and topic lengths are
+        // a byte each: upstream's serializer raises past 255 (the request fails); refused here
+        // before anything is sent, in the changeset's shape
+        if (
+          Buffer.byteLength(target.event) > MAX_FRAME_STRING_BYTES ||
+          Buffer.byteLength(`realtime:${target.topic}`) > MAX_FRAME_STRING_BYTES
+        ) {
+          const field =
+            Buffer.byteLength(target.event) > MAX_FRAME_STRING_BYTES ? "event" : "topic";
+          return errors({
+            [field]: [`must be less than or equal to ${MAX_FRAME_STRING_BYTES} bytes`],
+          });
+        }
         const declared = Number(request.headers.get("content-length") ?? "0");
         if (declared > MAX_BODY) throw new BodyTooLarge(MAX_BODY);
         const bytes = new Uint8Array(await request.arrayBuffer());
@@ -68,7 +84,7 @@ export async function httpBroadcast(
         }
         broadcast = { json: { type: "broadcast", event: target.event, payload } };
       }
-      if (isPrivate && !(await authorize(db, target.topic, claims)).broadcast.write) {
+      if (isPrivate && !(await authorize(db, target.topic, claims, headers)).broadcast.write) {
         return message(403, "Unauthorized");
       }
       send({ topic: target.topic, isPrivate, broadcast });
@@ -109,7 +125,8 @@ export async function httpBroadcast(
       return message(429, "Too many messages to broadcast, please reduce the batch size");
     }
     for (const item of outgoing) {
-      if (item.isPrivate && !(await authorize(db, item.topic, claims)).broadcast.write) continue;
+      if (item.isPrivate && !(await authorize(db, item.topic, claims, headers)).broadcast.write)
+        continue;
       send(item);
     }
     return new Response(null, { status: 202 });

@@ -6,6 +6,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
 import { requestContext } from "../http/context.ts";
 import type { RealtimeSettings } from "../project/config.ts";
+import { requestHeaders } from "./authorization.ts";
 import { Hub, topicKey } from "./channels.ts";
 import { httpBroadcast } from "./http-broadcast.ts";
 import { startJanitor } from "./janitor.ts";
@@ -98,6 +99,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
         return new Response(null, { status: 403 });
       }
       await listen();
+      const headers = requestHeaders(request.headers, "x-");
       const accept: Accept = (ws) => {
         new RealtimeSocket(ws, {
           vsn,
@@ -107,6 +109,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
           changes,
           db,
           limits,
+          headers,
         });
       };
       Object.defineProperty(request, ACCEPTED, { value: accept });

@@ -63,13 +63,63 @@ function bindingId(params: Record<string, unknown>): number {
   return hash & 0x7ffffff;
 }
 
+/** JSON with each object's keys in order. */
 function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  return write(value, {
+    list: ["[", "]"],
+    map: ["{", "}"],
+    separator: ",",
+    key: (k) => `${JSON.stringify(k)}:`,
+    scalar: (v) => JSON.stringify(v) ?? "null",
+  });
+}
+
+/** How a nested value is written: its brackets, separator, a key's prefix, a scalar. */
+interface Notation {
+  list: [string, string];
+  map: [string, string];
+  separator: string;
+  key(key: string): string;
+  scalar(value: unknown): string;
+}
+
+/**
+ * A value written out in a notation, maps' keys in order, without recursion: a binding's value
+ * nested thousands deep (any the serializer could read) is written like any other.
+ */
+function write(root: unknown, notation: Notation): string {
+  const out: string[] = [];
+  // what is left, the next last: a value to write, or text as it is
+  const todo: Array<{ value: unknown } | string> = [{ value: root }];
+  for (let item = todo.pop(); item !== undefined; item = todo.pop()) {
+    if (typeof item === "string") {
+      out.push(item);
+      continue;
+    }
+    const { value } = item;
+    let parts: Array<{ value: unknown } | string>;
+    if (Array.isArray(value)) {
+      parts = [notation.list[0]];
+      for (const [i, v] of value.entries()) {
+        if (i > 0) parts.push(notation.separator);
+        parts.push({ value: v });
+      }
+      parts.push(notation.list[1]);
+    } else if (value !== null && typeof value === "object") {
+      const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
+      parts = [notation.map[0]];
+      for (const [i, [k, v]] of entries.entries()) {
+        if (i > 0) parts.push(notation.separator);
+        parts.push(notation.key(k), { value: v });
+      }
+      parts.push(notation.map[1]);
+    } else {
+      out.push(notation.scalar(value));
+      continue;
+    }
+    for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i] as { value: unknown } | string);
   }
-  return JSON.stringify(value) ?? "null";
+  return out.join("");
 }
 
 type Parsed = { ok: true; value: SubscriptionParams } | { ok: false; error: string };
@@ -174,14 +224,16 @@ function parseFilters(filter: string): Array<[string, string, string]> | string 
 
 /** A value as Elixir's inspect/1 prints it (upstream's messages show params that way). */
 function inspect(value: unknown): string {
-  if (value === null || value === undefined) return "nil";
-  if (typeof value === "string") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(inspect).join(", ")}]`;
-  if (typeof value === "object") {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
-    return `%{${entries.map(([k, v]) => `${JSON.stringify(k)} => ${inspect(v)}`).join(", ")}}`;
-  }
-  return String(value);
+  return write(value, {
+    list: ["[", "]"],
+    map: ["%{", "}"],
+    separator: ", ",
+    key: (k) => `${JSON.stringify(k)} => `,
+    scalar: (v) => {
+      if (v === null || v === undefined) return "nil";
+      return typeof v === "string" ? JSON.stringify(v) : String(v);
+    },
+  });
 }
 
 /** The params as upstream's params_to_log shows them in a refused subscription's message. */

@@ -203,8 +203,14 @@ export function encodeChange(
   return `{"join_ref":null,"ref":null,"topic":${quoted},"event":${eventJson},"payload":${payload}}`;
 }
 
-/** A user broadcast for a 2.0.0 client: a kind-4 binary frame. */
-export function encodeBroadcast(topic: string, broadcast: UserBroadcast): Uint8Array {
+/** The most bytes a binary frame's topic, event or metadata can have: its length is one byte. */
+export const MAX_FRAME_STRING_BYTES = 255;
+
+/**
+ * A user broadcast for a 2.0.0 client: a kind-4 binary frame; undefined when its topic, event or
+ * metadata is over 255 bytes (upstream's serializer raises, and that client gets nothing).
+ */
+export function encodeBroadcast(topic: string, broadcast: UserBroadcast): Uint8Array | undefined {
   const topicBytes = encoder.encode(topic);
   const eventBytes = encoder.encode(broadcast.event);
   const metadataBytes = encoder.encode(
@@ -212,6 +218,11 @@ export function encodeBroadcast(topic: string, broadcast: UserBroadcast): Uint8A
       ? JSON.stringify(broadcast.metadata)
       : "",
   );
+  if (
+    Math.max(topicBytes.length, eventBytes.length, metadataBytes.length) > MAX_FRAME_STRING_BYTES
+  ) {
+    return undefined;
+  }
   const header = 5;
   const frame = new Uint8Array(
     header +

@@ -5,7 +5,7 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { WebSocket } from "ws";
 import type { Claims } from "../http/jwt.ts";
-import { authorize, type Policies } from "./authorization.ts";
+import { authorize, type Policies, type RequestHeaders } from "./authorization.ts";
 import { type Broadcast, type Hub, type Member, topicKey } from "./channels.ts";
 import { ClientPresenceWindow, type Limits } from "./limits.ts";
 import {
@@ -38,11 +38,13 @@ export interface SocketOptions {
   db: PGlite;
   /** The tenant limits and their counters, shared by the backend's sockets. */
   limits: Limits;
+  /** The upgrade's `x-` headers: request.headers for private channels' policies. */
+  headers: RequestHeaders;
 }
 
 interface JoinConfig {
-  self: boolean;
-  ack: boolean;
+  /** `broadcast.self` and `.ack`, or what upstream raises reading them (after the join's checks). */
+  broadcast: { self: boolean; ack: boolean } | { raised: string };
   presenceKey: string;
   presenceEnabled: boolean;
   private: boolean;
@@ -82,7 +84,7 @@ class Channel implements Member, ChangeSubscriber {
     socket: RealtimeSocket,
     topic: string,
     joinRef: string | null,
-    config: JoinConfig,
+    config: JoinConfig & { broadcast: { self: boolean; ack: boolean } },
     token: string,
   ) {
     this.#socket = socket;
@@ -91,8 +93,8 @@ class Channel implements Member, ChangeSubscriber {
     this.subTopic = topic.slice("realtime:".length);
     this.joinRef = joinRef;
     this.key = topicKey(this.subTopic, config.private);
-    this.self = config.self;
-    this.ack = config.ack;
+    this.self = config.broadcast.self;
+    this.ack = config.broadcast.ack;
     this.isPrivate = config.private;
     // upstream's default key: a UUID of the channel's own
     this.presenceKey = config.presenceKey || crypto.randomUUID();
@@ -122,7 +124,9 @@ class Channel implements Member, ChangeSubscriber {
   }
 
   pushBinary(broadcast: UserBroadcast): void {
-    this.#socket.sendBinary(encodeBroadcast(this.topic, broadcast));
+    const frame = encodeBroadcast(this.topic, broadcast);
+    // a topic, event or metadata a frame cannot hold: nothing, never a frame with wrapped lengths
+    if (frame) this.#socket.sendBinary(frame);
   }
 
   delivered(): void {
@@ -144,6 +148,11 @@ export class RealtimeSocket {
   readonly #channels = new Map<string, Channel>();
   /** Messages are handled one at a time, in order, as a Phoenix socket's process does. */
   #queue: Promise<void> = Promise.resolve();
+  /**
+   * Closed: its channels ended. A join or a new token still waiting (on the token's check, the
+   * database's RLS) when it closed goes no further: after each wait, the path checks.
+   */
+  #ended = false;
 
   constructor(ws: WebSocket, options: SocketOptions) {
     this.#ws = ws;
@@ -195,6 +204,8 @@ export class RealtimeSocket {
   }
 
   async #receive(decoded: Decoded): Promise<void> {
+    // the messages still queued when the socket closed have no one to answer
+    if (this.#ended) return;
     // A frame the serializer cannot read ends the socket, as Phoenix's does (its decoder raises)
     if (decoded.kind === "invalid") {
       this.#ws.close(1011, "invalid frame");
@@ -288,18 +299,36 @@ export class RealtimeSocket {
     const params = isObject(message.payload) ? message.payload : {};
     // upstream's new_api?: a join payload with a `config` key, whatever its value
     const config = joinConfig(params.config, !Object.hasOwn(params, "config"));
+    if (typeof config === "string") {
+      this.#reply(message, "error", { reason: `UnknownErrorOnChannel: ${config}` });
+      return;
+    }
     const given = params.access_token ?? params.user_token;
     // an `sb_` key as the token means the socket's own (the publishable key's is the anon JWT)
     const token =
       typeof given === "string" && !given.startsWith("sb_") ? given : this.#options.token;
     const confirmed = await confirmToken(token, this.#options.verify);
+    if (this.#ended) return;
     if (!confirmed.ok) {
       this.#reply(message, "error", { reason: `${confirmed.code}: ${confirmed.message}` });
       return;
     }
-    const channel = new Channel(this, topic, message.join_ref, config, token);
+    const { broadcast } = config;
+    if ("raised" in broadcast) {
+      // upstream reads `broadcast` once the join's checks have passed (and raises then)
+      this.#reply(message, "error", { reason: `UnknownErrorOnChannel: ${broadcast.raised}` });
+      return;
+    }
+    const channel = new Channel(this, topic, message.join_ref, { ...config, broadcast }, token);
     if (config.private) {
-      channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
+      channel.policies = await authorize(
+        this.#options.db,
+        channel.subTopic,
+        confirmed.claims,
+        this.#options.headers,
+      );
+      // the socket closed meanwhile: nothing of the channel was kept yet, nothing is now
+      if (this.#ended) return;
       // upstream's join needs the broadcast read right, whatever the presence one
       if (!channel.policies.broadcast.read) {
         this.#reply(message, "error", {
@@ -359,7 +388,8 @@ export class RealtimeSocket {
         this.#reply(message, "error", {});
         return;
       }
-      const meta = payload.payload ?? {};
+      // upstream's Map.get(payload, "payload", %{}): a null payload is there, and no map
+      const meta = Object.hasOwn(payload, "payload") ? payload.payload : {};
       if (!isObject(meta)) {
         this.#reply(message, "error", { reason: "Presence track payload must be a map" });
         return;
@@ -420,13 +450,21 @@ export class RealtimeSocket {
     if (typeof token !== "string" || token.startsWith("sb_") || token === channel.token) return;
     channel.token = token;
     const confirmed = await confirmToken(token, this.#options.verify);
+    // the channel (or its socket) ended meanwhile: no timer, no subscription for it
+    if (channel.closed) return;
     if (!confirmed.ok) {
       this.#shutdown(channel, confirmed.message);
       return;
     }
     if (channel.isPrivate) {
       // the rights afresh, as at a join: no broadcast read right shuts the channel down
-      channel.policies = await authorize(this.#options.db, channel.subTopic, confirmed.claims);
+      channel.policies = await authorize(
+        this.#options.db,
+        channel.subTopic,
+        confirmed.claims,
+        this.#options.headers,
+      );
+      if (channel.closed) return;
       if (!channel.policies.broadcast.read) {
         this.#shutdown(channel, unauthorized(channel.subTopic));
         return;
@@ -444,6 +482,7 @@ export class RealtimeSocket {
       this.#queue = this.#queue.then(async () => {
         if (this.#channels.get(channel.topic) !== channel) return;
         const confirmed = await confirmToken(channel.token, this.#options.verify);
+        if (channel.closed) return;
         if (confirmed.ok) this.#schedule(channel, confirmed.recheckIn);
         else this.#shutdown(channel, confirmed.message);
       });
@@ -481,6 +520,7 @@ export class RealtimeSocket {
   }
 
   #closeAll(): void {
+    this.#ended = true;
     for (const channel of this.#channels.values()) this.#end(channel);
     this.#channels.clear();
     this.limits.userLeft(this);
@@ -524,20 +564,59 @@ function legacyParams(subTopic: string): Record<string, string> {
   return { schema, table, filter: rest.join(":") };
 }
 
-function joinConfig(value: unknown, legacy: boolean): JoinConfig {
-  const config = isObject(value) ? value : {};
-  const broadcast = isObject(config.broadcast) ? config.broadcast : {};
-  const presence = isObject(config.presence) ? config.presence : {};
-  const changes = Array.isArray(config.postgres_changes) ? config.postgres_changes : [];
-  return {
-    self: broadcast.self === true,
-    ack: broadcast.ack === true,
-    presenceKey: typeof presence.key === "string" ? presence.key : "",
-    presenceEnabled: presence.enabled === true,
-    private: config.private === true,
-    postgresChanges: changes.filter(isObject),
-    legacy,
-  };
+/**
+ * The join's `config` as upstream's join reads it: `private`, `broadcast.self` and `.ack` by
+ * Elixir's truthiness (`!!`: anything but false and null), and through Elixir's Access, which
+ * raises on a `config` (or its `presence`, `broadcast`) that is neither a map nor null: the
+ * exception's message (a string) is the join's UnknownErrorOnChannel reply.
+ */
+function joinConfig(config: unknown, legacy: boolean): JoinConfig | string {
+  try {
+    const presence = access(config, "presence");
+    const enabled = access(presence, "enabled");
+    const key = access(presence, "key");
+    const changes = access(config, "postgres_changes");
+    let broadcast: JoinConfig["broadcast"];
+    try {
+      const value = access(config, "broadcast");
+      // upstream's assigns read `ack` first
+      const ack = truthy(access(value, "ack"));
+      broadcast = { self: truthy(access(value, "self")), ack };
+    } catch (error) {
+      if (!(error instanceof AccessRaised)) throw error;
+      broadcast = { raised: error.message };
+    }
+    return {
+      broadcast,
+      presenceKey: typeof key === "string" ? key : "",
+      presenceEnabled: enabled === true,
+      private: truthy(access(config, "private")),
+      postgresChanges: Array.isArray(changes) ? changes.filter(isObject) : [],
+      legacy,
+    };
+  } catch (error) {
+    if (error instanceof AccessRaised) return error.message;
+    throw error;
+  }
+}
+
+class AccessRaised extends Error {}
+
+/** Elixir 1.18's Access.get on a decoded JSON value with a string key: what it returns or raises. */
+function access(container: unknown, key: string): unknown {
+  if (container === undefined || container === null) return undefined;
+  if (isObject(container)) return container[key];
+  if (Array.isArray(container)) {
+    throw new AccessRaised(
+      `the Access module supports only keyword lists (with atom keys), got: ${JSON.stringify(key)}\n\nIf you want to search lists of tuples, use List.keyfind/3`,
+    );
+  }
+  throw new AccessRaised("no function clause matching in Access.get/3");
+}
+
+/** Elixir's truthiness: everything but false and nil (null, or no such key). */
+function truthy(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== false;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

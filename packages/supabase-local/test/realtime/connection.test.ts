@@ -199,6 +199,54 @@ describe("the socket", () => {
     }
   });
 
+  it("takes a postgres_changes binding nested thousands deep as any other, and a track payload of null as no map", async () => {
+    const socket = await raw();
+    const nested = `${"[".repeat(4000)}${"]".repeat(4000)}`;
+    const name = `realtime:${topic()}`;
+    // a binding of a table that is not published, then one with no schema or table: each
+    // answered in upstream's words, the socket open
+    const bindings = `[{"event":"*","schema":"public","table":"nowhere","extra":${nested}}]`;
+    socket.ws.send(
+      `["1","1",${JSON.stringify(name)},"phx_join",{"config":{"postgres_changes":${bindings}}}]`,
+    );
+    const reply = (await socket.next()) as [string, string, string, string, { status: string }];
+    expect(reply.slice(0, 4)).toEqual(["1", "1", name, "phx_reply"]);
+    expect(reply[4].status).toBe("ok");
+    expect(await socket.next()).toMatchObject([
+      "1",
+      null,
+      name,
+      "system",
+      {
+        extension: "postgres_changes",
+        status: "error",
+        message: expect.stringMatching(/^Unable to subscribe to changes with given parameters/),
+      },
+    ]);
+    socket.send(["1", "2", name, "phx_leave", {}]);
+    expect(await socket.next()).toMatchObject(["1", "2", name, "phx_reply", { status: "ok" }]);
+    expect(await socket.next()).toEqual(["1", "1", name, "phx_close", {}]);
+    const other = `realtime:${topic()}`;
+    socket.ws.send(
+      `["3","3",${JSON.stringify(other)},"phx_join",{"config":{"postgres_changes":[{"extra":${nested}}]}}]`,
+    );
+    expect(await socket.next()).toMatchObject(["3", "3", other, "phx_reply", { status: "ok" }]);
+    const refused = (await socket.next()) as unknown[];
+    expect(refused).toMatchObject(["3", null, other, "system", { status: "error" }]);
+    expect((refused[4] as { message: string }).message).toMatch(
+      /^No subscription params provided\. Please provide at least a `schema` or `table` to subscribe to: %\{"extra" => \[\[\[/,
+    );
+    // upstream's Map.get(payload, "payload", %{}): a null payload is there, and no map
+    socket.send(["3", "4", other, "presence", { type: "presence", event: "track", payload: null }]);
+    expect(await socket.next()).toEqual([
+      "3",
+      "4",
+      other,
+      "phx_reply",
+      { status: "error", response: { reason: "Presence track payload must be a map" } },
+    ]);
+  });
+
   it("refuses joins whose token does not do, with upstream's reasons", async () => {
     const socket = await raw();
     const cases: Array<[string, string]> = [

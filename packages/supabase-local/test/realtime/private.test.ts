@@ -106,6 +106,150 @@ describe("private channels", () => {
   });
 });
 
+describe("a join's config, read as upstream reads it", () => {
+  /** The replies of raw 2.0.0 joins, in order, as the anon key's socket gets them. */
+  async function joinReplies(joins: Array<[string, unknown]>): Promise<unknown[]> {
+    const ws = new WebSocket(
+      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
+    );
+    const frames: unknown[][] = [];
+    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
+    await new Promise((resolve) => ws.once("open", resolve));
+    try {
+      for (const [i, [topic, payload]] of joins.entries()) {
+        ws.send(JSON.stringify([`${i}`, `${i}`, `realtime:${topic}`, "phx_join", payload]));
+      }
+      const replies = () => frames.filter((f) => f[3] === "phx_reply");
+      await expect.poll(() => replies()).toHaveLength(joins.length);
+      return replies().map((f) => f[4]);
+    } finally {
+      ws.terminate();
+    }
+  }
+
+  it("private is any value but false and null (Elixir's `!!`), checked by RLS; a config not a map is refused", async () => {
+    // anon may read no topic here: every private join is refused
+    const name = `open:${crypto.randomUUID()}`;
+    const refused = {
+      status: "error",
+      response: {
+        reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${name}`,
+      },
+    };
+    const joined = { status: "ok", response: { postgres_changes: [] } };
+    const privates = ["true", 1, 0, "false", "", {}, []];
+    const replies = await joinReplies([
+      ...privates.map((value): [string, unknown] => [name, { config: { private: value } }]),
+      [name, { config: { private: false } }],
+      [`${name}-null`, { config: { private: null } }],
+    ]);
+    expect(replies).toEqual([...privates.map(() => refused), joined, joined]);
+    // supabase-js passes the value through as given
+    const anon = createClient(backend.url, backend.keys.publishable, { auth: noPersist });
+    clients.push(anon);
+    const config = { private: "true" } as unknown as { private: boolean };
+    await expect(subscribed(anon.channel(name, { config }))).rejects.toThrow(/^Unauthorized: /);
+    // what upstream's Access.get raises on, answered from the join's rescue
+    const clause = "UnknownErrorOnChannel: no function clause matching in Access.get/3";
+    const keywords = (key: string) =>
+      `UnknownErrorOnChannel: the Access module supports only keyword lists (with atom keys), got: "${key}"\n\nIf you want to search lists of tuples, use List.keyfind/3`;
+    const odd = await joinReplies([
+      ["odd-1", { config: "not-a-map" }],
+      ["odd-2", { config: 1 }],
+      ["odd-3", { config: true }],
+      ["odd-4", { config: [] }],
+      ["odd-5", { config: { presence: "x" } }],
+      ["odd-6", { config: { presence: [1] } }],
+      ["odd-7", { config: { broadcast: "x" } }],
+      ["odd-8", { config: { broadcast: [] } }],
+      ["odd-9", { config: null }],
+    ]);
+    expect(odd).toEqual([
+      ...[clause, clause, clause, keywords("presence"), clause, keywords("enabled")].map(
+        (reason) => ({ status: "error", response: { reason } }),
+      ),
+      { status: "error", response: { reason: clause } },
+      { status: "error", response: { reason: keywords("ack") } },
+      joined,
+    ]);
+  });
+
+  it("broadcast self and ack are any value but false and null, too", async () => {
+    const ws = new WebSocket(
+      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
+    );
+    const frames: unknown[][] = [];
+    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
+    await new Promise((resolve) => ws.once("open", resolve));
+    try {
+      const topic = `realtime:open:${crypto.randomUUID()}`;
+      const config = { broadcast: { self: "false", ack: 0 } };
+      ws.send(JSON.stringify(["1", "1", topic, "phx_join", { config }]));
+      await expect.poll(() => frames).toHaveLength(1);
+      const payload = { type: "broadcast", event: "m", payload: { n: 1 } };
+      ws.send(JSON.stringify(["1", "2", topic, "broadcast", payload]));
+      // itself (self), then the ack
+      await expect.poll(() => frames.slice(1).map((f) => f[3])).toEqual(["broadcast", "phx_reply"]);
+    } finally {
+      ws.terminate();
+    }
+  });
+});
+
+describe("what a policy sees of the authorization check", () => {
+  it("the rows' private as the column default (false), the request's headers in request.headers", async () => {
+    const name = `seen-${crypto.randomUUID()}`;
+    const topic = `seen:${crypto.randomUUID()}`;
+    // the socket's `x-` headers at the upgrade (upstream's x_headers), as a JSON object; an HTTP
+    // broadcast's headers, all of them
+    await backend.db.exec(`
+      create policy "${name} read" on realtime.messages for select to anon
+        using (realtime.topic() = '${topic}' and private is false
+               and current_setting('request.headers', true)::jsonb
+                 = '{"x-client-info": "realtime-test/1.0", "x-other": "b"}'::jsonb);
+      create policy "${name} write" on realtime.messages for insert to anon
+        with check (realtime.topic() = '${topic}' and private is false
+               and current_setting('request.headers', true)::jsonb ->> 'x-http' = 'yes'
+               and current_setting('request.headers', true)::jsonb ->> 'content-type'
+                 = 'application/json');
+    `);
+    try {
+      const ws = new WebSocket(
+        `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
+        { headers: { "X-Client-Info": "realtime-test/1.0", "X-Other": "b", "User-Agent": "ua" } },
+      );
+      const frames: unknown[][] = [];
+      ws.on("message", (data) => frames.push(JSON.parse(String(data))));
+      await new Promise((resolve) => ws.once("open", resolve));
+      try {
+        const config = { private: true, presence: { enabled: true } };
+        ws.send(JSON.stringify(["1", "1", `realtime:${topic}`, "phx_join", { config }]));
+        await expect.poll(() => frames[0]?.[4]).toMatchObject({ status: "ok" });
+      } finally {
+        ws.terminate();
+      }
+      const send = (headers: Record<string, string>) =>
+        fetch(
+          `${backend.url}/realtime/v1/api/broadcast/${encodeURIComponent(topic)}/events/e?private=true`,
+          {
+            method: "POST",
+            headers: { apikey: backend.keys.publishable, ...headers },
+            body: "{}",
+          },
+        );
+      expect((await send({ "Content-Type": "application/json", "X-Http": "yes" })).status).toBe(
+        202,
+      );
+      expect((await send({ "Content-Type": "application/json" })).status).toBe(403);
+    } finally {
+      await backend.db.exec(`
+        drop policy "${name} read" on realtime.messages;
+        drop policy "${name} write" on realtime.messages;
+      `);
+    }
+  });
+});
+
 describe("presence on private channels", () => {
   it("needs the write policy to track, and the read policy to see others", async () => {
     const a = await user();
@@ -194,6 +338,70 @@ describe("broadcasts from the database", () => {
     expect(first).toMatchObject({ type: "broadcast", event: "changed", payload: { a: 2 } });
     expect(first.meta).toEqual({ id: first.payload.id });
     expect(got[1]).toMatchObject({ event: "last" });
+  });
+});
+
+describe("broadcasts whose event is over a binary frame's 255 bytes", () => {
+  it("are refused over HTTP, and never reach a 2.0.0 socket as a corrupted frame", async () => {
+    const topic = `long-${crypto.randomUUID()}`;
+    const sockets = await Promise.all(
+      (["2.0.0", "1.0.0"] as const).map(async (vsn) => {
+        const ws = new WebSocket(
+          `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=${vsn}`,
+        );
+        const frames: unknown[] = [];
+        ws.on("message", (data, binary) =>
+          frames.push(binary ? new Uint8Array(data as Buffer) : JSON.parse(String(data))),
+        );
+        await new Promise((resolve) => ws.once("open", resolve));
+        const join = { config: {} };
+        ws.send(
+          JSON.stringify(
+            vsn === "2.0.0"
+              ? ["1", "1", `realtime:${topic}`, "phx_join", join]
+              : {
+                  join_ref: "1",
+                  ref: "1",
+                  topic: `realtime:${topic}`,
+                  event: "phx_join",
+                  payload: join,
+                },
+          ),
+        );
+        await expect.poll(() => frames).toHaveLength(1);
+        frames.length = 0;
+        return { ws, frames };
+      }),
+    );
+    const [v2, v1] = sockets as [(typeof sockets)[0], (typeof sockets)[0]];
+    try {
+      const long = "e".repeat(300);
+      const sent = await fetch(`${backend.url}/realtime/v1/api/broadcast/${topic}/events/${long}`, {
+        method: "POST",
+        headers: {
+          apikey: backend.keys.publishable,
+          "Content-Type": "application/octet-stream",
+        },
+        body: new Uint8Array([1, 2, 3]),
+      });
+      expect(sent.status).toBe(422);
+      expect(await sent.json()).toEqual({
+        errors: { event: ["must be less than or equal to 255 bytes"] },
+      });
+      // from the database: the JSON client gets it; the binary one cannot, and gets the next
+      await backend.db.query("select realtime.send('{}', $1, $2, false)", [long, topic]);
+      await backend.db.query("select realtime.send('{}', 'last', $1, false)", [topic]);
+      await expect.poll(() => v1.frames).toHaveLength(2);
+      expect(v1.frames.map((f) => (f as { payload: { event: string } }).payload.event)).toEqual([
+        long,
+        "last",
+      ]);
+      await expect.poll(() => v2.frames).toHaveLength(1);
+      const frame = v2.frames[0] as Uint8Array;
+      expect([frame[0], frame[1], frame[2]]).toEqual([4, `realtime:${topic}`.length, 4]);
+    } finally {
+      for (const { ws } of sockets) ws.terminate();
+    }
   });
 });
 

@@ -323,9 +323,10 @@ describe("what the database says", () => {
       listen(grace, `user:${grace.id}`),
       listen(grace, `note:${noteId}`),
     ]);
-    // the app's profile form: the display name goes through the user's metadata
-    const renamed = await ada.client.auth.updateUser({ data: { display_name: "Ada Lovelace" } });
-    expect(renamed.error).toBeNull();
+    // the app's profile form: the display name goes into the profile through the data API
+    const rename = () =>
+      ada.client.from("profiles").update({ display_name: "Ada Lovelace" }).eq("id", ada.id);
+    expect((await rename()).error).toBeNull();
     await expect.poll(() => adaList.map((m) => m.event)).toEqual(["profile"]);
     expect(Object.keys(adaList[0]?.payload ?? {}).sort()).toEqual(["id", "user_id"]);
     expect(adaList[0]?.payload.user_id).toBe(ada.id);
@@ -335,10 +336,10 @@ describe("what the database says", () => {
       .eq("id", ada.id);
     expect(username.error).toBeNull();
     await expect.poll(() => adaList.length).toBe(2);
-    // the same name again says nothing
+    // the same name again says nothing, nor does the user's metadata (never copied any more)
+    expect((await rename()).error).toBeNull();
     expect(
-      (await ada.client.auth.updateUser({ data: { display_name: "Ada Lovelace", theme: "dark" } }))
-        .error,
+      (await ada.client.auth.updateUser({ data: { display_name: "Someone else" } })).error,
     ).toBeNull();
     await ada.client.from("notes").update({ title: "Later" }).eq("id", noteId);
     await expect.poll(() => adaList.map((m) => m.event)).toEqual(["profile", "profile", "list"]);

@@ -4,10 +4,11 @@ import { FormAlert } from "../../components/form-alert";
 import { FormField } from "../../components/form-field";
 import { SubmitButton } from "../../components/submit-button";
 import { offersRecoveryCodes } from "../../lib/backend-features.server";
-import { authFailure, formFailure } from "../../lib/form-results.server";
+import { formFailure } from "../../lib/form-results.server";
 import { parseForm } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { backendFailure, dataNoStore } from "../../lib/http.server";
+import { toSessionUser } from "../../lib/session-user";
 import { useFocusFirstError } from "../../lib/use-focus-first-error";
 import { getSupabaseEnv } from "../../lib/worker-context.server";
 import type { Route } from "./+types/profile";
@@ -49,9 +50,12 @@ async function recoveryCodesLeft(supabase: SupabaseClient, backendUrl: string) {
 }
 
 /**
- * Saves both fields: the username into public.profiles (unique, so "taken" shows beside the field
- * and nothing is saved), then the display name into the user's metadata, which a trigger mirrors
- * into the profile.
+ * Saves both fields into public.profiles in one update, as the user: what share partners see,
+ * written where RLS checks the session (aal2 once the user has a factor). A taken username saves
+ * nothing and shows beside the field. The display name then goes into the user's metadata as well,
+ * for the header's initials (the token carries it): the user's own copy, which nothing shown to
+ * anyone else reads. It is written when the name changed or the token's copy differs, so a copy
+ * that failed to save is caught up by the next save.
  */
 export async function action({ request, context }: Route.ActionArgs) {
   const { supabase, claims } = requireUser(request, context);
@@ -64,11 +68,12 @@ export async function action({ request, context }: Route.ActionArgs) {
     .eq("id", claims.sub)
     .maybeSingle();
   if (readError) backendFailure(readError);
-  if ((current?.username ?? "") !== username) {
-    const { error } = await supabase
-      .from("profiles")
-      .update({ username: username || null })
-      .eq("id", claims.sub);
+  const changes = {
+    ...((current?.username ?? "") === username ? {} : { username: username || null }),
+    ...((current?.display_name ?? "") === displayName ? {} : { display_name: displayName || null }),
+  };
+  if (Object.keys(changes).length > 0) {
+    const { error } = await supabase.from("profiles").update(changes).eq("id", claims.sub);
     if (error?.code === "23505") {
       return formFailure(
         {
@@ -78,7 +83,7 @@ export async function action({ request, context }: Route.ActionArgs) {
         409,
       );
     }
-    if (error?.code === "23514") {
+    if (error?.code === "23514" && error.message.includes("profiles_username_format")) {
       return formFailure(
         { errors: { fields: { username: USERNAME_RULES } }, values: parsed.values },
         400,
@@ -86,11 +91,9 @@ export async function action({ request, context }: Route.ActionArgs) {
     }
     if (error) backendFailure(error);
   }
-  if ((current?.display_name ?? "") !== displayName) {
-    const { error } = await supabase.auth.updateUser({
-      data: { display_name: displayName || null },
-    });
-    if (error) return authFailure(error, parsed.values);
+  if ("display_name" in changes || (toSessionUser(claims)?.displayName ?? "") !== displayName) {
+    // (A refusal here leaves the header's initials as they were; the profile is saved.)
+    await supabase.auth.updateUser({ data: { display_name: displayName || null } });
   }
   return dataNoStore({ ok: true as const });
 }

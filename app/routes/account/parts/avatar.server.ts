@@ -5,9 +5,9 @@ import { AVATAR_MAX_BYTES, type AvatarError, avatarProblem, newAvatarPath } from
 import { withoutMetadata } from "./image-metadata.server";
 
 /**
- * A user's picture (decision 036): the bytes in the public `avatars` bucket under a new name per
- * version, which one is current in the user's metadata (`avatar_path`; the database mirrors it
- * into their profile). All as the user: Storage's RLS and Auth decide.
+ * A user's picture (decisions 036, 037): the bytes in the public `avatars` bucket under a new name
+ * per version, which one is current in their profile (`avatar_path`, what others are shown) and,
+ * for the header, in their metadata. All as the user: Storage's and the profile's RLS decide.
  *
  * A version's objects are cached for an hour where they are served: names change with every new
  * picture, and a removed one is gone from caches within the hour.
@@ -41,10 +41,10 @@ export async function saveAvatar(
     if (/mime type/i.test(uploaded.message ?? "")) return "bad_type";
     return "not_stored";
   }
-  const named = await makeCurrent(supabase, path);
+  const named = await makeCurrent(supabase, userId, path);
   if (named !== "current") {
-    // Not named: take it back. Unknown (Auth did not answer): leave it, the next change removes
-    // it if it is not the current one.
+    // Not named: take it back. Unknown (the database did not answer): leave it, the next change
+    // removes it if it is not the current one.
     if (named === "not current") await storage.remove(AVATAR_BUCKET, [path]);
     return "not_stored";
   }
@@ -52,34 +52,48 @@ export async function saveAvatar(
   return null;
 }
 
-/** No picture any more: the metadata first (pages stop naming it), then every version. */
+/** No picture any more: unnamed first (pages stop naming it), then every version removed. */
 export async function removeAvatar(
   supabase: SupabaseClient,
   storage: StorageCalls,
   userId: string,
 ): Promise<boolean> {
-  if ((await makeCurrent(supabase, null)) !== "current") return false;
+  if ((await makeCurrent(supabase, userId, null)) !== "current") return false;
   await removeVersions(storage, userId, null);
   return true;
 }
 
 /**
- * Names `path` in the user's metadata, then refreshes the session so that the access token, which
- * the header reads its picture from, carries it at once (the cookies go out with the answer).
- * A refused or timed-out update may still have been saved (the Worker gives up on a slow Auth):
- * then the user is read back to know.
+ * Names `path` as the user's picture: first in their profile, as the user (RLS: aal2 once they
+ * have a factor), which is what everyone else is shown; then in their metadata, the header's own
+ * copy, and refreshes the session so that the access token, which the header reads its picture
+ * from, carries it at once (the cookies go out with the answer). A refused or timed-out profile
+ * update may still have been saved (the Worker gives up on a slow backend): then the profile is
+ * read back to know. A refused metadata update leaves the header's picture as it was.
  */
 async function makeCurrent(
   supabase: SupabaseClient,
+  userId: string,
   path: string | null,
 ): Promise<"current" | "not current" | "unknown"> {
-  const { error } = await supabase.auth.updateUser({ data: { avatar_path: path } });
+  const { data: updated, error } = await supabase
+    .from("profiles")
+    .update({ avatar_path: path })
+    .eq("id", userId)
+    .select("avatar_path");
   if (error) {
-    const { data } = await supabase.auth.getUser();
-    if (!data.user) return "unknown";
-    if ((data.user.user_metadata?.avatar_path ?? null) !== path) return "not current";
+    const { data, error: readError } = await supabase
+      .from("profiles")
+      .select("avatar_path")
+      .eq("id", userId)
+      .maybeSingle();
+    if (readError) return "unknown";
+    if ((data?.avatar_path ?? null) !== path) return "not current";
+  } else if (updated?.length !== 1) {
+    return "not current";
   }
-  await supabase.auth.refreshSession();
+  const named = await supabase.auth.updateUser({ data: { avatar_path: path } });
+  if (!named.error) await supabase.auth.refreshSession();
   return "current";
 }
 

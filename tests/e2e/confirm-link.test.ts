@@ -1,11 +1,16 @@
 import { describe, expect } from "vitest";
+import { PASSWORD, randomEmail } from "../support/backend.ts";
 import {
   arrivedAt,
   confirmLinkIn,
   confirmThroughLink,
   expectSignedIn,
+  followEmailLink,
+  freshUser,
   invite,
   openInbox,
+  submit,
+  visit,
 } from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
@@ -16,8 +21,8 @@ async function sessionCookies(page: import("playwright-core").Page) {
   return cookies.filter((cookie) => cookie.name.includes("auth-token"));
 }
 
-// The e2e backends send invitations with a token-hash template that links to /auth/confirm
-// (tests/e2e/setup/servers.ts), so these follow a real email to the page that asks for a press.
+// The emails are the project's (supabase/templates, in config.toml): their links go to
+// /auth/confirm with a token hash, so these follow a real email to the page that asks for a press.
 describe.each([
   { javaScriptEnabled: true, label: "JavaScript on" },
   { javaScriptEnabled: false, label: "JavaScript off" },
@@ -49,5 +54,42 @@ describe.each([
     await confirmThroughLink(page, stack, link, "Confirm");
     await expectSignedIn(page, stack, email);
     expect(new URL(page.url()).origin).toBe(stack.appUrl);
+  });
+});
+
+/** What a mail scanner does with the newest `type` email's links: a plain GET, no cookies. */
+async function scan(page: import("playwright-core").Page, email: string, type: string) {
+  const message = await openInbox(page, stack, email, type);
+  const links = await message
+    .locator('a[href*="/auth/"]')
+    .evaluateAll((anchors) => anchors.map((a) => (a as HTMLAnchorElement).href));
+  expect(links.length).toBeGreaterThan(0);
+  for (const link of links) await (await fetch(link)).arrayBuffer();
+}
+
+describe("a mail scanner opens the email's link first", () => {
+  test("sign-up: the person's own click still confirms and signs in", async ({ browser }) => {
+    const email = randomEmail("scanned");
+    const page = await browser.open();
+    await visit(page, stack, "/sign-up");
+    await page.fill("#field-email", email);
+    await page.fill("#field-password", PASSWORD);
+    await submit(page, "Sign up");
+    await arrivedAt(page, stack, "/sign-up/check-email");
+    await scan(await page.context().newPage(), email, "confirmation");
+    await followEmailLink(page, stack, email, "confirmation");
+    await expectSignedIn(page, stack, email);
+  });
+
+  test("magic link: the person's own click still signs in", async ({ browser }) => {
+    const user = await freshUser(stack);
+    const page = await browser.open();
+    await visit(page, stack, "/sign-in");
+    await page.fill("#field-email", user.email);
+    await submit(page, "Email me a magic link");
+    await arrivedAt(page, stack, "/sign-in/check-email");
+    await scan(await page.context().newPage(), user.email, "magic_link");
+    await followEmailLink(page, stack, user.email, "magic_link");
+    await expectSignedIn(page, stack, user.email);
   });
 });

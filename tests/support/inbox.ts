@@ -27,11 +27,42 @@ export async function latestMessage(to: string, type?: string): Promise<InboxMes
   return message;
 }
 
-/** The link in a message that goes through /auth/v1/verify. */
-export function verifyLink(message: InboxMessage): string {
-  const link = message.links.find((l) => l.includes("/auth/v1/verify"));
-  if (!link) throw new Error(`no verify link in: ${message.links.join(", ")}`);
-  return link;
+/**
+ * The link in a message to the app's /auth/confirm (the project's templates, supabase/templates:
+ * token hash, type and sometimes next). Its origin is the backend's site_url.
+ */
+export function confirmLink(message: InboxMessage): URL {
+  const link = message.links.find((l) => new URL(l).pathname === "/auth/confirm");
+  if (!link) throw new Error(`no /auth/confirm link in: ${message.links.join(", ")}`);
+  return new URL(link);
+}
+
+/** The auth server's /verify type of each template's link. */
+const VERIFY_TYPES: Record<string, string> = {
+  confirmation: "signup",
+  invite: "invite",
+  magic_link: "magiclink",
+  recovery: "recovery",
+  email_change: "email_change",
+};
+
+/**
+ * The link the default templates would carry for this message ({{ .ConfirmationURL }}: the auth
+ * server's GET /verify with its token hash, type and redirect_to), for tests of /verify itself and
+ * of /auth/callback, which a project without this one's templates sends people through. This
+ * project's emails link to /auth/confirm instead (confirmLink).
+ */
+export function defaultTemplateLink(
+  message: Pick<InboxMessage, "type" | "tokenHash" | "redirectTo">,
+  backendUrl = BACKEND_URL,
+): string {
+  const type = VERIFY_TYPES[message.type];
+  if (!type || !message.tokenHash) throw new Error(`no link in a ${message.type} message`);
+  const url = new URL(`${backendUrl}/auth/v1/verify`);
+  url.searchParams.set("token", message.tokenHash);
+  url.searchParams.set("type", type);
+  url.searchParams.set("redirect_to", message.redirectTo ?? "");
+  return url.toString();
 }
 
 async function read(id: string): Promise<InboxMessage> {

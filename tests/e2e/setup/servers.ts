@@ -4,7 +4,6 @@
 // The build is made again only when the app's sources changed (buildAppIfChanged).
 import { createWriteStream, existsSync, mkdirSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type LocalBackendOptions, loadConfig } from "@edge-notes/supabase-local";
 import {
@@ -25,8 +24,6 @@ import {
 import { assertChromium } from "../support/chromium.ts";
 import { RESULTS_DIR } from "../support/results.ts";
 import { STACKS, type Stack } from "../support/stacks.ts";
-
-const INVITE_TEMPLATE = fileURLToPath(new URL("../support/templates/invite.html", import.meta.url));
 
 export default async function setup() {
   assertChromium();
@@ -66,10 +63,8 @@ export default async function setup() {
 }
 
 /**
- * config.toml with the app's origin allowed as a redirect target (email links come back to it).
- * The invite email uses a custom template whose link goes to the app's /auth/confirm with a token
- * hash (as the Supabase docs suggest for server-side verification); the other emails keep the
- * default links through the auth server's /verify.
+ * config.toml with the app as site_url and an allowed redirect target: the emails' links
+ * (supabase/templates: the app's /auth/confirm with a token hash) and OAuth come back to it.
  */
 function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
   const { additionalRedirectUrls: listed, webauthn } = loadConfig({ projectDir: ROOT }).auth;
@@ -92,7 +87,6 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
         // Recovery codes, a preview hosted Supabase lacks (off in local-backend.toml).
         mfa: { recoveryCodes: TEST_RECOVERY_CODES },
         ...(stack.jwtExpiry ? { jwtExpiry: stack.jwtExpiry } : {}),
-        email: { templates: { invite: { contentPath: INVITE_TEMPLATE } } },
       },
     },
   };

@@ -131,10 +131,16 @@ export async function openInbox(page: Page, stack: Stack, email: string, type: s
   throw new Error(`no ${type} email for ${email} in the inbox`);
 }
 
-/** Clicks the link in the newest `type` email for `email`, as a person would from their inbox. */
+/**
+ * Follows the link in the newest `type` email for `email`, as a person would from their inbox: it
+ * opens the app's /auth/confirm (supabase/templates), where nothing happens until its one button
+ * is pressed.
+ */
 export async function followEmailLink(page: Page, stack: Stack, email: string, type: string) {
   const message = await openInbox(page, stack, email, type);
-  await message.locator('a[href*="/auth/v1/verify"]').first().click();
+  await message.locator('a[href*="/auth/confirm"]').first().click();
+  await arrivedAt(page, stack, "/auth/confirm");
+  await page.getByTestId("confirm-form").getByRole("button").click();
 }
 
 /** The one-time code in the newest `type` email for `email`. */

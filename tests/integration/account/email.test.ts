@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { messagesFor, verifyLink } from "../../support/inbox";
+import { messagesFor } from "../../support/inbox";
 import { activityKinds, emailOf } from "../support/account";
 import {
+  followEmailLink,
   linkProblemOf,
   pressConfirm,
   signedInBrowser,
@@ -24,10 +25,10 @@ describe("/account/email", () => {
     // double_confirm_changes: both addresses are written to.
     const toNew = await waitForMessage(newEmail, "email_change");
     const toOld = await waitForMessage(email, "email_change");
-    const first = await browser.get(verifyLink(toNew));
+    const first = await followEmailLink(browser, toNew);
     expect(first.body).toContain("Now open the link we sent to your other email address");
     expect((await emailOf(user.id)).email).toBe(email);
-    const second = await browser.get(verifyLink(toOld));
+    const second = await followEmailLink(browser, toOld);
     expect(new URL(second.url).pathname).toBe("/account/email");
     expect((await emailOf(user.id)).email).toBe(newEmail);
     expect(second.body).not.toContain('data-testid="pending-email"');

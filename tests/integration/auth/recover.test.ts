@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { messagesFor, verifyLink } from "../../support/inbox";
+import { messagesFor } from "../../support/inbox";
 import {
   expectNoStore,
+  followEmailLink,
   freshUser,
   randomEmail,
   testId,
@@ -16,8 +17,7 @@ describe("/forgot-password and /reset-password", () => {
     const asked = await browser.post("/forgot-password", { email: user.email });
     expect(asked.status).toBe(200);
     expect(asked.body).toContain("a reset link is on its way");
-    const link = verifyLink(await waitForMessage(user.email, "recovery"));
-    const landed = await browser.get(link);
+    const landed = await followEmailLink(browser, await waitForMessage(user.email, "recovery"));
     expect(new URL(landed.url).pathname).toBe("/reset-password");
     expect(landed.body).toContain("Choose a new password");
     expect(landed.body).toContain("Set new password");
@@ -72,7 +72,7 @@ describe("/forgot-password and /reset-password", () => {
     const { email, password } = await freshUser();
     const browser = new BrowserLess();
     await browser.post("/forgot-password", { email });
-    await browser.get(verifyLink(await waitForMessage(email, "recovery")));
+    await followEmailLink(browser, await waitForMessage(email, "recovery"));
     const short = await browser.post("/reset-password", { password: "short" });
     expect(short.status).toBe(400);
     expect(short.body).toContain("Use at least 8 characters.");

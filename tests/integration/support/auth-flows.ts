@@ -1,5 +1,5 @@
 import { adminClient, freshUser, randomEmail } from "../../support/backend.ts";
-import { latestMessage } from "../../support/inbox.ts";
+import { confirmLink, type InboxMessage, latestMessage } from "../../support/inbox.ts";
 import { BrowserLess, type RequestOptions, type Visit } from "./browser-less.ts";
 
 export { adminClient, freshUser, randomEmail };
@@ -108,4 +108,25 @@ export async function pressConfirm(
     throw new Error(`no confirm form at ${path}: ${page.status} ${linkProblemOf(page) ?? ""}`);
   }
   return browser.post(form.action, form.fields, options);
+}
+
+/**
+ * The path of an email's /auth/confirm link. The link's origin is the test backend's site_url
+ * (config.toml's, `npm run dev`'s port); the app under test serves the same path.
+ */
+export function confirmPathIn(message: InboxMessage): string {
+  const link = confirmLink(message);
+  return link.pathname + link.search;
+}
+
+/**
+ * Follows an email's link as a person with JavaScript off does: opens it (/auth/confirm, where
+ * nothing happens yet) and presses the page's one button.
+ */
+export function followEmailLink(
+  browser: BrowserLess,
+  message: InboxMessage,
+  options: RequestOptions = {},
+): Promise<Visit> {
+  return pressConfirm(browser, confirmPathIn(message), options);
 }

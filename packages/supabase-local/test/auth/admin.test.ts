@@ -10,7 +10,11 @@ import {
   SERVICE_ROLE_KEY,
   signedInClient,
 } from "../../../../tests/support/backend.ts";
-import { latestMessage, messagesFor, verifyLink } from "../../../../tests/support/inbox.ts";
+import {
+  defaultTemplateLink,
+  latestMessage,
+  messagesFor,
+} from "../../../../tests/support/inbox.ts";
 
 describe("admin users API (secret key)", () => {
   it("creates, gets, updates and deletes a user", async () => {
@@ -149,7 +153,7 @@ describe("admin users API (secret key)", () => {
     expect(data.user?.invited_at).toBeTruthy();
     const mail = await latestMessage(email, "invite");
     expect(mail.subject).toBe("You've been invited");
-    const response = await fetch(verifyLink(mail), { redirect: "manual" });
+    const response = await fetch(defaultTemplateLink(mail), { redirect: "manual" });
     const fragment = new URLSearchParams(
       new URL(response.headers.get("location") ?? "").hash.slice(1),
     );

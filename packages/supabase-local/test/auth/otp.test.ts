@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { anonClient, freshUser, randomEmail } from "../../../../tests/support/backend.ts";
-import { latestMessage, messagesFor, verifyLink } from "../../../../tests/support/inbox.ts";
+import {
+  confirmLink,
+  defaultTemplateLink,
+  latestMessage,
+  messagesFor,
+} from "../../../../tests/support/inbox.ts";
 
 describe("POST /otp (signInWithOtp)", () => {
   it("mails an existing user a magic link and a code; the code signs in", async () => {
@@ -10,7 +15,9 @@ describe("POST /otp (signInWithOtp)", () => {
     expect(error).toBeNull();
     const mail = await latestMessage(email, "magic_link");
     expect(mail.subject).toBe("Your sign-in link");
-    expect(new URL(verifyLink(mail)).searchParams.get("type")).toBe("magiclink");
+    // The project's template: the app's /auth/confirm link, and the code in the text.
+    expect(confirmLink(mail).searchParams.get("type")).toBe("magiclink");
+    expect(mail.html).toContain(mail.token ?? "missing");
     const { data, error: verifyError } = await client.auth.verifyOtp({
       email,
       token: mail.token ?? "",
@@ -30,7 +37,7 @@ describe("POST /otp (signInWithOtp)", () => {
       options: { emailRedirectTo: "http://localhost:5173/auth/callback?next=/notes" },
     });
     const mail = await latestMessage(email, "magic_link");
-    const response = await fetch(verifyLink(mail), { redirect: "manual" });
+    const response = await fetch(defaultTemplateLink(mail), { redirect: "manual" });
     expect(response.status).toBe(303);
     const location = new URL(response.headers.get("location") ?? "");
     expect(location.searchParams.get("next")).toBe("/notes");

@@ -6,6 +6,7 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PASSWORD, randomEmail } from "../../../../tests/support/backend.ts";
+import { defaultTemplateLink } from "../../../../tests/support/inbox.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
 import { enroll, enrollVerified, totpCode } from "../../../../tests/support/mfa.ts";
 
@@ -208,7 +209,7 @@ describe("a password change (User.UpdatePassword)", () => {
     });
 
     // The recovery link, its code and its hash no longer sign in.
-    const link = recovery?.links.find((l) => l.includes("/auth/v1/verify")) ?? "";
+    const link = recovery ? defaultTemplateLink(recovery, local.backend.url) : "";
     const followed = await local.fetch(link, { redirect: "manual" });
     expect(followed.status).toBe(303);
     const fragment = new URLSearchParams(

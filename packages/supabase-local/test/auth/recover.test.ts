@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { anonClient, freshUser, randomEmail } from "../../../../tests/support/backend.ts";
-import { latestMessage, messagesFor, verifyLink } from "../../../../tests/support/inbox.ts";
+import {
+  defaultTemplateLink,
+  latestMessage,
+  messagesFor,
+} from "../../../../tests/support/inbox.ts";
 
 describe("POST /recover (resetPasswordForEmail)", () => {
   it("mails a recovery link that signs in; the new password then works", async () => {
@@ -12,7 +16,7 @@ describe("POST /recover (resetPasswordForEmail)", () => {
     expect(error).toBeNull();
     const mail = await latestMessage(email, "recovery");
     expect(mail.subject).toBe("Reset your password");
-    const response = await fetch(verifyLink(mail), { redirect: "manual" });
+    const response = await fetch(defaultTemplateLink(mail), { redirect: "manual" });
     const location = new URL(response.headers.get("location") ?? "");
     expect(location.pathname).toBe("/reset-password");
     const fragment = new URLSearchParams(location.hash.slice(1));
@@ -37,7 +41,7 @@ describe("POST /recover (resetPasswordForEmail)", () => {
     await client.auth.resetPasswordForEmail(email, {
       redirectTo: "http://localhost:5173/reset-password",
     });
-    const response = await fetch(verifyLink(await latestMessage(email, "recovery")), {
+    const response = await fetch(defaultTemplateLink(await latestMessage(email, "recovery")), {
       redirect: "manual",
     });
     const code = new URL(response.headers.get("location") ?? "").searchParams.get("code") ?? "";
@@ -57,7 +61,7 @@ describe("POST /recover (resetPasswordForEmail)", () => {
     await anonClient().auth.resetPasswordForEmail(email, {
       redirectTo: "https://evil.example/steal",
     });
-    const link = new URL(verifyLink(await latestMessage(email, "recovery")));
+    const link = new URL(defaultTemplateLink(await latestMessage(email, "recovery")));
     expect(link.searchParams.get("redirect_to")).toBe("http://localhost:5173");
   });
 });

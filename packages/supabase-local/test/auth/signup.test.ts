@@ -9,11 +9,16 @@ import {
   randomEmail,
   signedInClient,
 } from "../../../../tests/support/backend.ts";
-import { latestMessage, messagesFor, verifyLink } from "../../../../tests/support/inbox.ts";
+import {
+  confirmLink,
+  defaultTemplateLink,
+  latestMessage,
+  messagesFor,
+} from "../../../../tests/support/inbox.ts";
 import { memoryBackend } from "../../../../tests/support/memory-backend.ts";
 
 describe("sign up with email confirmation (config.toml: enable_confirmations = true)", () => {
-  it("creates an unconfirmed user, mails a /verify link that confirms and signs in", async () => {
+  it("creates an unconfirmed user; its token's /verify link confirms and signs in", async () => {
     const client = anonClient();
     const email = randomEmail();
     const { data, error } = await client.auth.signUp({
@@ -45,7 +50,13 @@ describe("sign up with email confirmation (config.toml: enable_confirmations = t
     const mail = await latestMessage(email, "confirmation");
     expect(mail.subject).toBe("Confirm your email address");
     expect(mail.token).toMatch(/^\d{6}$/);
-    const link = new URL(verifyLink(mail));
+    // The project's template (supabase/templates) links to the app's /auth/confirm at site_url;
+    // the default template's link goes to the auth server's /verify with the same token.
+    const emailed = confirmLink(mail);
+    expect(emailed.origin).toBe("http://localhost:5173");
+    expect(emailed.searchParams.get("token_hash")).toBe(mail.tokenHash);
+    expect(emailed.searchParams.get("type")).toBe("signup");
+    const link = new URL(defaultTemplateLink(mail));
     expect(link.origin + link.pathname).toBe(`${BACKEND_URL}/auth/v1/verify`);
     expect(link.searchParams.get("type")).toBe("signup");
     expect(link.searchParams.get("redirect_to")).toBe("http://localhost:5173/welcome");
@@ -126,7 +137,7 @@ describe("sign up with email confirmation (config.toml: enable_confirmations = t
     expect(error).toBeNull();
     const mail = await latestMessage(email, "confirmation");
     expect(mail.tokenHash).toMatch(/^pkce_/);
-    const response = await fetch(verifyLink(mail), { redirect: "manual" });
+    const response = await fetch(defaultTemplateLink(mail), { redirect: "manual" });
     const location = new URL(response.headers.get("location") ?? "");
     expect(location.pathname).toBe("/auth/callback");
     const code = location.searchParams.get("code") ?? "";

@@ -8,7 +8,11 @@ import {
   randomEmail,
   signedInClient,
 } from "../../../../tests/support/backend.ts";
-import { latestMessage, messagesFor, verifyLink } from "../../../../tests/support/inbox.ts";
+import {
+  defaultTemplateLink,
+  latestMessage,
+  messagesFor,
+} from "../../../../tests/support/inbox.ts";
 
 describe("GET/PUT /user", () => {
   it("returns the signed-in user", async () => {
@@ -83,14 +87,14 @@ describe("GET/PUT /user", () => {
     expect(toNew.subject).toBe("Confirm your new email address");
     expect(toNew.token).not.toBe(toOld.token);
 
-    const first = await fetch(verifyLink(toNew), { redirect: "manual" });
+    const first = await fetch(defaultTemplateLink(toNew), { redirect: "manual" });
     const firstLocation = new URL(first.headers.get("location") ?? "");
     expect(new URLSearchParams(firstLocation.hash.slice(1)).get("message")).toBe(
       "Confirmation link accepted. Please proceed to confirm link sent to the other email",
     );
     expect((await client.auth.getUser()).data.user?.email).toBe(email);
 
-    const second = await fetch(verifyLink(toOld), { redirect: "manual" });
+    const second = await fetch(defaultTemplateLink(toOld), { redirect: "manual" });
     const fragment = new URLSearchParams(
       new URL(second.headers.get("location") ?? "").hash.slice(1),
     );

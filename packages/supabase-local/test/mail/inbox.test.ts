@@ -20,7 +20,7 @@ describe("the local inbox", () => {
     const html = await page.text();
     expect(html).toContain("Local inbox");
     expect(html).toContain(mail.token ?? "missing");
-    expect(html).toContain("/auth/v1/verify?token=");
+    expect(html).toContain("/auth/confirm?token_hash=");
 
     const one = await fetch(`${BACKEND_URL}/inbox/api/messages/${mail.id}`);
     expect(await one.json()).toMatchObject({ id: mail.id, to: email });

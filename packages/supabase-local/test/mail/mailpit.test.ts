@@ -72,12 +72,12 @@ describe("the Mailpit API", () => {
       From: { Address: "admin@email.com" },
     });
     expect(Date.parse(newest?.Created ?? "")).not.toBeNaN();
-    expect(newest?.Snippet).toContain("/auth/v1/verify?token=");
+    expect(newest?.Snippet).toContain("Follow the link below to sign in");
 
     const message = await mailpit.getMessageSummary(newest?.ID);
     expect(message.ID).toBe(newest?.ID);
-    expect(message.HTML).toMatch(/href="[^"]*\/auth\/v1\/verify\?token=/);
-    expect(message.Text).toMatch(/\/auth\/v1\/verify\?token=\S+type=magiclink/);
+    expect(message.HTML).toMatch(/href="[^"]*\/auth\/confirm\?token_hash=/);
+    expect(message.Text).toMatch(/\/auth\/confirm\?token_hash=\S+type=magiclink/);
     // reading it marked it read
     expect((await mailpit.listMessages()).unread).toBe(1);
     expect((await mailpit.getMessageSummary("latest")).ID).toBe(newest?.ID);

@@ -181,7 +181,7 @@ export function retryAfterSeconds(message: string | undefined): number | undefin
 export function describeAuthError(error: AuthErrorLike): AuthErrorInfo {
   const code = error.code || (error.status === 429 ? "over_request_rate_limit" : "unexpected");
   const retryAfter = retryAfterSeconds(error.message);
-  const known = TABLE[code];
+  const known = Object.hasOwn(TABLE, code) ? TABLE[code] : undefined;
   if (code === "weak_password" && error.reasons?.length) {
     return { place: "password", code, message: weakPasswordMessage(error.reasons) };
   }

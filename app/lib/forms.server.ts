@@ -100,7 +100,16 @@ export async function readFormData(
   }
 }
 
-/** The form as name -> string (the first value of each name; files become ""). */
+/**
+ * A form field's text as it can be stored: without NUL characters, which no one types, a browser
+ * never sends from a field, and Postgres refuses in text (22P05, 22021), so one in a crafted post
+ * failed the page's request instead of being a form error.
+ */
+export function formText(value: FormDataEntryValue | null): string {
+  return typeof value === "string" ? value.replaceAll("\0", "") : "";
+}
+
+/** The form as name -> string (the first value of each name, as formText; files become ""). */
 export async function readFormValues(
   request: Request,
   options: ReadFormOptions = {},
@@ -111,7 +120,7 @@ export async function readFormValues(
   const values: Record<string, string> = {};
   for (const [name, value] of formData) {
     if (name in values) continue;
-    values[name] = typeof value === "string" ? value : "";
+    values[name] = formText(value);
   }
   return values;
 }

@@ -1,26 +1,28 @@
 import { isAuthRetryableFetchError } from "@supabase/supabase-js";
 import { data, type RouterContextProvider } from "react-router";
 import { type Auth, type Claims, getAuth } from "./auth.server";
-import { noStore, redirectNoStore } from "./http.server";
-import { pagePath, withNext } from "./next-path";
+import { aalRequired, noStore, redirectNoStore } from "./http.server";
+import { MFA_PATH, pagePath, withNext } from "./next-path";
 import { signInAgainLocation } from "./session-ended.server";
 
 /** Where signed-out visitors are sent; the page they wanted travels along as `?next=`. */
 export const SIGN_IN_PATH = "/sign-in";
 
-/** Where a signed-in user with a second factor proves it (exempt from the aal2 rule). */
-export const MFA_PATH = "/mfa";
-
-/** What a refused POST from an aal1 session carries to the error page. */
-export interface AalRequired {
-  code: "insufficient_aal";
-  message: string;
-  next: string;
-}
-
 /** Does this session still owe its second factor (verified factor, but an aal1 session)? */
 export function needsSecondFactor(auth: Pick<Auth, "claims" | "nextLevel">): boolean {
   return !!auth.claims && auth.nextLevel === "aal2" && auth.claims.aal !== "aal2";
+}
+
+/**
+ * needsSecondFactor, asking the auth server when the cookie's copy of the user says no factor is
+ * owed to an aal1 session (its holder can edit that copy): for /mfa, which must not send such a
+ * session back to the page that sent it there (requireFreshUser asks the same way).
+ */
+export async function owesSecondFactor(auth: Auth): Promise<boolean> {
+  if (needsSecondFactor(auth)) return true;
+  if (!auth.claims || auth.claims.aal === "aal2") return false;
+  const { data } = await auth.supabase.auth.getUser();
+  return !!data.user?.factors?.some((factor) => factor.status === "verified");
 }
 
 /**
@@ -40,22 +42,17 @@ export function requireUser(
   if (!auth.claims) {
     throw redirectNoStore(withNext(SIGN_IN_PATH, next), 302);
   }
-  if (needsSecondFactor(auth)) {
-    const target = withNext(MFA_PATH, next);
-    if (request.method === "GET" || request.method === "HEAD") {
-      throw redirectNoStore(target, 302);
-    }
-    throw data<AalRequired>(
-      {
-        code: "insufficient_aal",
-        message:
-          "This needs your second factor. Enter the code from your authenticator app, then try again.",
-        next: target,
-      },
-      noStore({ status: 403 }),
-    );
-  }
+  if (needsSecondFactor(auth)) secondFactorFirst(request);
   return { ...auth, claims: auth.claims };
+}
+
+/** A page request goes to the challenge (and comes back); anything else is the 403 page. */
+function secondFactorFirst(request: Request): never {
+  const target = withNext(MFA_PATH, pagePath(request));
+  if (request.method === "GET" || request.method === "HEAD") {
+    throw redirectNoStore(target, 302);
+  }
+  aalRequired(target);
 }
 
 /**
@@ -66,7 +63,16 @@ export function requireUser(
 export async function requireFreshUser(request: Request, context: Readonly<RouterContextProvider>) {
   const auth = requireUser(request, context);
   const { data, error } = await auth.supabase.auth.getUser();
-  if (data.user) return { ...auth, user: data.user };
+  if (data.user) {
+    // requireUser read the factors from the cookie's copy of the user, which its holder can edit:
+    // the auth server's says whether this session still owes a second factor. The session's own
+    // level, not the request's claims: an action of this request may have just verified one.
+    if (data.user.factors?.some((factor) => factor.status === "verified")) {
+      const { data: level } = await auth.supabase.auth.mfa.getAuthenticatorAssuranceLevel();
+      if (level?.currentLevel !== "aal2") secondFactorFirst(request);
+    }
+    return { ...auth, user: data.user };
+  }
   const unreachable = !error || isAuthRetryableFetchError(error) || (error.status ?? 0) >= 500;
   if (!unreachable) throw redirectNoStore(signInAgainLocation(pagePath(request)), 302);
   throw data503();

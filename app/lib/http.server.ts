@@ -1,5 +1,6 @@
 import type { PostgrestError } from "@supabase/supabase-js";
 import { data, redirect } from "react-router";
+import { MFA_PATH } from "./next-path";
 
 /**
  * The one home for the HTTP answers routes give besides their pages: never-cached answers,
@@ -46,8 +47,43 @@ export function notFound(): never {
   throw data(null, { status: 404, statusText: "Not Found" });
 }
 
-/** The data API failed in a way the person cannot fix: a 503 page (never a 500). */
+/** What a request refused for want of the second factor carries to the error page. */
+export interface AalRequired {
+  code: "insufficient_aal";
+  message: string;
+  next: string;
+}
+
+/**
+ * The 403 page of a session that still owes its second factor (the root error boundary draws it,
+ * with a link to `next`, the challenge); thrown, so nothing after it runs.
+ */
+export function aalRequired(next: string): never {
+  throw data<AalRequired>(
+    {
+      code: "insufficient_aal",
+      message:
+        "This needs your second factor. Enter the code from your authenticator app, then try again.",
+      next,
+    },
+    noStore({ status: 403 }),
+  );
+}
+
+/** The database's refusal of an aal1 session of a user with a second factor (private.require_aal). */
+const AAL_REFUSED = /aal2 session is required/;
+
+/**
+ * The data API failed in a way the person cannot fix: a 503 page (never a 500). Unless the
+ * database refused this session (42501), which the guards normally catch first (a cookie whose
+ * copy of the user lost its factors fools them, not the database): a 403, the page that sends
+ * them to /mfa when it was for want of the second factor.
+ */
 export function backendFailure(error: PostgrestError | null): never {
+  if (error?.code === "42501") {
+    if (AAL_REFUSED.test(error.message)) aalRequired(MFA_PATH);
+    throw data(null, noStore({ status: 403, statusText: "Forbidden" }));
+  }
   console.error("notes: data API error", error);
   throw data(
     { code: error?.code ?? "unexpected" },

@@ -1,5 +1,8 @@
 import { type SafePath, safeNext } from "./safe-redirect";
 
+/** Where a signed-in user with a second factor proves it (exempt from the aal2 rule). */
+export const MFA_PATH = "/mfa";
+
 /**
  * `path?next=…` (and any extra params); `next` only when there is one. `next` is already safe
  * (made so by safeRedirectPath where it entered the app), so it is not checked again here.

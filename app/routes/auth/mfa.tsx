@@ -8,7 +8,7 @@ import { getAuth } from "../../lib/auth.server";
 import { offersRecoveryCodes } from "../../lib/backend-features.server";
 import { authFailure, formFailure, formRefusal } from "../../lib/form-results.server";
 import { readFormValues, validateForm } from "../../lib/forms.server";
-import { needsSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
+import { owesSecondFactor, SIGN_IN_PATH } from "../../lib/guards.server";
 import { noStoreHeaders, redirectNoStore } from "../../lib/http.server";
 import { withNext } from "../../lib/next-path";
 import { safeNext } from "../../lib/safe-redirect";
@@ -32,7 +32,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
   const auth = getAuth(context);
   const next = nextFromUrl(request);
   if (!auth.claims) throw redirectNoStore(withNext(SIGN_IN_PATH, next));
-  if (!needsSecondFactor(auth)) throw redirectToNext(next);
+  if (!(await owesSecondFactor(auth))) throw redirectToNext(next);
   const [{ data }, recoveryCodes] = await Promise.all([
     auth.supabase.auth.mfa.listFactors(),
     // "Use a recovery code" only where the backend has them (a preview hosted Supabase lacks).
@@ -46,7 +46,7 @@ export async function action({ request, context }: Route.ActionArgs) {
   const auth = getAuth(context);
   const form = await readFormValues(request);
   if (!auth.claims) return redirectNoStore(SIGN_IN_PATH);
-  if (!needsSecondFactor(auth)) return redirectToNext(safeNext(form.next));
+  if (!(await owesSecondFactor(auth))) return redirectToNext(safeNext(form.next));
   if (form.intent === "recovery") {
     if ((await offersRecoveryCodes(auth.supabase, getSupabaseEnv(context).url)) === false) {
       return formRefusal(

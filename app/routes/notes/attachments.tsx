@@ -1,4 +1,4 @@
-import { readFormData } from "../../lib/forms.server";
+import { formText, readFormData } from "../../lib/forms.server";
 import { requireUser } from "../../lib/guards.server";
 import { jsonNoStore, notFound, redirectNoStore } from "../../lib/http.server";
 import { accessToken, storageCalls } from "../../lib/storage.server";
@@ -51,9 +51,9 @@ export async function action({ request, context, params }: Route.ActionArgs) {
   }
   if (form.get("intent") === "start-upload") {
     const file = {
-      name: String(form.get("name") ?? ""),
+      name: formText(form.get("name")),
       size: Number(form.get("size")),
-      type: String(form.get("type") ?? ""),
+      type: formText(form.get("type")),
     };
     const problem = Number.isSafeInteger(file.size) ? attachmentProblem(file) : "no_file";
     const ticket = problem ?? (await prepareUpload(supabase, storage, id, file));

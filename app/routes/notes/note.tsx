@@ -68,7 +68,8 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
   const code = new URL(request.url).searchParams.get("attachment_error");
   return dataNoStore({
     attachments,
-    attachmentError: code && code in ATTACHMENT_ERRORS ? (code as AttachmentError) : null,
+    attachmentError:
+      code && Object.hasOwn(ATTACHMENT_ERRORS, code) ? (code as AttachmentError) : null,
     note,
     mine,
     shares: (mine && shares) || [],

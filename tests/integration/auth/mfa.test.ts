@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { adminClient, anonClient } from "../../support/backend";
-import { verifyLink } from "../../support/inbox";
 import { STORAGE_KEY } from "../support/app";
-import { signedInBrowser, waitForMessage } from "../support/auth-flows";
+import { followEmailLink, signedInBrowser, waitForMessage } from "../support/auth-flows";
 import { BrowserLess } from "../support/browser-less";
 import { createNote, noteRow } from "../support/notes";
 import { decodeSession, encodeSession } from "../support/session";
@@ -234,15 +233,22 @@ describe("signing in with a second factor", () => {
     expect(await factorsOf(user.id)).toHaveLength(1);
 
     // A cookie whose user object is edited to hide the factor gets past the app's hint, but not
-    // past the auth server (removing a verified factor needs aal2) or the data's aal2 policy.
+    // past the account pages' fresh user, the auth server (removing a verified factor needs
+    // aal2) or the data's aal2 policy; and each says so, never a 503.
     const session = decodeSession(other.cookies.get(STORAGE_KEY) ?? "");
     const user2 = { ...(session.user as Record<string, unknown>), factors: [] };
     other.cookies.set(STORAGE_KEY, encodeSession({ ...session, user: user2 }));
     const forged = await other.post("/account/security", { intent: "remove", factorId });
-    expect(forged.status).toBe(422);
-    expect(forged.body).toContain("This needs your second factor.");
-    const activity = await other.get("/account/activity");
-    expect(activity.body).toContain('data-testid="no-activity"');
+    expect(new URL(forged.url).pathname).toBe("/mfa");
+    expect(forged.body).toContain("Enter your code");
+    const activity = await other.get("/account/activity", { follow: false });
+    expect(activity.status).toBe(302);
+    expect(activity.location).toBe("/mfa?next=%2Faccount%2Factivity");
+    const notes = await other.get("/notes");
+    expect(notes.status).toBe(403);
+    expect(notes.body).toContain('data-testid="aal-required"');
+    const written = await other.post("/notes/new", { title: "Planted", body: "", tags: "" });
+    expect(written.status).toBe(403);
     expect(await factorsOf(user.id)).toHaveLength(1);
   });
 
@@ -277,7 +283,7 @@ describe("signing in with a second factor", () => {
     const { app } = await enrollTotp(browser);
     const other = new BrowserLess();
     await other.post("/forgot-password", { email });
-    const landed = await other.get(verifyLink(await waitForMessage(email, "recovery")));
+    const landed = await followEmailLink(other, await waitForMessage(email, "recovery"));
     expect(new URL(landed.url).pathname).toBe("/mfa");
     expect(new URL(landed.url).searchParams.get("next")).toBe("/reset-password");
     const early = await other.post(

@@ -31,6 +31,12 @@ describe("note forms", () => {
       "at most 20,000",
     ],
     [
+      "lists nested 33 deep",
+      { title: "Deep", body: `${"1. ".repeat(33)}x` },
+      "body",
+      "nested at most 32 deep",
+    ],
+    [
       "a bad tag",
       { title: "Tags", body: "Kept text", tags: "ok, no!pe" },
       "tags",
@@ -101,6 +107,67 @@ describe("note forms", () => {
     });
     expect(await noteRow(id)).toMatchObject({ owner_id: user.id, title: "Still mine" });
     expect(cardTitles((await other.browser.get("/notes")).body)).toEqual([]);
+  });
+});
+
+describe("hostile bodies and parameters", () => {
+  it("Markdown nested thousands deep (saved past the form) is shown as its text, to the owner and whoever it is shared with", async () => {
+    const owner = await signedInBrowser();
+    const reader = await signedInBrowser();
+    const [id] = await seedNotes(owner.user.id, [
+      { title: "Deep quotes", body: `${">".repeat(5000)} the end`, minutesAgo: 0 },
+    ]);
+    const shared = await owner.browser.post(`/notes/${id}`, {
+      intent: "share",
+      email: reader.email,
+    });
+    expect(shared.status).toBe(200);
+    for (const browser of [owner.browser, reader.browser]) {
+      const page = await browser.get(`/notes/${id}`);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain("the end");
+      expect(page.body).not.toContain("<blockquote>");
+    }
+    // a preview parses nothing that deep either
+    const preview = await owner.browser.post("/notes/new", {
+      intent: "preview",
+      title: "Deep lists",
+      body: `${"1. ".repeat(6000)}x`,
+      tags: "",
+    });
+    expect(preview.status).toBe(200);
+    // and as deep as the form allows still renders as Markdown
+    const allowed = await createNote(owner.browser, {
+      title: "Nested",
+      body: `${"> ".repeat(32)}inside`,
+    });
+    const nested = await owner.browser.get(`/notes/${allowed}`);
+    expect(nested.body.split("<blockquote>")).toHaveLength(33);
+  });
+
+  it("NUL characters in a form are dropped, not a 503: the note saves", async () => {
+    const { browser } = await signedInBrowser();
+    const visit = await browser.post("/notes/new", {
+      title: "a\u0000b",
+      body: "x\u0000y",
+      tags: "one\u0000",
+    });
+    expect(visit.status).toBe(200);
+    const id = new URL(visit.url).pathname.split("/").pop() as string;
+    expect(await noteRow(id)).toMatchObject({ title: "ab", body: "xy" });
+  });
+
+  it("an error code in the URL that names an object's own property is no error: 200, no alert", async () => {
+    const { browser } = await signedInBrowser();
+    const id = await createNote(browser, { title: "Codes" });
+    for (const code of ["__proto__", "constructor", "toString"]) {
+      const note = await browser.get(`/notes/${id}?attachment_error=${code}`);
+      expect([code, note.status]).toEqual([code, 200]);
+      expect(note.body).not.toContain('data-testid="attachment-error"');
+      const account = await browser.get(`/account?avatar=${code}`);
+      expect([code, account.status]).toEqual([code, 200]);
+      expect(account.body).not.toContain('data-testid="avatar-error"');
+    }
   });
 });
 

@@ -2,7 +2,8 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { RouterContextProvider } from "react-router";
 import { describe, expect, it } from "vitest";
 import { authContext } from "../../../app/lib/auth.server";
-import { MFA_PATH, requireUser, SIGN_IN_PATH } from "../../../app/lib/guards.server";
+import { requireUser, SIGN_IN_PATH } from "../../../app/lib/guards.server";
+import { MFA_PATH } from "../../../app/lib/next-path";
 
 function contextWith(
   claims: Record<string, unknown> | null,

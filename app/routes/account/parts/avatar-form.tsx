@@ -34,7 +34,8 @@ export function AvatarForm({
   const [problem, setProblem] = useState<AvatarError | null>(null);
   const [preview, setPreview] = useState<string | null>(null);
   useEffect(() => () => void (preview && URL.revokeObjectURL(preview)), [preview]);
-  const shown = problem ?? (result && result in AVATAR_ERRORS ? (result as AvatarError) : null);
+  const shown =
+    problem ?? (result && Object.hasOwn(AVATAR_ERRORS, result) ? (result as AvatarError) : null);
 
   async function choose(input: HTMLInputElement) {
     const file = input.files?.[0] ?? null;

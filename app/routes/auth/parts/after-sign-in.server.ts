@@ -1,7 +1,6 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
-import { MFA_PATH } from "../../../lib/guards.server";
 import { redirectNoStore } from "../../../lib/http.server";
-import { withNext } from "../../../lib/next-path";
+import { MFA_PATH, withNext } from "../../../lib/next-path";
 import type { SafePath } from "../../../lib/safe-redirect";
 import { SIGNED_IN_HOME } from "./redirects.server";
 

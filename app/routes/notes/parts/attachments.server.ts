@@ -101,7 +101,8 @@ async function createRow(
     .from("attachments")
     .insert({
       note_id: noteId,
-      name: file.name || "file",
+      // (a multipart file name can carry a NUL, which Postgres refuses in text)
+      name: file.name.replaceAll("\0", "") || "file",
       size: file.size,
       content_type: file.type,
     })

@@ -9,7 +9,7 @@ import remarkParse from "remark-parse";
 import remarkRehype from "remark-rehype";
 import { type Processor, unified } from "unified";
 import { remembered } from "./remembered";
-import { BODY_MAX } from "./rules";
+import { BODY_MAX, NESTING_MAX } from "./rules";
 
 /** A note body as a sanitised HTML tree (hast), ready for markdown.tsx (beside it) to draw. */
 export type MarkdownTree = HastRoot;
@@ -47,8 +47,58 @@ function gfmParsing(this: Processor) {
 }
 
 export function renderMarkdown(source: string): MarkdownTree {
-  const tree = processor.runSync(processor.parse(source.slice(0, BODY_MAX)));
+  const text = source.slice(0, BODY_MAX);
+  // a body nested deeper than the form allows (saved before the limit, or written through the
+  // data API) is shown as its plain text rather than parsed
+  if (markdownNesting(text) > NESTING_MAX) return plainText(text);
+  const tree = processor.runSync(processor.parse(text));
   return withoutPositions(tree) as MarkdownTree;
+}
+
+/** A container's marker at the start of `line` from `at`: its length, or 0 (none there). */
+const CONTAINER_MARKER = /^[ \t]{0,3}(?:>|[-+*](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))[ \t]{0,4}/;
+
+/**
+ * How deep the quotes and lists of some Markdown nest, counted as the most container markers
+ * (`>`, `-`, `*`, `+`, `1.`, `1)`) that open one line: each keeps a container open for what
+ * follows on that line. Nesting by indentation alone adds a level per two or more spaces on every
+ * line of it, so the text's length bounds that on its own. (A thematic break written `- - -`
+ * counts as three: never near the limit.)
+ */
+export function markdownNesting(source: string): number {
+  let deepest = 0;
+  for (const line of source.split("\n")) {
+    let depth = 0;
+    let rest = line;
+    for (let marker = CONTAINER_MARKER.exec(rest); marker; marker = CONTAINER_MARKER.exec(rest)) {
+      depth++;
+      rest = rest.slice(marker[0].length);
+      if (!rest) break;
+    }
+    deepest = Math.max(deepest, depth);
+  }
+  return deepest;
+}
+
+/** Text as paragraphs (at blank lines) with their line breaks, and no Markdown read in it. */
+function plainText(source: string): MarkdownTree {
+  const paragraphs = source.split(/\n\s*\n/).filter((block) => block.trim());
+  return {
+    type: "root",
+    children: paragraphs.map((block) => ({
+      type: "element",
+      tagName: "p",
+      properties: {},
+      children: block
+        .split("\n")
+        .flatMap((line, i) => [
+          ...(i > 0
+            ? [{ type: "element" as const, tagName: "br", properties: {}, children: [] }]
+            : []),
+          { type: "text" as const, value: line },
+        ]),
+    })),
+  };
 }
 
 /**
@@ -65,6 +115,7 @@ export function markdownToText(source: string): string {
       for (const child of node.children) collect(child);
     }
   };
+  if (markdownNesting(source) > NESTING_MAX) return source.replace(/\s+/g, " ").trim();
   collect(processor.parse(source));
   return parts.join(" ").replace(/\s+/g, " ").trim();
 }

@@ -4,6 +4,12 @@
  */
 export const TITLE_MAX = 200;
 export const BODY_MAX = 20_000;
+/**
+ * How deep quotes and lists may nest in a note's Markdown. Each level is a container the parser
+ * keeps open and the page a nested element: thousands of `>` crashed the renderer (call stack)
+ * after seconds of CPU, on every view of the note, for its owner and whoever it was shared with.
+ */
+export const NESTING_MAX = 32;
 export const TAGS_MAX = 10;
 export const TAG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 export const SEARCH_MAX = 200;

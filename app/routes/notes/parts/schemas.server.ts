@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { safeNext } from "../../../lib/safe-redirect";
-import { BODY_MAX, SEARCH_MAX, TAG_PATTERN, TAGS_MAX, TITLE_MAX } from "./rules";
+import { markdownNesting } from "./markdown.server";
+import { BODY_MAX, NESTING_MAX, SEARCH_MAX, TAG_PATTERN, TAGS_MAX, TITLE_MAX } from "./rules";
 
 /**
  * The notes forms' and URLs' fields, validated once on the server with the database's own limits.
@@ -19,7 +20,13 @@ const body = z
   // Browsers send textarea line breaks as CRLF; store LF so the limit counts what people see.
   .transform((value) => (value ?? "").replace(/\r\n?/g, "\n"))
   .pipe(
-    z.string().max(BODY_MAX, `Notes can be at most ${BODY_MAX.toLocaleString("en")} characters.`),
+    z
+      .string()
+      .max(BODY_MAX, `Notes can be at most ${BODY_MAX.toLocaleString("en")} characters.`)
+      .refine(
+        (value) => markdownNesting(value) <= NESTING_MAX,
+        `Quotes and lists can be nested at most ${NESTING_MAX} deep.`,
+      ),
   );
 
 /** "Work, Big ideas,work" -> ["work", "big-ideas"]. */

@@ -1,4 +1,6 @@
+import { data } from "react-router";
 import type { z } from "zod";
+import { noStore } from "./http.server";
 
 /** Messages beside fields (by field name) and one for the whole form. */
 export interface FormErrors {
@@ -116,6 +118,18 @@ export async function readFormValues(
 ): Promise<Record<string, string>> {
   // Sign-in forms are a few hundred bytes; a huge body is not read (it fails validation).
   const formData = await readFormData(request, options.maxBytes ?? MAX_FORM_BYTES);
+  // Far past anything its fields allow (a note's body pasted many times over): said so, rather
+  // than validating an empty form whose messages ("Give the note a title.") would be wrong.
+  if (formData === "too_big") {
+    throw data(
+      {
+        code: "form_too_large",
+        message:
+          "The form was too large to read, so nothing was saved. Shorten the text and try again.",
+      },
+      noStore({ status: 413, statusText: "Form too large" }),
+    );
+  }
   if (typeof formData === "string") return {};
   const values: Record<string, string> = {};
   for (const [name, value] of formData) {

@@ -145,6 +145,19 @@ describe("hostile bodies and parameters", () => {
     expect(nested.body.split("<blockquote>")).toHaveLength(33);
   });
 
+  it("a note form far over its limits (over 1 MiB) says so: 413, nothing saved", async () => {
+    const { browser } = await signedInBrowser();
+    const visit = await browser.post("/notes/new", {
+      title: "Huge",
+      body: "b".repeat(1_100_000),
+      tags: "",
+    });
+    expect(visit.status).toBe(413);
+    expect(visit.body).toContain("The form was too large to read, so nothing was saved.");
+    expect(visit.body).not.toContain("Give the note a title.");
+    expect(cardTitles((await browser.get("/notes")).body)).toEqual([]);
+  });
+
   it("NUL characters in a form are dropped, not a 503: the note saves", async () => {
     const { browser } = await signedInBrowser();
     const visit = await browser.post("/notes/new", {

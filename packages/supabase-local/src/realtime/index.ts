@@ -31,7 +31,15 @@ export interface RealtimeOptions {
    * both to the backend that opened it.
    */
   ownDatabase: boolean;
+  /**
+   * A socket that sends no frame for this long is closed (1000), as Phoenix's websocket transport
+   * (`:timeout`, 60 000 ms, which upstream's endpoint keeps). Clients heartbeat every 25-30 s.
+   */
+  idleTimeoutMs?: number;
 }
+
+/** Phoenix's websocket `:timeout` default. */
+const IDLE_TIMEOUT_MS = 60_000;
 
 export type Accept = (ws: WebSocket) => void;
 
@@ -110,6 +118,7 @@ export function createRealtime(options: RealtimeOptions): Realtime {
           db,
           limits,
           headers,
+          idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
         });
       };
       Object.defineProperty(request, ACCEPTED, { value: accept });

@@ -40,7 +40,12 @@ export interface SocketOptions {
   limits: Limits;
   /** The upgrade's `x-` headers: request.headers for private channels' policies. */
   headers: RequestHeaders;
+  /** Silence (no frame from the client) after which the socket is closed. */
+  idleTimeoutMs: number;
 }
+
+/** Cowboy counts silence in tenths of the timeout (IDLE_TIMEOUT_TICKS). */
+const IDLE_TICKS = 10;
 
 interface JoinConfig {
   /** `broadcast.self` and `.ack`, or what upstream raises reading them (after the join's checks). */
@@ -153,13 +158,17 @@ export class RealtimeSocket {
    * database's RLS) when it closed goes no further: after each wait, the path checks.
    */
   #ended = false;
+  /** Ticks of the idle timer since the client's last frame. */
+  #silentTicks = 0;
 
   constructor(ws: WebSocket, options: SocketOptions) {
     this.#ws = ws;
     this.#options = options;
     this.vsn = options.vsn;
     this.limits = options.limits;
+    this.#watchSilence(options.idleTimeoutMs);
     ws.on("message", (data, isBinary) => {
+      this.#silentTicks = 0;
       const decoded = decode(this.vsn, toBytes(data), isBinary);
       // Heartbeats are the socket's, answered at once, as Phoenix's socket process answers them
       // while its channels' processes work: a join or a new token being authorized in the
@@ -177,6 +186,37 @@ export class RealtimeSocket {
     });
     ws.on("close", () => this.#closeAll());
     ws.on("error", () => this.#closeAll());
+  }
+
+  /**
+   * Phoenix's idle timeout, as cowboy keeps it: a timer ticks every tenth of the timeout, any
+   * frame from the client (a heartbeat or not, a ping or pong too) resets the count, and the tick
+   * after ten silent ones closes the socket with 1000 and no reason, its channels ending at once.
+   */
+  #watchSilence(timeoutMs: number): void {
+    const heard = () => {
+      this.#silentTicks = 0;
+    };
+    this.#ws.on("ping", heard);
+    this.#ws.on("pong", heard);
+    const timer = setInterval(
+      () => {
+        if (this.#ended) {
+          clearInterval(timer);
+          return;
+        }
+        if (this.#silentTicks < IDLE_TICKS) {
+          this.#silentTicks++;
+          return;
+        }
+        clearInterval(timer);
+        this.#closeAll();
+        this.#ws.close(1000);
+      },
+      Math.max(1, Math.floor(timeoutMs / IDLE_TICKS)),
+    );
+    timer.unref();
+    this.#ws.once("close", () => clearInterval(timer));
   }
 
   /**

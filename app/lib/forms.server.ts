@@ -108,7 +108,12 @@ export async function readFormData(
  * failed the page's request instead of being a form error.
  */
 export function formText(value: FormDataEntryValue | null): string {
-  return typeof value === "string" ? value.replaceAll("\0", "") : "";
+  return typeof value === "string" ? withoutNul(value) : "";
+}
+
+/** Text without NUL characters (formText's rule, for text that comes from elsewhere). */
+export function withoutNul(text: string): string {
+  return text.replaceAll("\0", "");
 }
 
 /** The form as name -> string (the first value of each name, as formText; files become ""). */

@@ -1,5 +1,6 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
 import type { Database } from "../../../lib/database.types";
+import { withoutNul } from "../../../lib/forms.server";
 import { backendFailure } from "../../../lib/http.server";
 import type { ImageTransform, StorageCalls } from "../../../lib/storage.server";
 import { type AttachmentError, SIGNED_URL_SECONDS, THUMBNAIL_PX } from "./rules";
@@ -102,7 +103,7 @@ async function createRow(
     .insert({
       note_id: noteId,
       // (a multipart file name can carry a NUL, which Postgres refuses in text)
-      name: file.name.replaceAll("\0", "") || "file",
+      name: withoutNul(file.name) || "file",
       size: file.size,
       content_type: file.type,
     })

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withoutNul } from "../../../lib/forms.server";
 import { safeNext } from "../../../lib/safe-redirect";
 import { markdownNesting } from "./markdown.server";
 import { BODY_MAX, NESTING_MAX, SEARCH_MAX, TAG_PATTERN, TAGS_MAX, TITLE_MAX } from "./rules";
@@ -95,7 +96,11 @@ export const listQuerySchema = z.object({
   q: z
     .string()
     .optional()
-    .transform((value) => (value ?? "").replaceAll("\u0000", "").trim().slice(0, SEARCH_MAX)),
+    .transform((value) =>
+      withoutNul(value ?? "")
+        .trim()
+        .slice(0, SEARCH_MAX),
+    ),
   tag: z
     .string()
     .optional()

@@ -34,6 +34,14 @@ interface Entry {
   metadata: ObjectMetadata | null;
 }
 
+/** The order asked for: descending or not, by a timestamp column (else by name), and the
+ * cursor's `a:` timestamp. */
+interface Sort {
+  desc: boolean;
+  timestamp?: string;
+  after?: string;
+}
+
 interface Cursor {
   startAfter: string;
   sortOrder?: string;
@@ -64,7 +72,7 @@ export async function listObjectsV2(
   const cursor = options.cursor ? decodeCursor(options.cursor) : undefined;
   const order = cursor?.sortOrder || options.sortBy?.order;
   const column = cursor?.sortColumn || options.sortBy?.column;
-  const sort = {
+  const sort: Sort = {
     desc: order === "desc",
     // name is the default and the tie-breaker
     timestamp: column && TIMESTAMP_COLUMNS.has(column) ? column : undefined,
@@ -115,7 +123,7 @@ async function objectsUnder(
   prefix: string,
   count: number,
   startAfter: string,
-  sort: { desc: boolean; timestamp?: string; after?: string },
+  sort: Sort,
 ): Promise<Entry[]> {
   const direction = sort.desc ? "desc" : "asc";
   const beyond = sort.desc ? "<" : ">";
@@ -216,7 +224,7 @@ async function foldersByTimestamp(
   prefix: string,
   count: number,
   startAfter: string,
-  sort: { desc: boolean; timestamp?: string; after?: string },
+  sort: Sort,
 ): Promise<Entry[]> {
   const column = sort.timestamp as string;
   const direction = sort.desc ? "desc" : "asc";

@@ -5,10 +5,9 @@
 import { fileURLToPath } from "node:url";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import { QUICK_PASSWORD_HASH_COST } from "../../../../tests/support/backend.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
-import { noPersist, subscribed } from "./support.ts";
+import { noPersist, rawSocket, subscribed } from "./support.ts";
 
 let backend: LocalBackend;
 const clients: SupabaseClient[] = [];
@@ -109,12 +108,7 @@ describe("private channels", () => {
 describe("a join's config, read as upstream reads it", () => {
   /** The replies of raw 2.0.0 joins, in order, as the anon key's socket gets them. */
   async function joinReplies(joins: Array<[string, unknown]>): Promise<unknown[]> {
-    const ws = new WebSocket(
-      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
-    );
-    const frames: unknown[][] = [];
-    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
-    await new Promise((resolve) => ws.once("open", resolve));
+    const { ws, frames } = await rawSocket<unknown[]>(backend.url, backend.keys.publishable);
     try {
       for (const [i, [topic, payload]] of joins.entries()) {
         ws.send(JSON.stringify([`${i}`, `${i}`, `realtime:${topic}`, "phx_join", payload]));
@@ -175,12 +169,7 @@ describe("a join's config, read as upstream reads it", () => {
   });
 
   it("broadcast self and ack are any value but false and null, too", async () => {
-    const ws = new WebSocket(
-      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
-    );
-    const frames: unknown[][] = [];
-    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
-    await new Promise((resolve) => ws.once("open", resolve));
+    const { ws, frames } = await rawSocket<unknown[]>(backend.url, backend.keys.publishable);
     try {
       const topic = `realtime:open:${crypto.randomUUID()}`;
       const config = { broadcast: { self: "false", ack: 0 } };
@@ -214,13 +203,9 @@ describe("what a policy sees of the authorization check", () => {
                  = 'application/json');
     `);
     try {
-      const ws = new WebSocket(
-        `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
-        { headers: { "X-Client-Info": "realtime-test/1.0", "X-Other": "b", "User-Agent": "ua" } },
-      );
-      const frames: unknown[][] = [];
-      ws.on("message", (data) => frames.push(JSON.parse(String(data))));
-      await new Promise((resolve) => ws.once("open", resolve));
+      const { ws, frames } = await rawSocket<unknown[]>(backend.url, backend.keys.publishable, {
+        headers: { "X-Client-Info": "realtime-test/1.0", "X-Other": "b", "User-Agent": "ua" },
+      });
       try {
         const config = { private: true, presence: { enabled: true } };
         ws.send(JSON.stringify(["1", "1", `realtime:${topic}`, "phx_join", { config }]));
@@ -274,12 +259,7 @@ describe("a new token on a private channel", () => {
     const b = await user();
     const aToken = (await a.client.auth.getSession()).data.session?.access_token as string;
     const bToken = (await b.client.auth.getSession()).data.session?.access_token as string;
-    const ws = new WebSocket(
-      `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
-    );
-    const frames: unknown[] = [];
-    ws.on("message", (data) => frames.push(JSON.parse(String(data))));
-    await new Promise((resolve) => ws.once("open", resolve));
+    const { ws, frames } = await rawSocket(backend.url, backend.keys.publishable);
     try {
       const topic = `realtime:user:${a.id}`;
       const config = { private: true, broadcast: {}, presence: { enabled: false } };
@@ -346,14 +326,7 @@ describe("broadcasts whose event is over a binary frame's 255 bytes", () => {
     const topic = `long-${crypto.randomUUID()}`;
     const sockets = await Promise.all(
       (["2.0.0", "1.0.0"] as const).map(async (vsn) => {
-        const ws = new WebSocket(
-          `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=${vsn}`,
-        );
-        const frames: unknown[] = [];
-        ws.on("message", (data, binary) =>
-          frames.push(binary ? new Uint8Array(data as Buffer) : JSON.parse(String(data))),
-        );
-        await new Promise((resolve) => ws.once("open", resolve));
+        const { ws, frames } = await rawSocket(backend.url, backend.keys.publishable, { vsn });
         const join = { config: {} };
         ws.send(
           JSON.stringify(

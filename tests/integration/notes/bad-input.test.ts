@@ -145,6 +145,28 @@ describe("hostile bodies and parameters", () => {
     expect(nested.body.split("<blockquote>")).toHaveLength(33);
   });
 
+  it("emphasis, strikethrough and brackets nested thousands deep render for the owner and whoever it is shared with", async () => {
+    const owner = await signedInBrowser();
+    const reader = await signedInBrowser();
+    // each within the body's 20,000 characters and the form's nesting rule (no container opens)
+    const bodies = {
+      emphasis: `${"*a ".repeat(3300)}end${" a*".repeat(3300)}`,
+      strikethrough: `${"~~a ".repeat(2400)}end${" a~~".repeat(2400)}`,
+      "open stars": `${"*a".repeat(9990)}end`,
+      links: `${"[".repeat(3900)}end${"](b)".repeat(3900)}`,
+    };
+    for (const [title, body] of Object.entries(bodies)) {
+      const id = await createNote(owner.browser, { title, body });
+      await owner.browser.post(`/notes/${id}`, { intent: "share", email: reader.email });
+      for (const browser of [owner.browser, reader.browser]) {
+        const page = await browser.get(`/notes/${id}`);
+        expect(page.status, title).toBe(200);
+        expect(page.body, title).toContain("end");
+      }
+      expect((await owner.browser.get(`/notes/${id}/edit`)).status, title).toBe(200);
+    }
+  });
+
   it("a note form far over its limits (over 1 MiB) says so: 413, nothing saved", async () => {
     const { browser } = await signedInBrowser();
     const visit = await browser.post("/notes/new", {

@@ -53,7 +53,7 @@ describe("Markdown in note bodies", () => {
     const { browser } = await signedInBrowser();
     const id = await createNote(browser, {
       title: "GFM",
-      body: "| item | qty |\n| --- | --: |\n| eggs | 6 |\n\n- [x] done\n- [ ] to do\n\n~~old~~ new, see https://example.com/gfm",
+      body: "| item | qty |\n| --- | --: |\n| eggs | 6 |\n\n- [x] done\n- [ ] to do\n- [ ]\n\n~~old~~ new, see https://example.com/gfm, www.example.org/docs. or notes.md",
     });
     const html = bodyHtml((await browser.get(`/notes/${id}`)).body);
     expect(html).toMatch(/<table>[\s\S]*<th>item<\/th>[\s\S]*<td>eggs<\/td>[\s\S]*<\/table>/);
@@ -61,6 +61,15 @@ describe("Markdown in note bodies", () => {
     expect(html).toMatch(/<input type="checkbox" disabled=""\/?>\s*to do/);
     expect(html).toContain("<del>old</del>");
     expect(html).toContain('<a href="https://example.com/gfm">https://example.com/gfm</a>');
+    // GitHub's bare links: with a scheme or `www.`, not any word with a dot in it
+    expect(html).toContain('<a href="http://www.example.org/docs">www.example.org/docs</a>.');
+    expect(html).toContain(" or notes.md");
+    expect(html).toMatch(/<td align="right">6<\/td>/);
+    // a checkbox with no task after it is no task
+    expect(html).toContain("<li>[ ]</li>");
+    // the list's excerpt has the tasks' words, not their checkboxes
+    const list = (await browser.get("/notes")).body.replaceAll("<!-- -->", "");
+    expect(list).toContain("item qty eggs 6 done to do [ ] old new");
   });
 
   it("renders scripts, event handlers, javascript: and data: URLs and raw HTML inert", async () => {

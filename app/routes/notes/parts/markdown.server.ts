@@ -1,13 +1,6 @@
-import type { Element, Root as HastRoot, Nodes } from "hast";
-import type { Heading, Image, Nodes as MdastNodes, Root as MdastRoot } from "mdast";
-import { gfmFromMarkdown } from "mdast-util-gfm";
-import { toString as mdastToString } from "mdast-util-to-string";
-import { gfm } from "micromark-extension-gfm";
-import rehypeSanitize from "rehype-sanitize";
-import remarkBreaks from "remark-breaks";
-import remarkParse from "remark-parse";
-import remarkRehype from "remark-rehype";
-import { type Processor, unified } from "unified";
+import type { Element, ElementContent, Root as HastRoot, Properties } from "hast";
+import { defaultSchema, sanitize } from "hast-util-sanitize";
+import MarkdownIt, { type Token } from "markdown-it";
 import { remembered } from "./remembered";
 import { BODY_MAX, NESTING_MAX } from "./rules";
 
@@ -18,41 +11,188 @@ export type MarkdownTree = HastRoot;
  * Markdown (CommonMark + GitHub's tables, task lists, strikethrough and autolinks) turned into a
  * tree on the server, so the parser never ships to the browser. A line break in the text is a
  * line break on the page (as in GitHub comments): notes are often lists typed one per line.
+ * markdown-it parses in time about linear in the text whatever its shape (decision 010): a body
+ * can cost its readers no more than its length.
  * Safe by construction, twice:
- *  - raw HTML in the text is dropped (remark-rehype without `allowDangerousHtml`), so `<script>`,
- *    `<img onerror>` and `<style>` never become elements;
- *  - the tree then goes through rehype-sanitize's default (GitHub) schema: only known tags and
+ *  - raw HTML in the text is dropped (its tokens become nothing), so `<script>`, `<img onerror>`
+ *    and `<style>` never become elements;
+ *  - the tree then goes through hast-util-sanitize's default (GitHub) schema: only known tags and
  *    attributes, no `on*` handlers or `style`, and links only to http(s), mailto and the like
- *    (`javascript:` and `data:` URLs lose their href).
+ *    (`javascript:` and `data:` URLs lose their href). Which links keep their target is the
+ *    sanitiser's call alone, so the parser takes every URL (`validateLink`) and a refused one still
+ *    reads as a link's text, not as its Markdown source.
  * Images become links: the CSP allows no images from other sites (no tracking pixels either).
  * Headings start at h2 (the note's title is the page's h1) and never skip a level, so the page's
  * outline holds whatever levels the text used.
  */
-const processor = unified()
-  .use(remarkParse)
-  .use(gfmParsing)
-  .use(remarkBreaks)
-  .use(() => (tree: MdastRoot) => outlineHeadings(tree))
-  .use(remarkRehype, { handlers: { image: imageAsLink } })
-  .use(rehypeSanitize);
+const parser = MarkdownIt({ html: true, linkify: true, breaks: true });
+parser.validateLink = () => true;
+// bare `www.` links as well as those with a scheme (GitHub's "extended www autolink")
+parser.linkify.set({ fuzzyLink: true });
 
 /**
- * GitHub's extensions to the parser only: what remark-gfm does, without also registering their
- * Markdown writers (mdast-util-to-markdown), which nothing here uses and the Worker would upload.
+ * How many elements deep the tree may go; deeper marks (emphasis inside emphasis thousands of
+ * times) keep their text without their element. Quotes and lists stop at NESTING_MAX levels
+ * (two elements each) before this.
  */
-function gfmParsing(this: Processor) {
-  const data = this.data();
-  data.micromarkExtensions = [...(data.micromarkExtensions ?? []), gfm()];
-  data.fromMarkdownExtensions = [...(data.fromMarkdownExtensions ?? []), gfmFromMarkdown()];
-}
+const DEPTH_MAX = 100;
 
 export function renderMarkdown(source: string): MarkdownTree {
   const text = source.slice(0, BODY_MAX);
   // a body nested deeper than the form allows (saved before the limit, or written through the
   // data API) is shown as its plain text rather than parsed
   if (markdownNesting(text) > NESTING_MAX) return plainText(text);
-  const tree = processor.runSync(processor.parse(text));
-  return withoutPositions(tree) as MarkdownTree;
+  const tokens = parser.parse(text, {});
+  outlineHeadings(tokens);
+  return sanitize(toTree(tokens), defaultSchema) as MarkdownTree;
+}
+
+/** markdown-it's tokens as a hast tree: an element per opening token, a node per leaf. */
+function toTree(tokens: Token[]): HastRoot {
+  const root: HastRoot = { type: "root", children: [] };
+  // the element each open token made, or its parent again when it made none (a tight list's
+  // paragraphs, a refused autolink, anything past DEPTH_MAX)
+  const open: (HastRoot | Element)[] = [root];
+  let depth = 0;
+  const add = (node: ElementContent) => {
+    const siblings = (open.at(-1) as HastRoot | Element).children;
+    const last = siblings.at(-1);
+    if (node.type === "text" && last?.type === "text") last.value += node.value;
+    else siblings.push(node);
+  };
+  const walk = (list: Token[]) => {
+    list.forEach((token, i) => {
+      if (token.nesting === 1) {
+        const element = token.hidden || depth >= DEPTH_MAX ? null : elementOf(token, list[i + 1]);
+        if (element) add(element);
+        open.push(element ?? (open.at(-1) as HastRoot | Element));
+        depth++;
+      } else if (token.nesting === -1) {
+        const closed = open.pop();
+        depth--;
+        if (token.type === "list_item_close" && closed?.type === "element") {
+          taskListItem(closed, open.at(-1) as Element);
+        }
+      } else if (token.type === "inline") {
+        walk(token.children ?? []);
+      } else {
+        for (const node of leafOf(token)) add(node);
+      }
+    });
+  };
+  walk(tokens);
+  return root;
+}
+
+function element(
+  tagName: string,
+  properties: Properties = {},
+  children: ElementContent[] = [],
+): Element {
+  return { type: "element", tagName, properties, children };
+}
+
+const text = (value: string) => ({ type: "text" as const, value });
+
+function elementOf(token: Token, next: Token | undefined): Element | null {
+  switch (token.type) {
+    case "s_open":
+      return element("del");
+    case "link_open": {
+      // GitHub links bare URLs that start with a scheme or www. and e-mail addresses; markdown-it's
+      // linkify would link any domain-like word (`notes.md`) as well
+      const href = String(token.attrGet("href") ?? "");
+      if (
+        token.markup === "linkify" &&
+        !/^(?:[a-z][a-z0-9+.-]*:\/\/|www\.)/i.test(next?.content ?? "") &&
+        !href.startsWith("mailto:")
+      ) {
+        return null;
+      }
+      const title = token.attrGet("title");
+      return element("a", title ? { href, title: String(title) } : { href });
+    }
+    case "ordered_list_open": {
+      const start = Number(token.attrGet("start") ?? 1);
+      return element("ol", start === 1 ? {} : { start });
+    }
+    case "th_open":
+    case "td_open": {
+      const align = /text-align:(\w+)/.exec(String(token.attrGet("style") ?? ""))?.[1];
+      return element(token.tag, align ? { align } : {});
+    }
+    default:
+      return element(token.tag);
+  }
+}
+
+function leafOf(token: Token): ElementContent[] {
+  switch (token.type) {
+    case "text":
+      return [text(token.content)];
+    case "code_inline":
+      return [element("code", {}, [text(token.content)])];
+    case "softbreak":
+    case "hardbreak":
+      return [element("br"), text("\n")];
+    case "fence": {
+      const language = token.info.trim().split(/\s+/)[0];
+      const code = element("code", language ? { className: [`language-${language}`] } : {}, [
+        text(token.content),
+      ]);
+      return [element("pre", {}, [code])];
+    }
+    case "code_block":
+      return [element("pre", {}, [element("code", {}, [text(token.content)])])];
+    case "hr":
+      return [element("hr")];
+    case "image": {
+      const alt = inlineText(token.children ?? []);
+      return [
+        element("a", { href: String(token.attrGet("src") ?? "") }, [
+          text(alt ? `Image: ${alt}` : "Image"),
+        ]),
+      ];
+    }
+    default:
+      // raw HTML (html_block, html_inline) is dropped
+      return [];
+  }
+}
+
+/** The checkbox a task list item's text starts with: `[ ]`, `[x]` or `[X]`, then a space. */
+const TASK_MARKER = /^\[([ xX])\][ \t]/;
+
+/**
+ * GitHub's task list item: a list item whose text starts with `[ ]` or `[x]` and a space gets a
+ * disabled checkbox in their place.
+ */
+function taskListItem(item: Element, list: Element) {
+  const first =
+    item.children[0]?.type === "element" && item.children[0].tagName === "p"
+      ? item.children[0]
+      : item;
+  const lead = first.children[0];
+  const marker = lead?.type === "text" ? TASK_MARKER.exec(lead.value) : null;
+  if (!marker || lead?.type !== "text") return;
+  lead.value = lead.value.slice(3);
+  const checked = marker[1] !== " ";
+  first.children.unshift(
+    element("input", { type: "checkbox", disabled: true, ...(checked ? { checked } : {}) }),
+  );
+  item.properties.className = ["task-list-item"];
+  list.properties.className = ["contains-task-list"];
+}
+
+/** The text of some inline tokens without their marks; line breaks as new lines. */
+function inlineText(tokens: Token[]): string {
+  return tokens
+    .map((token) => {
+      if (token.type === "text" || token.type === "code_inline") return token.content;
+      if (token.type === "image") return inlineText(token.children ?? []);
+      return token.type === "softbreak" || token.type === "hardbreak" ? "\n" : "";
+    })
+    .join("");
 }
 
 /** A container's marker at the start of `line` from `at`: its length, or 0 (none there). */
@@ -106,17 +246,17 @@ function plainText(source: string): MarkdownTree {
  * home page's one-line excerpts show (`**bread**` reads "bread"; raw HTML is left out).
  */
 export function markdownToText(source: string): string {
-  const parts: string[] = [];
-  const collect = (node: MdastNodes) => {
-    if (node.type === "html") return;
-    if (["paragraph", "heading", "code", "tableCell"].includes(node.type)) {
-      parts.push(mdastToString(node, { includeHtml: false }));
-    } else if ("children" in node) {
-      for (const child of node.children) collect(child);
-    }
-  };
   if (markdownNesting(source) > NESTING_MAX) return source.replace(/\s+/g, " ").trim();
-  collect(processor.parse(source));
+  const parts: string[] = [];
+  const tokens = parser.parse(source, {});
+  tokens.forEach((token, i) => {
+    if (token.type === "inline") {
+      const words = inlineText(token.children ?? []);
+      // a task's checkbox is no word: the item's first paragraph loses it
+      const inItem = tokens[i - 2]?.type === "list_item_open";
+      parts.push(inItem ? words.replace(TASK_MARKER, "") : words);
+    } else if (token.type === "fence" || token.type === "code_block") parts.push(token.content);
+  });
   return parts.join(" ").replace(/\s+/g, " ").trim();
 }
 
@@ -132,38 +272,14 @@ export function plainExcerpt(viewer: string, excerpt: string): string {
   return excerptWords(`${viewer}\0${excerpt}`, excerpt);
 }
 
-function outlineHeadings(tree: MdastRoot) {
-  const headings: Heading[] = [];
-  const collect = (node: MdastNodes) => {
-    if (node.type === "heading") headings.push(node);
-    if ("children" in node) for (const child of node.children) collect(child);
-  };
-  collect(tree);
+function outlineHeadings(tokens: Token[]) {
+  const headings = tokens.filter((token) => token.type === "heading_open");
   // The body's top level becomes h2, and no heading skips a level below the one before it.
-  const shift = 2 - Math.min(...headings.map((h) => h.depth));
+  const shift = 2 - Math.min(...headings.map((token) => Number(token.tag.slice(1))));
   let previous = 1;
   for (const heading of headings) {
-    const depth = Math.min(heading.depth + shift, previous + 1, 6);
-    heading.depth = depth as Heading["depth"];
+    const depth = Math.min(Number(heading.tag.slice(1)) + shift, previous + 1, 6);
+    heading.tag = `h${depth}`;
     previous = depth;
   }
-}
-
-function imageAsLink(_state: unknown, node: Image): Element {
-  const label = node.alt ? `Image: ${node.alt}` : "Image";
-  return {
-    type: "element",
-    tagName: "a",
-    properties: { href: node.url },
-    children: [{ type: "text", value: label }],
-  };
-}
-
-/** The tree without source positions: they are only weight in the page's data. */
-function withoutPositions(node: Nodes): Nodes {
-  const { position: _, ...rest } = node;
-  if ("children" in rest) {
-    return { ...rest, children: rest.children.map((child) => withoutPositions(child)) } as Nodes;
-  }
-  return rest as Nodes;
 }

@@ -315,13 +315,16 @@ describe("what the database says", () => {
     expect(strangerList).toEqual([]);
   });
 
-  test("a new display name or username: the person's own lists topic hears `profile`, with their id only", async () => {
-    const [ada, grace] = await Promise.all([person(), person()]);
+  test("a new display name or username: the person's own lists topic hears `profile`, with their id only, and so do their readers'", async () => {
+    const [ada, grace, stranger] = await Promise.all([person(), person(), person()]);
     const noteId = await noteOf(ada, grace);
-    const [adaList, graceList, page] = await Promise.all([
+    // a second note shared with Grace: she still hears one `profile` per change
+    await noteOf(ada, grace);
+    const [adaList, graceList, page, strangerList] = await Promise.all([
       listen(ada, `user:${ada.id}`),
       listen(grace, `user:${grace.id}`),
       listen(grace, `note:${noteId}`),
+      listen(stranger, `user:${stranger.id}`),
     ]);
     // the app's profile form: the display name goes into the profile through the data API
     const rename = () =>
@@ -343,7 +346,14 @@ describe("what the database says", () => {
     ).toBeNull();
     await ada.client.from("notes").update({ title: "Later" }).eq("id", noteId);
     await expect.poll(() => adaList.map((m) => m.event)).toEqual(["profile", "profile", "list"]);
-    expect(graceList.map((m) => m.event)).toEqual(["list"]);
+    // Grace reads Ada's notes, whose cards say "Shared by" Ada's name: her lists re-read too
+    await expect.poll(() => graceList.map((m) => m.event)).toEqual(["profile", "profile", "list"]);
+    expect(graceList[0]?.payload.user_id).toBe(ada.id);
     expect(page.map((m) => m.event)).toEqual(["note"]);
+    // Grace's own rename is hers alone: the owner of the notes she reads hears nothing
+    await grace.client.from("profiles").update({ display_name: "Grace Hopper" }).eq("id", grace.id);
+    await expect.poll(() => graceList.length).toBe(4);
+    expect(adaList).toHaveLength(3);
+    expect(strangerList).toEqual([]);
   });
 });

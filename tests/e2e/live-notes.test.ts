@@ -82,7 +82,7 @@ describe("live notes", () => {
     await ada.page.getByTestId("viewers").waitFor({ state: "detached" });
   });
 
-  test("a reader who renames themselves is shown by the new name, without a reload anywhere", async ({
+  test("a rename reaches every open page that shows the name, without a reload: the viewers line and the reader's shared list", async ({
     browser,
   }) => {
     const [ada, grace] = await Promise.all([person(browser, "Ada"), person(browser, "Grace")]);
@@ -90,8 +90,12 @@ describe("live notes", () => {
     await visit(grace.page, stack, path);
     expect(await viewers(grace.page)).toBe("Ada is also viewing");
     expect(await viewers(ada.page)).toBe("Grace is also viewing");
+    // Grace's list of notes shared with her, in a second tab, says whose they are
+    const graceList = await grace.page.context().newPage();
+    await visit(graceList, stack, "/notes?view=shared");
+    await graceList.getByTestId("note-owner").getByText("Shared by Ada ·").waitFor();
     // a mark in each open page: a reload would lose it
-    for (const page of [ada.page, grace.page]) {
+    for (const page of [ada.page, grace.page, graceList]) {
       await page.evaluate(() => Object.assign(window, { notReloaded: true }));
     }
 
@@ -103,7 +107,8 @@ describe("live notes", () => {
     await tab.getByText("Your profile was saved.").waitFor();
     await grace.page.getByTestId("viewers").getByText("Ada Lovelace is also viewing").waitFor();
     expect(await viewers(ada.page)).toBe("Grace is also viewing");
-    for (const page of [ada.page, grace.page]) {
+    await graceList.getByTestId("note-owner").getByText("Shared by Ada Lovelace ·").waitFor();
+    for (const page of [ada.page, grace.page, graceList]) {
       expect(await page.evaluate(() => "notReloaded" in window)).toBe(true);
     }
   });

@@ -14,7 +14,11 @@ function useUserTopic(): string | null {
   return root?.user ? `user:${root.user.id}` : null;
 }
 
-/** A page showing the user's lists (theirs, archived, shared with them) re-reads when they change. */
+/**
+ * A page showing the user's lists (theirs, archived, shared with them) re-reads when they change,
+ * and when the owner of a note shared with the user changes the name or picture its card shows
+ * (`profile`: supabase/migrations/20261128012000_profile_names_live_for_readers.sql).
+ */
 export function useLiveLists() {
   useLiveRevalidation(useUserTopic());
 }
@@ -22,7 +26,8 @@ export function useLiveLists() {
 /**
  * A note's page re-reads when the note changes (an edit, a pin, its shares), when the user's
  * lists say so about this note (shared with them again, or no longer), and when the user's own
- * profile changes (`profile`: supabase/migrations/20261128003800_live_profile_names.sql); it
+ * profile, or that of the owner of a note they read, changes (`profile`:
+ * supabase/migrations/20261128003800_live_profile_names.sql); it
  * shares the reader's presence on the note (the name and picture it read), and returns the others
  * reading it.
  */

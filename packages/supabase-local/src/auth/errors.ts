@@ -43,6 +43,11 @@ type Entry = readonly [status: number, code: string, message: string];
 /** The table: name -> [HTTP status, error_code, message] as the real service sends them. */
 const TABLE = {
   badJson: [400, "bad_json", "Could not parse request body as JSON"],
+  nulInBody: [
+    400,
+    "validation_failed",
+    "Strings in the request body must not contain the NUL character (\\u0000)",
+  ],
   tooLarge: [413, "request_entity_too_large", "Request body too large (max 1048576 bytes)"],
   notFound: [404, "not_found", "Not Found"],
   methodNotAllowed: [405, "method_not_allowed", "Method Not Allowed"],
@@ -63,6 +68,8 @@ const TABLE = {
   passwordTooLong: [400, "validation_failed", "Password cannot be longer than 72 characters"],
   signupDisabled: [422, "signup_disabled", "Signups not allowed for this instance"],
   emailSignupDisabled: [400, "email_provider_disabled", "Email signups are disabled"],
+  // token.go and magic_link.go answer 422; requireEmailProvider (/recover) and resend.go 400
+  emailLoginsDisabled: [422, "email_provider_disabled", "Email logins are disabled"],
   anonymousDisabled: [422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled"],
   phoneProviderDisabled: [400, "phone_provider_disabled", "Unsupported phone provider"],
   userAlreadyExists: [422, "user_already_exists", "User already registered"],
@@ -136,6 +143,13 @@ const TABLE = {
     403,
     "session_not_found",
     "Session from session_id claim in JWT does not exist",
+  ],
+  // UserGet and DeleteIdentity compare the token's aud with the request's (user.go, identity.go)
+  audienceMismatch: [400, "validation_failed", "Token audience doesn't match request audience"],
+  identityAudienceMismatch: [
+    403,
+    "unexpected_audience",
+    "Token audience doesn't match request audience",
   ],
   notAdmin: [403, "not_admin", "User not allowed"],
   appMetadataNeedsAdmin: [403, "not_admin", "Updating app_metadata requires admin privileges"],
@@ -217,6 +231,7 @@ const TABLE = {
   ],
   unenrollNeedsAal2: [422, "insufficient_aal", "AAL2 required to unenroll verified factor"],
   totpVerifyDisabled: [422, "mfa_totp_verify_not_enabled", "MFA verification is disabled for TOTP"],
+  totpUriTooLong: [400, "validation_failed", "The TOTP URI is too long for a QR code"],
   codeRequired: [400, "validation_failed", "Code needs to be non-empty"],
   challengeNotFound: [
     422,
@@ -438,12 +453,29 @@ export function wantsNewShape(request: Request): boolean {
   return value >= "2024-01-01";
 }
 
+/**
+ * Postgres' refusals of a value a request carried (SQLSTATE class 22, data exception): a NUL in
+ * text (22021) or jsonb (22P05), text that is not valid input for its type (22P02), a value longer
+ * than its column (22001). The real service answers them with a 500; a request's bad value is the
+ * caller's to fix, so here they are a 400. The request's own checks (the JSON body reader, the
+ * handlers' validation) catch what they can first: this is the backstop for what they miss.
+ */
+const INPUT_REFUSALS = new Set(["22021", "22P05", "22P02", "22001"]);
+
+/** The 400 a database error caused by the request's input is, or undefined for any other error. */
+export function inputRefusal(error: unknown): AuthError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !INPUT_REFUSALS.has(code)) return undefined;
+  return new AuthError(400, "validation_failed", `Invalid input: ${(error as Error).message}`);
+}
+
 /** Renders an error in the shape chosen by X-Supabase-Api-Version. Anything unexpected is a 500
  * with a generic message (the cause is logged, never sent). */
 export function errorResponse(error: unknown, request: Request): Response {
   if (!(error instanceof AuthError)) {
-    console.error("[local auth] unexpected error:", error);
-    error = new AuthError(500, "unexpected_failure", "Internal Server Error");
+    const refusal = inputRefusal(error);
+    if (!refusal) console.error("[local auth] unexpected error:", error);
+    error = refusal ?? new AuthError(500, "unexpected_failure", "Internal Server Error");
   }
   const e = error as AuthError;
   const headers = new Headers({ "Content-Type": "application/json" });

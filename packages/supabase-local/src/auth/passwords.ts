@@ -93,6 +93,32 @@ export async function comparePasswordForSignIn(
   return compare(password, hash);
 }
 
+/**
+ * An imported password_hash (POST /admin/users), checked as Auth checks it before storing it
+ * (models.NewUserWithPasswordHash); Auth answers a bad one with a 500, here it is a 400. A bcrypt
+ * hash must pass Go's bcrypt.Cost: at least 59 bytes, "$", a major version up to 2, a cost of 4 to
+ * 31. Argon2 and Firebase scrypt hashes, which Auth verifies at sign-in, are refused: this backend
+ * cannot verify them (Node has no argon2), and a stored hash no password matches would only show
+ * up as a failed sign-in.
+ */
+export function checkPasswordHash(hash: string): void {
+  const refuse = (reason: string) => {
+    throw authError("validationFailed", `Invalid password_hash: ${reason}`);
+  };
+  if (hash.startsWith("$argon2") || hash.startsWith("$fbscrypt")) {
+    refuse("argon2 and Firebase scrypt hashes cannot be verified by the local backend, use bcrypt");
+  }
+  const bytes = Buffer.from(hash);
+  if (bytes.length < 59) refuse("too short for a bcrypt hash");
+  if (hash[0] !== "$") refuse("a bcrypt hash starts with $");
+  if ((bytes[1] as number) > 0x32) refuse("the bcrypt version is newer than 2");
+  const at = hash[2] === "$" ? 3 : 4;
+  // strconv.Atoi of the cost's two bytes, which takes a sign
+  const digits = hash.slice(at, at + 2);
+  const cost = /^[+-]?\d+$/.test(digits) ? Number(digits) : Number.NaN;
+  if (!(cost >= 4 && cost <= 31)) refuse("the bcrypt cost must be from 4 to 31");
+}
+
 /** checkPasswordStrength: length limits from config (422 weak_password with reasons). */
 export function checkPasswordStrength(config: Config, password: string): void {
   if (password.length > MAX_PASSWORD_LENGTH) throw authError("passwordTooLong");

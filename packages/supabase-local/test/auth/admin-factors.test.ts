@@ -35,6 +35,25 @@ describe("PUT /admin/users/{id}/factors/{factor_id}", () => {
     expect(entries.some((e) => e.payload.traits?.factor_id === data?.id)).toBe(true);
   });
 
+  it("a friendly_name over 120 bytes is refused and the factor keeps its name", async () => {
+    const { client, user } = await signedInClient();
+    const { data } = await client.auth.mfa.enroll({ factorType: "totp", friendlyName: "phone" });
+    for (const friendly_name of ["n".repeat(121), "x".repeat(8192)]) {
+      const response = await put(`/admin/users/${user.id}/factors/${data?.id}`, { friendly_name });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        code: "validation_failed",
+        message: "friendly_name must be 120 characters or less",
+      });
+    }
+    const nul = await put(`/admin/users/${user.id}/factors/${data?.id}`, {
+      friendly_name: "a\u0000b",
+    });
+    expect(nul.status).toBe(400);
+    const listed = await client.auth.mfa.listFactors();
+    expect(listed.data?.all.map((f) => f.friendly_name)).toEqual(["phone"]);
+  });
+
   it("an unknown factor is 404 mfa_factor_not_found", async () => {
     const { user } = await signedInClient();
     const response = await put(

@@ -75,6 +75,100 @@ describe("admin users API (secret key)", () => {
     expect((data as unknown as { nextPage: number | null }).nextPage).toBe(2);
   });
 
+  it("refuses pagination past Go's uint64 with Auth's 400", async () => {
+    const list = async (query: string) => {
+      const response = await authFetch(`/admin/users?${query}`, {
+        key: SECRET_KEY,
+        headers: { "X-Supabase-Api-Version": "2024-01-01" },
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    expect(await list("page=99999999999999999999")).toEqual({
+      status: 400,
+      body: {
+        code: "validation_failed",
+        message:
+          'Bad Pagination Parameters: strconv.ParseUint: parsing "99999999999999999999": value out of range',
+      },
+    });
+    expect(await list("per_page=x")).toEqual({
+      status: 400,
+      body: {
+        code: "validation_failed",
+        message: 'Bad Pagination Parameters: strconv.ParseUint: parsing "x": invalid syntax',
+      },
+    });
+    // a page past the end, however far, is an empty page
+    for (const page of ["18446744073709551615", "9223372036854775807", "9007199254740993"]) {
+      expect(await list(`page=${page}&per_page=1000`)).toMatchObject({
+        status: 200,
+        body: { users: [] },
+      });
+    }
+  });
+
+  it("ban_duration is a Go duration: overflowing or malformed is 400, as time.ParseDuration", async () => {
+    const { user } = await freshUser();
+    const update = async (ban_duration: string) => {
+      const response = await authFetch(`/admin/users/${user.id}`, {
+        method: "PUT",
+        key: SECRET_KEY,
+        headers: { "X-Supabase-Api-Version": "2024-01-01" },
+        body: JSON.stringify({ ban_duration }),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    const invalid = (message: string) => ({
+      status: 400,
+      body: { code: "validation_failed", message: `invalid format for ban duration: ${message}` },
+    });
+    expect(await update("99999999999h")).toEqual(invalid('time: invalid duration "99999999999h"'));
+    expect(await update("5")).toEqual(invalid('time: missing unit in duration "5"'));
+    expect(await update("5y")).toEqual(invalid('time: unknown unit "y" in duration "5y"'));
+    // what Go reads is accepted: fractions, units together, µs, the largest duration
+    for (const ok of ["1.5h", "1h30m15s", ".5m", "1500us", "2562047h47m16.854775807s"]) {
+      expect((await update(ok)).status, ok).toBe(200);
+    }
+    expect(await update("2562047h47m16.854775808s")).toEqual(
+      invalid('time: invalid duration "2562047h47m16.854775808s"'),
+    );
+  });
+
+  it("a role longer than the column is a 400; an unusable password_hash is refused, as Auth refuses it", async () => {
+    const create = async (body: Record<string, unknown>) => {
+      const response = await authFetch("/admin/users", {
+        method: "POST",
+        key: SECRET_KEY,
+        headers: { "X-Supabase-Api-Version": "2024-01-01" },
+        body: JSON.stringify({ email: randomEmail(), email_confirm: true, ...body }),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    expect(await create({ role: "r".repeat(300) })).toEqual({
+      status: 400,
+      body: { code: "validation_failed", message: "role must be 255 characters or less" },
+    });
+    for (const password_hash of [
+      "x",
+      "$2a$10$abc",
+      `$2a$99$${"a".repeat(53)}`,
+      "$argon2id$v=19$m=65536,t=1,p=1$YWJj$YWJj",
+      "$argon2id$v=19$m=4294967295,t=4294967295,p=255$YWJjZGVmZ2g$YWJjZGVmZ2hpamtsbW5vcA",
+      "$fbscrypt$v=1,n=16,r=8,p=1,ss=Bw==,sk=YWJj$YWJjZGVmZ2g$YWJj",
+    ]) {
+      expect(await create({ password_hash }), password_hash).toMatchObject({
+        status: 400,
+        body: { code: "validation_failed" },
+      });
+    }
+    // a bcrypt hash is taken as it is and signs in
+    const email = randomEmail();
+    const hash = "$2a$04$0EhdOsRhyQLmvoW1m.7tYOg8hp5X1MbU7qs2xq8e.i91BswfuyX/i";
+    expect((await create({ email, password_hash: hash })).status).toBe(200);
+    const { error } = await anonClient().auth.signInWithPassword({ email, password: "password1" });
+    expect(error).toBeNull();
+  });
+
   it("refuses a duplicate email and a malformed id", async () => {
     const admin = adminClient();
     const { email } = await freshUser();

@@ -331,3 +331,198 @@ describe("bad input gets the real 4xx, never a 500, and changes nothing", () => 
     expect((await adminClient().auth.admin.listUsers({ perPage: 1 })).error).toBeNull();
   });
 });
+
+describe("strings, nesting and claims Auth's decoder and middleware judge", () => {
+  const LEGACY_SECRET = new TextEncoder().encode(
+    "super-secret-jwt-token-with-at-least-32-characters-long",
+  );
+
+  it("lone surrogates in a body become U+FFFD, as Go's decoder makes them, and are stored", async () => {
+    const email = randomEmail();
+    const signup = await post(
+      "/signup",
+      `{"email":"${email}","password":"long-enough-pw","data":{"a":"x\\ud800","\\udc00k":["\\ud83d"]}}`,
+      NEW_SHAPE,
+    );
+    expect(signup.status).toBe(200);
+    expect(signup.body.user_metadata).toEqual({ a: "x\ufffd", "\ufffdk": ["\ufffd"] });
+
+    const { session } = await signedInClient();
+    const headers = { Authorization: `Bearer ${session.access_token}`, ...NEW_SHAPE };
+    const update = await authFetch("/user", {
+      method: "PUT",
+      body: '{"data":{"name":"\\udc00x"}}',
+      headers,
+    });
+    expect(update.status).toBe(200);
+    expect((await update.json()).user_metadata).toMatchObject({ name: "\ufffdx" });
+
+    const otp = await post(
+      "/otp",
+      `{"email":"${randomEmail()}","data":{"n":"\\ud83d"}}`,
+      NEW_SHAPE,
+    );
+    expect(otp).toMatchObject({ status: 200, body: {} });
+  });
+
+  it("a NUL in any string of a body is a 400 and stores nothing", async () => {
+    const email = randomEmail();
+    const nul = {
+      code: "validation_failed",
+      message: "Strings in the request body must not contain the NUL character (\\u0000)",
+    };
+    for (const body of [
+      { email, password: "long-enough-pw", data: { a: "x\u0000" } },
+      { email, password: "long-enough-pw", data: { "k\u0000": 1 } },
+      { email: `${email}\u0000`, password: "long-enough-pw" },
+    ]) {
+      expect(await post("/signup", JSON.stringify(body), NEW_SHAPE)).toMatchObject({
+        status: 400,
+        body: nul,
+      });
+    }
+    expect(await noUser(email)).toBe(true);
+
+    const { session } = await signedInClient();
+    const update = await authFetch("/user", {
+      method: "PUT",
+      body: JSON.stringify({ data: { name: "a\u0000" } }),
+      headers: { Authorization: `Bearer ${session.access_token}`, ...NEW_SHAPE },
+    });
+    expect(update.status).toBe(400);
+    expect(await update.json()).toEqual(nul);
+    for (const body of [
+      { type: "email", token: "12\u00003456", email },
+      { type: "email", token_hash: "\u0000" },
+    ]) {
+      expect(await post("/verify", JSON.stringify(body), NEW_SHAPE)).toMatchObject({
+        status: 400,
+        body: nul,
+      });
+    }
+  });
+
+  it("GET /verify with a NUL in the token: the redirect carries a 400, not a 500", async () => {
+    const link = await authFetch(
+      "/verify?token=%00abc&type=signup&redirect_to=http://localhost:5173/x",
+    );
+    expect(link.status).toBe(303);
+    const location = new URL(link.headers.get("location") ?? "");
+    expect(Object.fromEntries(new URLSearchParams(location.hash.slice(1)))).toMatchObject({
+      error: "invalid_request",
+      error_code: "validation_failed",
+    });
+  });
+
+  it("nesting deeper than the cap is bad_json; data nested up to it is stored and read back", async () => {
+    const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+    const email = randomEmail();
+    const deep = await post(
+      "/signup",
+      `{"email":"${email}","password":"long-enough-pw","data":${nested(5000)}}`,
+      NEW_SHAPE,
+    );
+    expect(deep).toMatchObject({
+      status: 400,
+      body: {
+        code: "bad_json",
+        message: "Could not parse request body as JSON: exceeded max depth",
+      },
+    });
+    const arrays = await post(
+      "/signup",
+      `{"email":"${email}","password":"long-enough-pw","data":{"x":${"[".repeat(2000)}${"]".repeat(2000)}}}`,
+      NEW_SHAPE,
+    );
+    expect(arrays).toMatchObject({ status: 400, body: { code: "bad_json" } });
+    expect(await noUser(email)).toBe(true);
+
+    // the body itself is one level: `data` may hold 511 more
+    const ok = await post(
+      "/signup",
+      `{"email":"${email}","password":"long-enough-pw","data":${nested(511)}}`,
+      NEW_SHAPE,
+    );
+    expect(ok.status).toBe(200);
+    await adminClient().auth.admin.updateUserById(ok.body.id, { email_confirm: true });
+    // signed into a JWT, read back by GET /user
+    const client = anonClient();
+    const { error } = await client.auth.signInWithPassword({
+      email,
+      password: "long-enough-pw",
+    });
+    expect(error).toBeNull();
+    const { data } = await client.auth.getUser();
+    let level: unknown = data.user?.user_metadata;
+    let depth = 0;
+    while (level && typeof level === "object" && "a" in level) {
+      level = (level as { a: unknown }).a;
+      depth++;
+    }
+    expect(depth).toBe(511);
+    const over = await post(
+      "/signup",
+      `{"email":"${randomEmail()}","password":"long-enough-pw","data":${nested(512)}}`,
+      NEW_SHAPE,
+    );
+    expect(over).toMatchObject({ status: 400, body: { code: "bad_json" } });
+  });
+
+  it("logout with an empty scope is a global logout, as Auth reads it", async () => {
+    const { session, client } = await signedInClient();
+    const response = await authFetch("/logout?scope=", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.access_token}`, ...NEW_SHAPE },
+    });
+    expect(response.status).toBe(204);
+    expect((await client.auth.refreshSession()).error).toMatchObject({
+      code: "refresh_token_not_found",
+    });
+  });
+
+  it("a JWT whose sub is not a UUID is 400 bad_jwt", async () => {
+    const token = await new SignJWT({
+      sub: "not-a-uuid",
+      role: "authenticated",
+      aud: "authenticated",
+    })
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime("1h")
+      .sign(LEGACY_SECRET);
+    const response = await authFetch("/user", {
+      headers: { Authorization: `Bearer ${token}`, ...NEW_SHAPE },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      code: "bad_jwt",
+      message: "invalid claim: sub claim must be a UUID",
+    });
+  });
+
+  it("GET /user with a token without aud, or another aud than asked for, is 400", async () => {
+    const { session } = await signedInClient();
+    const mint = (claims: Record<string, unknown>) =>
+      new SignJWT({ sub: session.user.id, role: "authenticated", ...claims })
+        .setProtectedHeader({ alg: "HS256" })
+        .setExpirationTime("1h")
+        .sign(LEGACY_SECRET);
+    const get = async (token: string, headers: Record<string, string> = {}) => {
+      const response = await authFetch("/user", {
+        headers: { Authorization: `Bearer ${token}`, ...NEW_SHAPE, ...headers },
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    const mismatch = {
+      status: 400,
+      body: {
+        code: "validation_failed",
+        message: "Token audience doesn't match request audience",
+      },
+    };
+    expect(await get(await mint({}))).toEqual(mismatch);
+    expect(await get(await mint({ aud: [] }))).toEqual(mismatch);
+    expect(await get(session.access_token, { "X-JWT-AUD": "elsewhere" })).toEqual(mismatch);
+    expect((await get(await mint({ aud: ["authenticated", "x"] }))).status).toBe(200);
+    expect((await get(session.access_token)).status).toBe(200);
+  });
+});

@@ -1,14 +1,18 @@
 // Features a local project has off answer as the hosted service does for a project without them
 // (status, error_code, message), not with a bare 404: SAML SSO, Web3, ID-token sign-in with a
 // provider that is not enabled, the OAuth 2.1 server, custom OAuth providers, SCIM.
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   adminClient,
   anonClient,
   authFetch,
+  PASSWORD,
+  PUBLISHABLE_KEY,
+  randomEmail,
   SECRET_KEY,
   signedInClient,
 } from "../../../../tests/support/backend.ts";
+import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
 
 const NEW_SHAPE = { "X-Supabase-Api-Version": "2024-01-01" };
 
@@ -211,6 +215,58 @@ describe("OAuth 2.1 server, custom providers, SCIM", () => {
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       id_token_signing_alg_values_supported: ["RS256", "HS256", "ES256"],
       code_challenge_methods_supported: ["S256", "plain"],
+    });
+  });
+});
+
+describe("[auth.email] enabled = false", () => {
+  let local: MemoryBackend;
+  beforeAll(async () => {
+    local = await memoryBackend({ auth: { email: { enabled: false } } });
+  }, 60_000);
+  afterAll(() => local?.close());
+
+  async function post(path: string, body: unknown) {
+    const response = await local.fetch(`${local.backend.url}/auth/v1${path}`, {
+      method: "POST",
+      headers: { apikey: PUBLISHABLE_KEY, "Content-Type": "application/json", ...NEW_SHAPE },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  it("every email sign-in, link and code is refused as by Auth, for a user the admin made", async () => {
+    // the admin API still makes users with an address
+    const email = randomEmail();
+    const created = await local.admin().auth.admin.createUser({
+      email,
+      password: PASSWORD,
+      email_confirm: true,
+    });
+    expect(created.error).toBeNull();
+    const logins = { code: "email_provider_disabled", message: "Email logins are disabled" };
+
+    expect(await post("/token?grant_type=password", { email, password: PASSWORD })).toEqual({
+      status: 422,
+      body: logins,
+    });
+    expect(await post("/otp", { email })).toEqual({ status: 422, body: logins });
+    expect(await post("/magiclink", { email })).toEqual({ status: 422, body: logins });
+    expect(await post("/recover", { email })).toEqual({ status: 400, body: logins });
+    expect(await post("/resend", { type: "signup", email })).toEqual({ status: 400, body: logins });
+    expect(await post("/signup", { email: randomEmail(), password: PASSWORD })).toEqual({
+      status: 400,
+      body: { code: "email_provider_disabled", message: "Email signups are disabled" },
+    });
+    // Auth's otp checks create_user (an unknown address) before handing over to the magic link
+    expect(await post("/otp", { email: randomEmail(), create_user: false })).toEqual({
+      status: 422,
+      body: { code: "otp_disabled", message: "Signups not allowed for otp" },
+    });
+    // the resend type check comes first
+    expect(await post("/resend", { type: "bogus", email })).toMatchObject({
+      status: 400,
+      body: { code: "validation_failed" },
     });
   });
 });

@@ -58,6 +58,69 @@ describe("enroll", () => {
     expect(data?.totp.uri).toContain("issuer=Edge%20Notes");
   });
 
+  it("an issuer whose otpauth URI cannot fit a QR code is refused at once, and nothing is enrolled", async () => {
+    const { client } = await signedInClient();
+    const token = await accessToken(client);
+    const post = async (body: Record<string, unknown>) => {
+      const response = await authFetch("/factors", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "X-Supabase-Api-Version": "2024-01-01" },
+        body: JSON.stringify({ factor_type: "totp", ...body }),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    // the URI holds the issuer twice; a QR code at level H holds at most 1273 bytes
+    const short = await post({ friendly_name: "short", issuer: "a" });
+    expect(short.status).toBe(200);
+    const fits = 1 + Math.floor((1273 - short.body.totp.uri.length) / 2);
+    const longest = await post({ friendly_name: "longest", issuer: "a".repeat(fits) });
+    expect(longest.status).toBe(200);
+    expect(longest.body.totp.uri).toHaveLength(short.body.totp.uri.length + 2 * (fits - 1));
+    expect(longest.body.totp.qr_code).toMatch(/^<svg/);
+
+    const tooLong = await post({ friendly_name: "too long", issuer: "a".repeat(fits + 1) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.code).toBe("validation_failed");
+    expect(tooLong.body.message).toMatch(/QR code/);
+    // a huge one is refused as quickly: no QR code is attempted
+    const started = performance.now();
+    const huge = await post({ friendly_name: "huge", issuer: "1a".repeat(200_000) });
+    expect(huge.status).toBe(400);
+    expect(huge.body.code).toBe("validation_failed");
+    expect(performance.now() - started).toBeLessThan(1000);
+
+    const names = ((await client.auth.mfa.listFactors()).data?.all ?? []).map(
+      (f) => f.friendly_name,
+    );
+    expect(names.sort()).toEqual(["longest", "short"]);
+  });
+
+  it("a friendly_name over 120 bytes is refused for every factor type, as for passkeys", async () => {
+    const { client } = await signedInClient();
+    const token = await accessToken(client);
+    const tooLong = {
+      code: "validation_failed",
+      message: "friendly_name must be 120 characters or less",
+    };
+    for (const factor_type of ["totp", "webauthn"]) {
+      for (const friendly_name of ["n".repeat(121), "é".repeat(61), "x".repeat(8192)]) {
+        const response = await authFetch("/factors", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "X-Supabase-Api-Version": "2024-01-01" },
+          body: JSON.stringify({ factor_type, friendly_name }),
+        });
+        expect(response.status, factor_type).toBe(400);
+        expect(await response.json()).toEqual(tooLong);
+      }
+    }
+    expect((await client.auth.mfa.listFactors()).data?.all).toEqual([]);
+    const longest = await client.auth.mfa.enroll({
+      factorType: "totp",
+      friendlyName: "n".repeat(120),
+    });
+    expect(longest.error).toBeNull();
+  });
+
   it("refuses a duplicate friendly name and an unknown factor type", async () => {
     const { client } = await signedInClient();
     await enroll(client, "Laptop");

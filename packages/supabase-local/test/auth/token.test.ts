@@ -152,10 +152,13 @@ describe("POST /token grant_type=refresh_token", () => {
       status: 400,
       body: { code: "validation_failed", message: "Refresh token is not valid" },
     });
-    const empty = await refresh("");
-    expect(empty).toEqual({
-      status: 400,
-      body: { error: "invalid_request", error_description: "refresh_token required" },
-    });
+    // Auth's params check (shorter than 12 characters) answers before the token service's own
+    // "refresh_token required", which an empty token so never reaches
+    for (const empty of ["", undefined]) {
+      expect(await refresh(empty as string)).toEqual({
+        status: 400,
+        body: { code: "validation_failed", message: "Refresh token is not valid" },
+      });
+    }
   });
 });

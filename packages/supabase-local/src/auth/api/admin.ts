@@ -3,8 +3,15 @@ import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { requireAdmin } from "../http/authenticate.ts";
 import { redirectTarget } from "../http/redirect.ts";
-import { clientIp, pick, readBody, readParams } from "../http/request.ts";
-import { UUID, validateEmail, validatePhone } from "../http/validate.ts";
+import { clientIp, parseJson, pick, readBody, readParams } from "../http/request.ts";
+import {
+  pageOffset,
+  pagination,
+  UUID,
+  validateEmail,
+  validateFriendlyName,
+  validatePhone,
+} from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import {
@@ -38,7 +45,7 @@ import {
   updateUserMetadata,
   userJson,
 } from "../models/users.ts";
-import { checkPasswordStrength, hashPassword } from "../passwords.ts";
+import { checkPasswordHash, checkPasswordStrength, hashPassword } from "../passwords.ts";
 
 const USER_SHAPE = {
   id: "string",
@@ -58,10 +65,11 @@ const USER_SHAPE = {
 export async function listUsers(ctx: AuthContext, request: Request): Promise<Response> {
   await requireAdmin(ctx, request);
   const url = new URL(request.url);
-  const page = positiveInt(url.searchParams.get("page"), 1);
-  const perPage = Math.min(positiveInt(url.searchParams.get("per_page"), 50), 1000);
+  const requested = pagination(url, 50);
+  const { page } = requested;
+  const perPage = Math.min(requested.perPage, 1000);
   const total = await countUsers(ctx.db);
-  const rows = await listUserRows(ctx.db, perPage, (page - 1) * perPage);
+  const rows = await listUserRows(ctx.db, perPage, pageOffset(page, perPage));
   const users = [];
   for (const row of rows) users.push(await userJson(ctx.db, row));
   const headers = new Headers({ "X-Total-Count": String(total) });
@@ -77,16 +85,6 @@ export async function listUsers(ctx: AuthContext, request: Request): Promise<Res
   links.push(link(last, "last"));
   headers.set("Link", links.join(", "));
   return Response.json({ users, aud: "authenticated" }, { headers });
-}
-
-function positiveInt(value: string | null, fallback: number): number {
-  if (value === null || value === "") return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1) {
-    throw authError("badJson", `Bad Pagination Parameters: invalid value ${value}`).withCode(
-      "validation_failed",
-    );
-  }
-  return Number(value);
 }
 
 /** POST /admin/users */
@@ -107,12 +105,14 @@ export async function createUserAdmin(ctx: AuthContext, request: Request): Promi
   }
   if (params.password && params.password_hash) throw authError("adminPasswordOrHash");
   if (params.id !== undefined && !UUID.test(params.id)) throw authError("idNotUuid");
+  checkRole(params.role);
   const bannedUntil = banUntil(params.ban_duration);
   let encryptedPassword: string | null = null;
   if (params.password) {
     checkPasswordStrength(ctx.config, params.password);
     encryptedPassword = await hashPassword(ctx.config, params.password);
   } else if (params.password_hash) {
+    checkPasswordHash(params.password_hash);
     encryptedPassword = params.password_hash;
   }
   const user = await ctx.db.transaction(async (tx) => {
@@ -163,6 +163,7 @@ export async function updateUserAdmin(ctx: AuthContext, request: Request): Promi
     const taken = await findUserByEmail(ctx.db, email);
     if (taken && taken.id !== user.id) throw authError("emailExists");
   }
+  checkRole(params.role);
   const bannedUntil = banUntil(params.ban_duration);
   let encrypted: string | undefined;
   if (params.password !== undefined) {
@@ -200,17 +201,7 @@ export async function deleteUserAdmin(ctx: AuthContext, request: Request): Promi
   await requireAdmin(ctx, request);
   const user = await loadUser(ctx, request);
   const text = await readBody(request);
-  let body: unknown = {};
-  if (text.trim() !== "") {
-    try {
-      body = JSON.parse(text);
-    } catch (error) {
-      throw authError(
-        "badJson",
-        `Could not parse request body as JSON: ${(error as Error).message}`,
-      );
-    }
-  }
+  const body = text.trim() === "" ? {} : parseJson(text);
   const { should_soft_delete: soft } = pick(body, { should_soft_delete: "boolean" });
   await ctx.db.transaction(async (tx) => {
     await audit(tx, clientIp(request), user, "user_deleted");
@@ -296,21 +287,98 @@ async function refreshed(db: Db, user: UserRow): Promise<UserRow> {
   return (await findUserById(db, user.id)) ?? user;
 }
 
+/** role: any name, within auth.users.role, a varchar(255) (longer fails there: a 500 on Auth). */
+function checkRole(role: string | undefined): void {
+  if (role !== undefined && [...role].length > 255) {
+    throw authError("validationFailed", "role must be 255 characters or less");
+  }
+}
+
 /** ban_duration: "none" lifts a ban; a Go duration ("24h", "1h30m") bans until now + duration. */
 function banUntil(value: string | undefined): Date | null | undefined {
   if (value === undefined || value === "") return undefined;
   if (value === "none") return null;
-  const match = /^(?:\d+(?:\.\d+)?(?:h|m|s|ms))+$/.test(value);
-  if (!match)
-    throw authError(
-      "badJson",
-      `invalid format for ban duration: time: invalid duration "${value}"`,
-    ).withCode("validation_failed");
-  let ms = 0;
-  for (const [, n, unit] of value.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s)/g)) {
-    ms += Number(n) * { h: 3_600_000, m: 60_000, s: 1000, ms: 1 }[unit as "h" | "m" | "s" | "ms"];
+  const nanoseconds = parseGoDuration(value);
+  if (typeof nanoseconds === "string") {
+    throw authError("validationFailed", `invalid format for ban duration: ${nanoseconds}`);
   }
-  return new Date(Date.now() + ms);
+  return new Date(Date.now() + Number(nanoseconds / 1_000_000n));
+}
+
+/** Nanoseconds per unit of a Go duration (time.ParseDuration's unitMap). */
+const DURATION_UNITS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1_000n,
+  "\u00b5s": 1_000n,
+  "\u03bcs": 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+};
+const INT64_LIMIT = 2n ** 63n;
+
+/**
+ * time.ParseDuration: an optional sign, then numbers (fractions allowed) each with a unit, within
+ * an int64 of nanoseconds; "0" alone needs none. Answers the nanoseconds, or Go's error text.
+ */
+function parseGoDuration(orig: string): bigint | string {
+  const invalid = `time: invalid duration ${goQuote(orig)}`;
+  let s = orig;
+  let negative = false;
+  if (s[0] === "-" || s[0] === "+") {
+    negative = s[0] === "-";
+    s = s.slice(1);
+  }
+  if (s === "0") return 0n;
+  if (s === "") return invalid;
+  let total = 0n;
+  while (s !== "") {
+    const number = s.match(/^(\d*)(?:\.(\d*))?/) as RegExpMatchArray;
+    const [whole = "", fraction] = [number[1], number[2]];
+    if (whole === "" && !fraction) return invalid;
+    // Go's leadingInt refuses a number past 2^63
+    if (whole !== "" && BigInt(whole) > INT64_LIMIT) return invalid;
+    s = s.slice(number[0].length);
+    const unitName = s.match(/^[^.0-9]*/)?.[0] ?? "";
+    s = s.slice(unitName.length);
+    if (unitName === "") return `time: missing unit in duration ${goQuote(orig)}`;
+    const unit = DURATION_UNITS[unitName];
+    if (unit === undefined) {
+      return `time: unknown unit ${goQuote(unitName)} in duration ${goQuote(orig)}`;
+    }
+    let value = BigInt(whole || "0");
+    if (value > INT64_LIMIT / unit) return invalid;
+    value *= unit;
+    if (fraction) {
+      // as Go: the digits that fit an int64, scaled in float64
+      let f = 0n;
+      let scale = 1;
+      for (const digit of fraction) {
+        const next = f * 10n + BigInt(digit);
+        if (f > (INT64_LIMIT - 1n) / 10n || next > INT64_LIMIT) break;
+        f = next;
+        scale *= 10;
+      }
+      value += BigInt(Math.trunc(Number(f) * (Number(unit) / scale)));
+      if (value > INT64_LIMIT) return invalid;
+    }
+    total += value;
+    if (total > INT64_LIMIT) return invalid;
+  }
+  if (negative) return -total;
+  if (total > INT64_LIMIT - 1n) return invalid;
+  return total;
+}
+
+/** time's quote: ASCII as is (with \" and \\ escaped), anything else as \x escapes of its bytes. */
+function goQuote(s: string): string {
+  let out = "";
+  for (const c of s) {
+    if (c >= " " && c <= "~") out += c === '"' || c === "\\" ? `\\${c}` : c;
+    else for (const byte of Buffer.from(c)) out += `\\x${byte.toString(16).padStart(2, "0")}`;
+  }
+  return `"${out}"`;
 }
 
 /** The {id} and {factor_id} of /admin/users/{id}/factors[/{factor_id}] (loadUser, loadFactor). */
@@ -358,6 +426,7 @@ export async function updateFactorAdmin(ctx: AuthContext, request: Request): Pro
   const { user, factor } = await loadUserAndFactor(ctx, request);
   if (!factor) throw authError("factorNotFound");
   const params = await readParams(request, { friendly_name: "string", phone: "string" });
+  if (params.friendly_name) validateFriendlyName(params.friendly_name);
   const updated = await ctx.db.transaction(async (tx) => {
     if (params.friendly_name) await renameFactor(tx, factor.id, params.friendly_name);
     await audit(tx, clientIp(request), user, "factor_updated", {

@@ -1,6 +1,7 @@
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
 import { requireAdmin } from "../http/authenticate.ts";
+import { pageOffset, pagination } from "../http/validate.ts";
 import { findAuditEntries } from "../models/audit.ts";
 
 /** The `query=<scope>:<text>` scopes of GET /admin/audit and the payload fields each searches. */
@@ -17,8 +18,7 @@ const SCOPES: Record<string, string[]> = {
 export async function adminAuditLog(ctx: AuthContext, request: Request): Promise<Response> {
   await requireAdmin(ctx, request);
   const url = new URL(request.url);
-  const page = Math.max(1, unsigned(url.searchParams.get("page"), 1));
-  const perPage = unsigned(url.searchParams.get("per_page"), 50) || 20;
+  const { page, perPage } = pagination(url, 50);
   const query = url.searchParams.get("query") ?? "";
   let filter: { fields: string[]; value: string } | undefined;
   if (query !== "") {
@@ -31,7 +31,7 @@ export async function adminAuditLog(ctx: AuthContext, request: Request): Promise
   }
   const { total, entries } = await findAuditEntries(ctx.db, filter, {
     limit: perPage,
-    offset: (page - 1) * perPage,
+    offset: pageOffset(page, perPage),
   });
   const pages = Math.ceil(total / perPage);
   const link = (p: number, rel: string) => {
@@ -45,16 +45,4 @@ export async function adminAuditLog(ctx: AuthContext, request: Request): Promise
   return Response.json(entries, {
     headers: { "X-Total-Count": String(total), Link: links.join(", ") },
   });
-}
-
-/** strconv.ParseUint as the real paginate uses it. */
-function unsigned(value: string | null, fallback: number): number {
-  if (value === null || value === "") return fallback;
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw authError(
-      "validationFailed",
-      `Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(value)}: invalid syntax`,
-    );
-  }
-  return Number(value);
 }

@@ -1,7 +1,7 @@
 import type { AuthContext } from "../context.ts";
 import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
-import { type Caller, requireUser } from "../http/authenticate.ts";
+import { audienceMatches, type Caller, requireUser } from "../http/authenticate.ts";
 import { clientIp } from "../http/request.ts";
 import { UUID } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
@@ -32,9 +32,10 @@ export async function linkIdentity(ctx: AuthContext, request: Request): Promise<
 
 /** DELETE /user/identities/{identity_id}: never the last one; the email follows the identities. */
 export async function deleteIdentity(ctx: AuthContext, request: Request): Promise<Response> {
-  const { user } = await requireLinkingCaller(ctx, request);
+  const { user, claims } = await requireLinkingCaller(ctx, request);
   const id = new URL(request.url).pathname.split("/").pop() ?? "";
   if (!UUID.test(id)) throw authError("identityIdNotUuid");
+  if (!audienceMatches(request, claims)) throw authError("identityAudienceMismatch");
   const identities = await listIdentities(ctx.db, user.id);
   if (identities.length <= 1) throw authError("singleIdentity");
   const identity = identities.find((i) => i.id === id);

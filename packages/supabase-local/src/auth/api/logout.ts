@@ -8,11 +8,12 @@ import { logoutSessions } from "../models/sessions.ts";
 /** POST /logout?scope=global|local|others: 204; the access token stays valid until it expires. */
 export async function logout(ctx: AuthContext, request: Request): Promise<Response> {
   const caller = await requireUser(ctx, request);
-  const raw = new URL(request.url).searchParams.get("scope") ?? "global";
-  if (!["global", "local", "others"].includes(raw)) {
+  const raw = new URL(request.url).searchParams.get("scope") ?? "";
+  if (!["", "global", "local", "others"].includes(raw)) {
     throw authError("missingEmailOrPhone", `Unsupported logout scope "${raw}"`);
   }
-  const scope = raw as "global" | "local" | "others";
+  // absent or empty is global, as Auth's switch on the query's scope has it
+  const scope = (raw || "global") as "global" | "local" | "others";
   await ctx.db.transaction(async (tx) => {
     await audit(tx, clientIp(request), caller.user, "logout");
     await logoutSessions(tx, caller.user.id, caller.session?.id, scope);

@@ -5,7 +5,7 @@ import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { type Caller, requireUser } from "../http/authenticate.ts";
 import { clientIp, readBody, readParams } from "../http/request.ts";
-import { UUID, validatePhone } from "../http/validate.ts";
+import { UUID, validateFriendlyName, validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
 import {
@@ -46,6 +46,12 @@ const MAX_VERIFIED_FACTORS = 10;
 const PERIOD = 30;
 const DIGITS = 6;
 const SKEW = 1;
+/**
+ * The most bytes of the otpauth URI a QR code can hold: version 40 at level H in byte mode. Auth
+ * encodes the whole URI in byte mode (boombuler/barcode qr.Auto: numeric or alphanumeric only when
+ * the whole text is), so a longer URI fails there (a 500); here it is refused with a 400.
+ */
+const QR_CAPACITY_BYTES = 1273;
 
 /** requireAuthentication + requireNotAnonymous, the middleware of every /factors route. */
 async function requireFactorCaller(ctx: AuthContext, request: Request): Promise<Caller> {
@@ -101,13 +107,19 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     secret,
   });
   const uri = key.toString();
-  // loaded after the start, not with it (loadAfterStart in http/app.ts): 40 ms of every start
-  const { default: QRCode } = await import("qrcode");
-  const qrCode = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "H" });
 
   const factorId = randomUUID();
   await ctx.db.transaction(async (tx) => {
     await validateFactors(ctx, tx, user.id, friendlyName, session?.aal);
+    // Checked before any QR code is drawn: the library's search for the best encoding of a long
+    // text takes seconds of this thread before it fails.
+    const bytes = Buffer.byteLength(uri);
+    if (bytes > QR_CAPACITY_BYTES) {
+      throw authError(
+        "totpUriTooLong",
+        `The TOTP URI is ${bytes} bytes, more than the ${QR_CAPACITY_BYTES} a QR code holds: use a shorter issuer`,
+      );
+    }
     await insertTotpFactor(tx, {
       id: factorId,
       userId: user.id,
@@ -116,6 +128,9 @@ export async function enrollFactor(ctx: AuthContext, request: Request): Promise<
     });
     await audit(tx, clientIp(request), user, "factor_in_progress", { factor_id: factorId });
   });
+  // loaded after the start, not with it (loadAfterStart in http/app.ts): 40 ms of every start
+  const { default: QRCode } = await import("qrcode");
+  const qrCode = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "H" });
   return Response.json({
     id: factorId,
     type: "totp",
@@ -195,6 +210,7 @@ async function validateFactors(
   name: string,
   aal: string | undefined,
 ) {
+  validateFriendlyName(name);
   await deleteExpiredUnverifiedFactors(db, userId, FACTOR_EXPIRY_SECONDS);
   const factors = await factorsOf(db, userId);
   if (factors.some((f) => (f.friendly_name ?? "") === name)) {

@@ -31,6 +31,11 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
   if (params.email && params.channel) throw authError("otpChannelNeedsPhone");
   if (!params.email && !params.phone) throw authError("otpNeedsEmailOrPhone");
   if (!params.email) return smsOtp(ctx, request, params);
+  // Auth's Otp answers an unknown address with create_user false first, then hands over to
+  // MagicLink, which refuses while the email provider is off
+  if (params.create_user === false && !(await findUserByEmail(ctx.db, validateEmail(params.email))))
+    throw authError("otpSignupDisabled");
+  if (!ctx.config.auth.email.enabled) throw authError("emailLoginsDisabled");
   const email = validateEmail(params.email);
   const pkce = pkceRequested(params);
   const createUserAllowed = params.create_user ?? true;
@@ -60,6 +65,13 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
     await sendEmail(ctx, tx, user, flow, { redirectTo, pkce });
   });
   return Response.json({});
+}
+
+/** POST /magiclink: refused before its body is read while the email provider is off (MagicLink),
+ * else as POST /otp. */
+export async function magicLink(ctx: AuthContext, request: Request): Promise<Response> {
+  if (!ctx.config.auth.email.enabled) throw authError("emailLoginsDisabled");
+  return otp(ctx, request);
 }
 
 /**

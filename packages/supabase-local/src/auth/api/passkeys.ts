@@ -2,7 +2,7 @@ import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
 import { requireAdmin, requireUser } from "../http/authenticate.ts";
 import { clientIp, readParams } from "../http/request.ts";
-import { UUID } from "../http/validate.ts";
+import { UUID, validateFriendlyName } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import { findUserById } from "../models/users.ts";
 import {
@@ -32,8 +32,7 @@ export async function updatePasskey(ctx: AuthContext, request: Request): Promise
   const id = passkeyIdOf(request);
   const { friendly_name: name = "" } = await readParams(request, { friendly_name: "string" });
   if (name === "") throw authError("friendlyNameRequired");
-  // len() of a Go string counts bytes.
-  if (Buffer.byteLength(name) > 120) throw authError("friendlyNameTooLong");
+  validateFriendlyName(name);
   const passkey = await findPasskey(ctx.db, id, user.id);
   if (!passkey) throw authError("passkeyNotFound");
   const renamed = await ctx.db.transaction(async (tx) => {

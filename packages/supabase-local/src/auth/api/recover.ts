@@ -11,6 +11,8 @@ import { pkceRequested } from "../tokens/pkce.ts";
 
 /** POST /recover: a password-recovery email. Unknown addresses get the same 200 (no enumeration). */
 export async function recover(ctx: AuthContext, request: Request): Promise<Response> {
+  // requireEmailProvider, the route's middleware after its rate limit: before the body is read
+  if (!ctx.config.auth.email.enabled) throw authError("emailLoginsDisabled").withStatus(400);
   const params = await readParams(request, {
     email: "string",
     code_challenge: "string",

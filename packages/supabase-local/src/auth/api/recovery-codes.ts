@@ -4,6 +4,7 @@ import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
 import { type Caller, requireUser } from "../http/authenticate.ts";
 import { clientIp, readBody, readParams } from "../http/request.ts";
+import { validateFriendlyName } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
 import {
   deleteExpiredUnverifiedFactors,
@@ -82,6 +83,7 @@ export async function generateRecoveryCodes(ctx: AuthContext, request: Request):
   if (session.aal !== "aal2") throw authError("recoveryCodesGenerateNeedsAal2");
   if (await findRecoveryCodeSet(ctx.db, user.id)) throw authError("recoveryCodesExist");
   const friendlyName = params.friendly_name || DEFAULT_NAME;
+  validateFriendlyName(friendlyName);
 
   // validateFactors, then: recovery codes are never a user's only second factor.
   await deleteExpiredUnverifiedFactors(ctx.db, user.id, FACTOR_EXPIRY_SECONDS);

@@ -27,6 +27,9 @@ export async function resend(ctx: AuthContext, request: Request): Promise<Respon
   if (!emailType && !params.phone) throw authError("resendNeedsPhone");
   if (params.email && params.phone)
     throw authError("otpEmailOrPhone", "Only an email address or phone number should be provided.");
+  if (params.email && !ctx.config.auth.email.enabled) {
+    throw authError("emailLoginsDisabled").withStatus(400);
+  }
   if (!emailType) return resendSms(ctx, request, type, params.phone);
   const email = validateEmail(params.email);
   const redirectTo = redirectTarget(ctx.config, request);

@@ -29,7 +29,7 @@ import { invite } from "./invite.ts";
 import { jwks, openidConfiguration } from "./jwks.ts";
 import { logout } from "./logout.ts";
 import { challengeFactor, enrollFactor, unenrollFactor, verifyFactor } from "./mfa.ts";
-import { otp } from "./otp.ts";
+import { magicLink, otp } from "./otp.ts";
 import {
   passkeyAuthenticationOptions,
   passkeyAuthenticationVerify,
@@ -66,7 +66,7 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["POST", "/signup", signup],
   ["POST", "/token", token],
   ["POST", "/otp", limited("otp", otp)],
-  ["POST", "/magiclink", limited("magic_link", otp)],
+  ["POST", "/magiclink", limited("magic_link", magicLink)],
   ["GET", "/verify", limited("token_verifications", verify)],
   ["POST", "/verify", limited("token_verifications", verify)],
   ["POST", "/recover", limited("recover", recover)],

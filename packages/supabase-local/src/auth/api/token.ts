@@ -43,6 +43,7 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
   if (params.email && params.phone) throw authError("emailOrPhoneLogin");
   if (!params.email && !params.phone) throw authError("missingEmailOrPhone");
   const byPhone = !params.email;
+  if (!byPhone && !ctx.config.auth.email.enabled) throw authError("emailLoginsDisabled");
   if (byPhone && !ctx.config.auth.sms.enableSignup) throw authError("phoneLoginsDisabled");
   const password = params.password ?? "";
   const user = byPhone
@@ -69,7 +70,8 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
 async function refreshTokenGrant(ctx: AuthContext, request: Request): Promise<Response> {
   const params = await readParams(request, { refresh_token: "string" });
   const value = params.refresh_token ?? "";
-  if (value === "") throw oauthError("invalid_request", "refresh_token required");
+  // RefreshTokenGrantParams.Validate, an empty token included (the token service's own
+  // "refresh_token required" comes after it, so never)
   if (!/^[a-z0-9]{12}$/.test(value)) throw authError("refreshTokenInvalid");
   const body = await ctx.db
     .transaction(async (tx) => {

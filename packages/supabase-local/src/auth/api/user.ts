@@ -1,7 +1,7 @@
 import type { AuthContext } from "../context.ts";
 import { sendEmailChange, sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
-import { requireUser } from "../http/authenticate.ts";
+import { audienceMatches, requireUser } from "../http/authenticate.ts";
 import { redirectTarget } from "../http/redirect.ts";
 import { clientIp, readParams } from "../http/request.ts";
 import { validateChannel, validateEmail, validatePhone } from "../http/validate.ts";
@@ -28,7 +28,8 @@ import { pkceRequested } from "../tokens/pkce.ts";
 
 /** GET /user: the signed-in user. */
 export async function getUser(ctx: AuthContext, request: Request): Promise<Response> {
-  const { user } = await requireUser(ctx, request);
+  const { user, claims } = await requireUser(ctx, request);
+  if (!audienceMatches(request, claims)) throw authError("audienceMismatch");
   return Response.json(await userJson(ctx.db, user));
 }
 

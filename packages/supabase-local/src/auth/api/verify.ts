@@ -1,6 +1,6 @@
 import type { AuthContext } from "../context.ts";
 import { sendNotification } from "../emails/send.ts";
-import { AuthError, authError } from "../errors.ts";
+import { AuthError, authError, inputRefusal } from "../errors.ts";
 import { redirectTarget } from "../http/redirect.ts";
 import { clientIp, readParams } from "../http/request.ts";
 import { validatePhone } from "../http/validate.ts";
@@ -114,8 +114,10 @@ async function verifyGet(ctx: AuthContext, request: Request): Promise<Response> 
     }
     return redirect(url);
   } catch (error) {
-    if (!(error instanceof AuthError)) throw error;
-    return redirect(errorRedirect(redirectTo, error, pkce));
+    // a link's bad value (a NUL in its token) is redirected like any other refusal
+    const failure = error instanceof AuthError ? error : inputRefusal(error);
+    if (!failure) throw error;
+    return redirect(errorRedirect(redirectTo, failure, pkce));
   }
 }
 

@@ -8,6 +8,11 @@ import { UUID } from "./validate.ts";
 
 export type { Claims };
 
+const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+
+/** GOTRUE_JWT_AUD: the audience of the tokens Auth issues and of requests that name none. */
+const DEFAULT_AUDIENCE = "authenticated";
+
 /** The bearer JWT's claims (requireAuthentication's first half): 401 without one, 403 bad_jwt. */
 export async function requireClaims(_ctx: AuthContext, request: Request): Promise<Claims> {
   // the gateway picked the bearer and verifies it once (http/app.ts)
@@ -32,18 +37,35 @@ export async function requireUser(ctx: AuthContext, request: Request): Promise<C
   const claims = await requireClaims(ctx, request);
   const sub = claims.sub;
   if (typeof sub !== "string" || sub === "") throw authError("jwtMissingSub");
-  if (!UUID.test(sub)) throw authError("badJwt", "invalid claim: sub claim must be a UUID");
+  // Auth answers an unparseable sub with a 400 (its other claim refusals are 403s)
+  if (!UUID.test(sub))
+    throw authError("badJwt", "invalid claim: sub claim must be a UUID").withStatus(400);
   const user = await findUserById(ctx.db, sub);
   if (!user) throw authError("userFromSubMissing");
   let session: SessionRow | undefined;
   const sessionId = claims.session_id;
-  if (typeof sessionId === "string" && sessionId !== "") {
+  // the nil UUID is no session, as an empty session_id
+  if (typeof sessionId === "string" && sessionId !== "" && sessionId !== NIL_UUID) {
     if (!UUID.test(sessionId))
       throw authError("badJwt", "invalid claim: session_id claim must be a UUID");
     session = await findSession(ctx.db, sessionId);
     if (!session) throw authError("sessionFromJwtMissing");
   }
   return { claims, user, session };
+}
+
+/**
+ * Whether the token's first `aud` is the request's audience (requestAud): the X-JWT-AUD header
+ * when sent, else the token's own first `aud` (ignored for admin roles), else DEFAULT_AUDIENCE.
+ * A token without an `aud` never matches.
+ */
+export function audienceMatches(request: Request, claims: Claims): boolean {
+  const raw = claims.aud;
+  const first = Array.isArray(raw) ? raw[0] : raw;
+  const fromToken = typeof first === "string" ? first : "";
+  const admin = claims.role === "service_role" || claims.role === "supabase_admin";
+  const requested = request.headers.get("x-jwt-aud") || (!admin && fromToken) || DEFAULT_AUDIENCE;
+  return fromToken !== "" && fromToken === requested;
 }
 
 /** requireAdmin: a JWT whose role is service_role (or supabase_admin). */

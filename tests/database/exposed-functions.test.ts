@@ -109,6 +109,10 @@ let tokens: { aal2: string; aal1: string; anonymous: string; ended: string };
 
 beforeAll(async () => {
   local = await memoryBackend({ auth: { enableAnonymousSignIns: true } });
+  // The control calls are rolled back with Prefer: tx=rollback, which PostgREST honours only
+  // where db-tx-end allows an override; the Supabase CLI's PostgREST (db-tx-end commit) ignores
+  // it and would keep their writes. Reset in afterAll: the worker's other files share the database.
+  await setTxEnd("set pgrst.db_tx_end = 'commit-allow-override'");
   const owner = await local.signedIn();
   const totp = await enrollVerifiedTotp(owner.client);
   expect(await aalOf(owner.client)).toBe("aal2");
@@ -162,7 +166,14 @@ beforeAll(async () => {
   };
 }, 60_000);
 
-afterAll(() => local?.close());
+afterAll(async () => {
+  await setTxEnd("reset pgrst.db_tx_end");
+  await local?.close();
+});
+
+async function setTxEnd(change: string) {
+  await local?.backend.db.exec(`alter role authenticator ${change}; notify pgrst, 'reload config'`);
+}
 
 function claimsOf(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString() || "{}");
@@ -218,7 +229,8 @@ async function rpc(r: Routine, args: Record<string, unknown>, token?: string, pr
   try {
     body = JSON.parse(text);
   } catch {}
-  return { status: response.status, code: body?.code, message: body?.message, text };
+  const applied = response.headers.get("preference-applied");
+  return { status: response.status, code: body?.code, message: body?.message, text, applied };
 }
 
 /**
@@ -321,6 +333,9 @@ async function audit(): Promise<{ called: string[]; failures: string[] }> {
     const control = await rpc(r, args, tokens.aal2, "tx=rollback");
     if (control.status >= 300) {
       failures.push(`${id}: the aal2 control call failed (${control.status} ${control.text})`);
+    }
+    if (!control.applied?.includes("tx=rollback")) {
+      failures.push(`${id}: the aal2 control call was not rolled back (${control.applied})`);
     }
     const before = await fingerprint();
     for (const [who, token, status, expected] of [

@@ -97,6 +97,7 @@ export interface OrderTerm {
 export interface Scoped {
   readonly conditions: readonly Condition[];
   readonly order?: readonly OrderTerm[];
+  /** the root's: after the Range header (GET), as PostgREST's top-level range */
   readonly limit?: number;
   readonly offset?: number;
 }
@@ -115,14 +116,19 @@ export interface ArgOrFilter {
     | { readonly error: RestError };
 }
 
+/** The Prefer header as asked, the first of each kind (see parsePreferences). */
 export interface Preferences {
   readonly return?: "minimal" | "headers-only" | "representation";
   readonly count?: "exact" | "planned" | "estimated";
   readonly resolution?: "merge-duplicates" | "ignore-duplicates";
   readonly missing?: "default" | "null";
+  /** honoured only where the database's db-tx-end allows an override (the plan decides) */
   readonly tx?: "commit" | "rollback";
   readonly handling?: "strict" | "lenient";
+  /** the first `timezone=` value; honoured only if the database knows it (the plan decides) */
+  readonly timezone?: string;
   readonly maxAffected?: number;
+  /** the entries PostgREST does not accept, in order; `timezone=` ones included (see timezone) */
   readonly invalid: readonly string[];
 }
 
@@ -168,12 +174,12 @@ export interface ApiRequest {
   readonly media: MediaType;
   readonly stripNulls: boolean;
   readonly explain?: ExplainRequest;
-  readonly range?: { readonly from: number; readonly to?: number };
   /** the Content-Type of the body */
   readonly contentType: BodyType;
   /**
    * the body: objects or an array of them (JSON, CSV and form bodies alike), or the raw text of a
-   * text/xml/bytea body (bytea as `\x…` hex); undefined for GET/HEAD/DELETE
+   * text/xml/bytea body (bytea as `\x…` hex); undefined for GET/HEAD/DELETE. Not frozen, unlike
+   * the rest (freezing a large body value by value costs seconds); no stage changes it.
    */
   readonly payload?: unknown;
   /** the Cookie header, name -> value */

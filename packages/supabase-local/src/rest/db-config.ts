@@ -22,6 +22,11 @@ export interface RestConfig {
   extraSearchPath: readonly string[];
   /** db-plan-enabled: the execution plan via Accept: application/vnd.pgrst.plan (default false) */
   planEnabled: boolean;
+  /**
+   * db-tx-end: how a transaction ends (`commit` by default, as the Supabase CLI runs PostgREST:
+   * it sets no PGRST_DB_TX_END) and whether `Prefer: tx=` may override it (`…-allow-override`).
+   */
+  txEnd: { rollback: boolean; allowOverride: boolean };
   /** The impersonated roles' own settings (`alter role anon set statement_timeout = '3s'`), by
    * role: applied to each request of the role, as read at the last load (see ROLE_SETTINGS). */
   roleSettings: ReadonlyMap<string, readonly RoleSetting[]>;
@@ -85,6 +90,17 @@ function int(value: string | undefined): number | undefined {
   return Number(value);
 }
 
+/**
+ * PostgREST's db-tx-end values; any other value is a configuration error for PostgREST (it keeps
+ * its previous configuration), read here as the default.
+ */
+const TX_END: Record<string, RestConfig["txEnd"]> = {
+  commit: { rollback: false, allowOverride: false },
+  "commit-allow-override": { rollback: false, allowOverride: true },
+  rollback: { rollback: true, allowOverride: false },
+  "rollback-allow-override": { rollback: true, allowOverride: true },
+};
+
 /** A comma-separated list, PostgREST's splitOnCommas (blanks trimmed; empty means none). */
 const list = (value: string) =>
   value
@@ -111,6 +127,7 @@ export async function loadRestConfig(db: PGlite, file: FileConfig): Promise<Rest
     preRequest: preRequest ? preRequest : undefined,
     extraSearchPath: extra !== undefined ? list(extra) : (file.extraSearchPath ?? ["public"]),
     planEnabled: bool(get("db_plan_enabled"), false),
+    txEnd: TX_END[get("db_tx_end") ?? "commit"] ?? (TX_END.commit as RestConfig["txEnd"]),
     roleSettings,
   };
 }

@@ -105,6 +105,12 @@ export const errors = {
       "Query result exceeds max-affected preference constraint",
       `The query affects ${n} rows`,
     ),
+  maxAffectedNotSetof: () =>
+    new RestError(
+      400,
+      "PGRST128",
+      "Function must return SETOF or TABLE when max-affected preference is used with handling=strict",
+    ),
   aggregatesNotAllowed: () =>
     new RestError(400, "PGRST123", "Use of aggregate functions is not allowed"),
   invalidPath: () => new RestError(404, "PGRST125", "Invalid path specified in request URL"),
@@ -224,7 +230,8 @@ export function statusForSqlState(code: string, message: string, authenticated: 
     return message.startsWith("role") && message.endsWith("does not exist") ? 401 : 400;
   if (code === "42883") return 404;
   if (code === "42501") return authenticated ? 403 : 401;
-  if (/^PT\d{3}$/.test(code)) return Number(code.slice(2));
+  // PTxyz: the status xyz, whatever it is (PT999 is 999); not a number, 500
+  if (code.startsWith("PT")) return /^\d+$/.test(code.slice(2)) ? Number(code.slice(2)) : 500;
   const prefix = code.slice(0, 2);
   const byClass: Record<string, number> = {
     "08": 503,
@@ -266,6 +273,8 @@ const DETAIL_HINT =
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
+/** An optional text key of PostgREST's RAISE PGRST JSON (absent or null, else a string). */
+const optionalString = (v: unknown) => v === undefined || v === null || typeof v === "string";
 function parseJson(text: string | undefined): unknown {
   try {
     return text === undefined ? undefined : JSON.parse(text);
@@ -281,7 +290,13 @@ function parseJson(text: string | undefined): unknown {
  */
 function raisedResponse(pg: PgLikeError): RestError {
   const m = parseJson(pg.message);
-  if (!isObject(m) || typeof m.code !== "string" || typeof m.message !== "string")
+  if (
+    !isObject(m) ||
+    typeof m.code !== "string" ||
+    typeof m.message !== "string" ||
+    !optionalString(m.details) ||
+    !optionalString(m.hint)
+  )
     return new RestError(
       500,
       "PGRST121",
@@ -298,7 +313,13 @@ function raisedResponse(pg: PgLikeError): RestError {
       DETAIL_HINT,
     );
   const d = parseJson(pg.detail);
-  if (!isObject(d) || typeof d.status !== "number" || !isObject(d.headers))
+  if (
+    !isObject(d) ||
+    !Number.isSafeInteger(d.status) ||
+    !isObject(d.headers) ||
+    !Object.values(d.headers).every((v) => typeof v === "string") ||
+    !optionalString(d.status_text)
+  )
     return new RestError(
       500,
       "PGRST121",
@@ -308,7 +329,7 @@ function raisedResponse(pg: PgLikeError): RestError {
     );
   const headers = Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k, String(v)]));
   return new RestError(
-    d.status,
+    d.status as number,
     m.code,
     m.message,
     typeof m.details === "string" ? m.details : null,
@@ -345,3 +366,25 @@ export function fromDatabaseError(error: unknown, authenticated: boolean): RestE
 
 const STACK_DEPTH_HINT =
   'Increase the configuration parameter "max_stack_depth" (currently 2048kB), after ensuring the platform\'s stack depth limit is adequate.';
+
+/**
+ * The HTTP answer for an error. PostgREST sends any status a function chooses (`PTxyz`, or the
+ * `status` of RAISE SQLSTATE 'PGRST'), even one outside HTTP's range, and no body for 1xx, 204
+ * and 304 (Warp's rule). A fetch Response holds 200-599 only, so a status outside it is answered
+ * 500 with the same body (a deliberate difference, src/rest/README.md); a status that cannot carry
+ * a body (204, 205, 304) is answered without one.
+ */
+export function errorResponse(e: RestError): Response {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(e.headers)) {
+    try {
+      headers.set(name, value);
+    } catch {
+      // a header a function raised that HTTP cannot carry (a space in its name…) is left out
+    }
+  }
+  headers.set("Content-Type", "application/json; charset=utf-8");
+  const status = Number.isInteger(e.status) && e.status >= 200 && e.status <= 599 ? e.status : 500;
+  const body = [204, 205, 304].includes(status) ? null : JSON.stringify(e.body());
+  return new Response(body, { status, headers });
+}

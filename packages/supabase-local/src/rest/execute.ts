@@ -59,7 +59,7 @@ export async function executePlan(
   const { readOnly, rollback, response: shape } = plan;
 
   return db.transaction(async (tx) => {
-    await setRequestSettings(tx, ctx, readOnly === true);
+    await setRequestSettings(tx, ctx, readOnly === true, plan.timezone);
     if (ctx.preRequest) await tx.query(`SELECT ${qualifiedName(ctx.preRequest)}()`);
     if (query.explain && shape.explain) {
       // the plan: EXPLAIN's rows as Postgres printed them (a JSON plan is one row, kept as its
@@ -68,7 +68,7 @@ export async function executePlan(
         parsers: { [JSON_OID]: (text) => text },
       });
       const text = explained.rows.map((r) => `${r["QUERY PLAN"]}\n`).join("");
-      if (rollback) await tx.rollback();
+      if (rollback) await rollBack(tx);
       return new Response(text, {
         status: 200,
         headers: { "Content-Type": `${shape.explain.mime}; charset=utf-8` },
@@ -97,9 +97,19 @@ export async function executePlan(
       answer = { ...shape, status: { ...shape.status, status, emptyStatus: status } };
     }
     const response = respond(answer, row, query.csv === true);
-    if (plan.rollback) await tx.rollback();
+    if (plan.rollback) await rollBack(tx);
     return response;
   });
+}
+
+/**
+ * Ends the transaction with a rollback, as PostgREST does for db-tx-end/tx=rollback: deferred
+ * constraints are checked first (SET CONSTRAINTS ALL IMMEDIATE), so a write that would fail at
+ * commit fails here too.
+ */
+async function rollBack(tx: Transaction) {
+  await tx.query("SET CONSTRAINTS ALL IMMEDIATE");
+  await tx.rollback();
 }
 
 /**
@@ -108,10 +118,16 @@ export async function executePlan(
  * - read-only, for a read (`SET TRANSACTION READ ONLY`);
  * - the role's own settings (ALTER ROLE … SET, such as the statement_timeout of anon and
  *   authenticated), as the configuration last read them (db-config.ts), as PostgREST applies them;
- * - the request's: role, JWT claims, method, path, headers, cookies, search_path.
+ * - the request's: role, JWT claims, method, path, headers, cookies, search_path, and the
+ *   timezone of Prefer: timezone= (a known one: the plan checked it).
  * Postgres evaluates a select list from left to right.
  */
-async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly: boolean) {
+async function setRequestSettings(
+  tx: Transaction,
+  ctx: RequestContext,
+  readOnly: boolean,
+  timezone: string | undefined,
+) {
   const claims = ctx.claims;
   const params: string[] = [
     String(claims.role),
@@ -123,6 +139,7 @@ async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly
     JSON.stringify(ctx.cookies),
     [...new Set(ctx.searchPath)].map(ident).join(", "),
   ];
+  if (timezone !== undefined) params.push(timezone);
   const roleSettings = ctx.roleSettings.map(({ name, value }) => {
     params.push(name, value);
     return `set_config($${params.length - 1}, $${params.length}, true), `;
@@ -133,7 +150,7 @@ async function setRequestSettings(tx: Transaction, ctx: RequestContext, readOnly
             set_config('request.jwt.claim.role', $1, true), set_config('request.jwt.claim.sub', $3, true),
             set_config('request.method', $4, true), set_config('request.path', $5, true),
             set_config('request.headers', $6, true), set_config('request.cookies', $7, true),
-            set_config('search_path', $8, true)`,
+            set_config('search_path', $8, true)${timezone !== undefined ? ", set_config('timezone', $9, true)" : ""}`,
     params,
   );
 }

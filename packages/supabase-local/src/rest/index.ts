@@ -1,6 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { loadRestConfig, type RestConfig } from "./db-config.ts";
-import { errors, fromDatabaseError, RestError } from "./errors.ts";
+import { errorResponse, errors, fromDatabaseError, RestError } from "./errors.ts";
 import { executePlan } from "./execute.ts";
 import { readRequest } from "./parse.ts";
 import { planRequest } from "./plan.ts";
@@ -86,6 +86,7 @@ export function createRestHandler(deps: RestDeps): (request: Request) => Promise
         maxRows: settings.maxRows,
         aggregatesEnabled: settings.aggregatesEnabled,
         planEnabled: settings.planEnabled,
+        txEnd: settings.txEnd,
       });
       const query = querySql(plan);
       return await executePlan(deps.db, plan, query, {
@@ -99,10 +100,7 @@ export function createRestHandler(deps: RestDeps): (request: Request) => Promise
         cookies: api.cookies,
       });
     } catch (error) {
-      const e = fromDatabaseError(error, authenticated);
-      const headers = new Headers(e.headers);
-      headers.set("Content-Type", "application/json; charset=utf-8");
-      return new Response(JSON.stringify(e.body()), { status: e.status, headers });
+      return errorResponse(fromDatabaseError(error, authenticated));
     }
   };
 }

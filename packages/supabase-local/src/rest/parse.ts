@@ -385,18 +385,42 @@ export function parseOrder(value: string): OrderTerm[] {
       c.pos = start;
       field = readField(c);
     }
-    const term: Mutable<OrderTerm> = { relation, field };
-    while (c.eat(".")) {
-      if (c.eat("asc")) term.direction = "asc";
-      else if (c.eat("desc")) term.direction = "desc";
-      else if (c.eat("nullsfirst")) term.nulls = "first";
-      else if (c.eat("nullslast")) term.nulls = "last";
-      else c.fail('"asc", "desc", "nullsfirst" or "nullslast"');
-    }
-    terms.push(term);
+    terms.push(readOrderModifiers(c, { relation, field }));
     if (c.done) return terms;
     c.expect(",", '"," or end of input');
   }
+}
+
+/**
+ * `.asc`/`.desc`, then `.nullsfirst`/`.nullslast`, each at most once and in that order, as
+ * PostgREST's pOrder: `id.asc.desc` and `id.nullsfirst.asc` are PGRST100.
+ */
+function readOrderModifiers(c: Cursor, term: Mutable<OrderTerm>): OrderTerm {
+  const modifier = (options: Record<string, () => void>, expecting: string) => {
+    c.expect(".");
+    const word = Object.keys(options).find((w) => c.startsWith(w));
+    if (!word) c.fail(expecting);
+    c.pos += word.length;
+    options[word]?.();
+  };
+  const nulls = {
+    nullsfirst: () => (term.nulls = "first"),
+    nullslast: () => (term.nulls = "last"),
+  };
+  if (c.peek() === ".")
+    modifier(
+      { asc: () => (term.direction = "asc"), desc: () => (term.direction = "desc"), ...nulls },
+      '"asc", "desc", "nullsfirst" or "nullslast"',
+    );
+  if (term.direction && c.peek() === ".") modifier(nulls, '"nullsfirst" or "nullslast"');
+  if (!c.done && c.peek() !== ",")
+    throw parseError(
+      c.what,
+      c.input,
+      c.pos + 1,
+      `unexpected '${c.peek()}' expecting "," or end of input`,
+    );
+  return term;
 }
 
 export function parseColumns(value: string, what: string): string[] {
@@ -411,45 +435,128 @@ export function parseColumns(value: string, what: string): string[] {
   }
 }
 
-function parseNonNegative(key: string, value: string): number {
-  if (!/^\d{1,15}$/.test(value))
+/**
+ * A limit or offset as PostgREST reads it (Haskell's readMaybe of an Integer): a whole number,
+ * negative ones included; anything else (`abc`, `1e3`, empty) is ignored, as if not given.
+ */
+function readInteger(value: string): number | undefined {
+  return /^\s*-?\d{1,15}\s*$/.test(value) ? Number(value) : undefined;
+}
+
+/**
+ * An embedded resource's limit or offset: PostgREST has no answer for a negative one (its range
+ * becomes empty, which it cannot plan), so it is refused here as a parse error.
+ */
+function embeddedBound(key: string, value: string): number | undefined {
+  const n = readInteger(value);
+  if (n !== undefined && n < 0)
     throw parseError(
       key.split(".").pop() === "limit" ? "limit parameter" : "offset parameter",
       value,
       1,
       "expecting a non-negative integer",
     );
-  return Number(value);
+  return n;
+}
+
+/**
+ * The root's rows, as PostgREST's getRanges: the Range header (GET only) intersected with
+ * offset/limit, where a negative offset reads as 0. limit=0 (with no offset) stands alone. An
+ * empty intersection is 416 PGRST103: the Range header's bounds reversed, or else a negative
+ * limit (limit=0 with an offset is one too: PostgREST's range for it is empty).
+ */
+function topLevelPage(
+  root: ScopeBuilder,
+  range: { from: number; to?: number } | undefined,
+): { limit?: number; offset?: number } {
+  if (root.limit === 0 && (root.offset ?? 0) === 0) return { limit: 0 };
+  const lower = Math.max(range?.from ?? 0, root.offset ?? 0);
+  const fromQuery =
+    root.limit === undefined ? Number.POSITIVE_INFINITY : (root.offset ?? 0) + root.limit - 1;
+  const upper = Math.min(fromQuery, range?.to ?? Number.POSITIVE_INFINITY);
+  if (upper < lower)
+    throw errors.invalidRange(
+      range?.to !== undefined && range.to < range.from
+        ? "The lower boundary must be lower than or equal to the upper boundary in the Range header."
+        : "Limit should be greater than or equal to zero.",
+    );
+  return {
+    offset: lower > 0 ? lower : undefined,
+    limit: upper === Number.POSITIVE_INFINITY ? undefined : upper - lower + 1,
+  };
 }
 
 // ---------------------------------------------------------------- headers
 
+/** The preferences PostgREST knows, each as the one entry it accepts (compared whole). */
+const PREFERENCES: Record<string, (p: Mutable<Preferences>) => void> = {
+  "return=minimal": (p) => (p.return ??= "minimal"),
+  "return=headers-only": (p) => (p.return ??= "headers-only"),
+  "return=representation": (p) => (p.return ??= "representation"),
+  "count=exact": (p) => (p.count ??= "exact"),
+  "count=planned": (p) => (p.count ??= "planned"),
+  "count=estimated": (p) => (p.count ??= "estimated"),
+  "resolution=merge-duplicates": (p) => (p.resolution ??= "merge-duplicates"),
+  "resolution=ignore-duplicates": (p) => (p.resolution ??= "ignore-duplicates"),
+  "missing=default": (p) => (p.missing ??= "default"),
+  "missing=null": (p) => (p.missing ??= "null"),
+  "tx=commit": (p) => (p.tx ??= "commit"),
+  "tx=rollback": (p) => (p.tx ??= "rollback"),
+  "handling=strict": (p) => (p.handling ??= "strict"),
+  "handling=lenient": (p) => (p.handling ??= "lenient"),
+};
+
+/**
+ * The Prefer headers as PostgREST's Preferences.fromHeaders reads them: entries split on commas
+ * and trimmed, each compared whole (`return = minimal` is not `return=minimal`), the first of a
+ * kind winning. `timezone=` and `max-affected=` take the first entry with that prefix;
+ * max-affected is a whole number or nothing, and never invalid. Whether tx= is honoured and
+ * whether the timezone exists depend on the database, so the plan decides both (and raises
+ * PGRST122 for handling=strict): `invalid` lists the `timezone=` entries too, in order, for the
+ * plan to drop when the timezone is known.
+ */
 export function parsePreferences(header: string | null): Preferences {
   const prefer: Mutable<Preferences> & { invalid: string[] } = { invalid: [] };
   if (!header) return prefer;
   for (const part of header.split(",")) {
     const p = part.trim();
-    if (!p) continue;
-    const [k, v = ""] = p.split("=", 2).map((s) => s.trim()) as [string, string?];
-    if (k === "return" && ["minimal", "headers-only", "representation"].includes(v))
-      prefer.return = v as Preferences["return"];
-    else if (k === "count" && ["exact", "planned", "estimated"].includes(v))
-      prefer.count = v as Preferences["count"];
-    else if (k === "resolution" && ["merge-duplicates", "ignore-duplicates"].includes(v))
-      prefer.resolution = v as Preferences["resolution"];
-    else if (k === "missing" && ["default", "null"].includes(v))
-      prefer.missing = v as Preferences["missing"];
-    else if (k === "tx" && ["commit", "rollback"].includes(v)) prefer.tx = v as Preferences["tx"];
-    else if (k === "handling" && ["strict", "lenient"].includes(v))
-      prefer.handling = v as Preferences["handling"];
-    else if (k === "max-affected" && /^\d{1,15}$/.test(v)) prefer.maxAffected = Number(v);
-    else if (k === "timezone") {
-      /* accepted, ignored */
-    } else prefer.invalid.push(p);
+    const known = PREFERENCES[p];
+    if (known && Object.hasOwn(PREFERENCES, p)) known(prefer);
+    else if (p.startsWith("max-affected=")) {
+      if (!("maxAffected" in prefer)) prefer.maxAffected = readInteger(p.slice(13));
+    } else {
+      if (p.startsWith("timezone=")) prefer.timezone ??= p.slice(9);
+      prefer.invalid.push(p);
+    }
   }
-  if (prefer.handling === "strict" && prefer.invalid.length > 0)
-    throw errors.invalidPreferences(prefer.invalid);
   return prefer;
+}
+
+/**
+ * The Accept header's media types in PostgREST's order (wai-extra's parseHttpAccept): spaces
+ * removed, sorted by q (1 when absent or unreadable), then by specificity (parameters minus
+ * wildcards), both highest first, the header's order kept among equals. What followed `;q=…`
+ * is dropped.
+ */
+export function acceptedTypes(header: string): string[] {
+  return header
+    .split(",")
+    .map((entry, index) => {
+      const compact = entry.replace(/ /g, "");
+      const at = compact.indexOf(";q=");
+      const type = at === -1 ? compact : compact.slice(0, at);
+      const q = at === -1 ? 1 : readQ(compact.slice(at + 3).split(";")[0] ?? "");
+      const specificity = (type.match(/;/g)?.length ?? 0) - (type.match(/\*/g)?.length ?? 0);
+      return { type, q, specificity, index };
+    })
+    .sort((a, b) => b.q - a.q || b.specificity - a.specificity || a.index - b.index)
+    .map((e) => e.type);
+}
+
+/** A q-value as Haskell's `reads` of a Double takes it: a leading number, else 1. */
+function readQ(text: string): number {
+  const m = /^\d+(\.\d+)?([eE][-+]?\d+)?/.exec(text);
+  return m ? Number(m[0]) : 1;
 }
 
 const PLAN_OPTIONS = new Set(["analyze", "verbose", "settings", "buffers", "wal"]);
@@ -460,7 +567,7 @@ export function parseAccept(header: string | null): {
   explain?: ExplainRequest;
 } {
   if (!header || header.trim() === "") return { media: "json", stripNulls: false };
-  const offered = header.split(",").map((s) => s.trim());
+  const offered = acceptedTypes(header);
   for (const entry of offered) {
     const [type = "", ...params] = entry.split(";").map((s) => s.trim().toLowerCase());
     const stripNulls = params.includes("nulls=stripped");
@@ -505,17 +612,14 @@ export function parseAccept(header: string | null): {
   throw errors.mediaType(offered.map((o) => o.split(";")[0]?.trim() ?? o));
 }
 
-function parseRange(header: string | null): ApiRequest["range"] {
-  if (!header) return undefined;
-  const m = /^\s*(?:items=)?(\d{1,15})-(\d{0,15})\s*$/.exec(header);
+/**
+ * The Range header, when it is `first-[last]` (PostgREST's `^([0-9]+)-([0-9]*)$`: no unit, no
+ * spaces); any other is ignored. Reversed bounds are refused with the limits (topLevelPage).
+ */
+function parseRange(header: string | null): { from: number; to?: number } | undefined {
+  const m = /^(\d{1,15})-(\d{0,15})$/.exec(header ?? "");
   if (!m) return undefined;
-  const from = Number(m[1]);
-  const to = m[2] ? Number(m[2]) : undefined;
-  if (to !== undefined && to < from)
-    throw errors.invalidRange(
-      "The lower boundary must be lower than or equal to the upper boundary in the Range header.",
-    );
-  return { from, to };
+  return { from: Number(m[1]), to: m[2] ? Number(m[2]) : undefined };
 }
 
 // ---------------------------------------------------------------- the body
@@ -543,19 +647,17 @@ function parsePayload(text: string, action: ApiRequest["action"], type: BodyType
   if (type === "text" || type === "xml" || type === "bytea") return text;
   if (type === "form") return Object.fromEntries(new URLSearchParams(text));
   if (type === "csv") return csvRows(text);
-  if (text.trim() === "") {
-    if (action === "call") return {};
-    if (action === "update") return {};
-    throw errors.invalidBody("Empty or invalid json");
-  }
+  // only a function call takes an empty body (as no arguments)
+  if (text === "" && action === "call") return {};
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     throw errors.invalidBody("Empty or invalid json");
   }
-  if (body === null || typeof body !== "object") throw errors.invalidBody("Empty or invalid json");
-  if (action === "update" && Array.isArray(body)) throw errors.invalidBody("Empty or invalid json");
+  // any other JSON value (a number, a string, true, null) is no rows, as PostgREST's
+  // payloadAttributes reads it: an empty array
+  if (body === null || typeof body !== "object") return [];
   return body;
 }
 
@@ -696,7 +798,8 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
       continue;
     }
     if (key === "columns") {
-      columns = parseColumns(value, "columns parameter");
+      // a set, as PostgREST's: a column named twice is one column
+      columns = [...new Set(parseColumns(value, "columns parameter"))];
       continue;
     }
     if (key === "on_conflict") {
@@ -708,8 +811,8 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     if (EMBEDDABLE.has(bare) && !key.includes("->")) {
       const s = scope(scopes, path);
       if (bare === "order" && bare === last) s.order = parseOrder(value);
-      else if (bare === "limit" && bare === last) s.limit = parseNonNegative(key, value);
-      else if (bare === "offset" && bare === last) s.offset = parseNonNegative(key, value);
+      else if (bare === "limit" && bare === last) s.limit = readBound(path, key, value);
+      else if (bare === "offset" && bare === last) s.offset = readBound(path, key, value);
       else if (bare === "and" || bare === "or")
         s.conditions.push(parseLogic(bare, last !== bare, value));
       else filterPairs.push([key, value]);
@@ -729,12 +832,15 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
       scope(scopes, path).conditions.push(condition);
     }
 
+  // the Range header is read for GET only (RFC 9110, as PostgREST): not for HEAD
+  const range = method === "GET" ? parseRange(raw.headers.get("range")) : undefined;
+  const root = scope(scopes, []);
+  Object.assign(root, topLevelPage(root, range));
   const prefer = parsePreferences(raw.headers.get("prefer"));
   const { media, stripNulls, explain } = parseAccept(raw.headers.get("accept"));
   const profileHeader = readLike
     ? raw.headers.get("accept-profile")
     : raw.headers.get("content-profile");
-  const range = readLike ? parseRange(raw.headers.get("range")) : undefined;
 
   const profile = profileHeader ?? undefined;
   const schema = profile ?? (config.schemas ? (config.schemas[0] as string) : "public");
@@ -748,7 +854,7 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
   const payload =
     hasBody && raw.body !== undefined ? parsePayload(raw.body, action, contentType) : undefined;
 
-  return deepFreeze({
+  const api: ApiRequest = {
     method: method as ApiRequest["method"],
     action,
     target,
@@ -765,12 +871,23 @@ export function parseRequest(raw: RawRequest, config: ParseConfig = {}): ApiRequ
     media,
     stripNulls,
     explain,
-    range,
     contentType,
     payload,
     cookies: parseCookies(raw.headers.get("cookie")),
     http: { method: raw.method, path: raw.path, headers: headerRecord(raw.headers) },
-  });
+  };
+  // the payload is left as JSON.parse made it: freezing each of its values would cost seconds for
+  // a large body, and nothing changes it (planning hands it on, sql.ts only serializes it)
+  deepFreeze({ ...api, payload: undefined });
+  return Object.freeze(api);
+}
+
+/**
+ * A limit or offset param: the root's as PostgREST reads them (topLevelPage decides), an
+ * embedded resource's refused when negative.
+ */
+function readBound(path: string[], key: string, value: string): number | undefined {
+  return path.length === 0 ? readInteger(value) : embeddedBound(key, value);
 }
 
 /**
@@ -797,11 +914,14 @@ export async function readRequest(
   );
 }
 
-/** Every header, name -> value, in the order Headers iterates them (lowercase names, sorted). */
+/**
+ * Every header but Cookie (PostgREST's iHdrs leave it out: the cookies are request.cookies),
+ * name -> value, in the order Headers iterates them (lowercase names, sorted).
+ */
 function headerRecord(headers: Headers): Record<string, string> {
   const record: Record<string, string> = {};
   headers.forEach((value, name) => {
-    record[name] = value;
+    if (name !== "cookie") record[name] = value;
   });
   return record;
 }
@@ -818,10 +938,16 @@ function deepFreeze<T>(value: T): T {
   return Object.freeze(value);
 }
 
-function decode(s: string) {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    throw errors.invalidPath();
-  }
+/**
+ * A path segment's percent-escapes decoded as UTF-8, leniently as Wai's pathInfo: a byte that is
+ * not UTF-8 becomes U+FFFD (so `/%FF` names a table that does not exist, PGRST205).
+ */
+function decode(segment: string) {
+  const bytes = Buffer.from(
+    segment.replace(/%([0-9A-Fa-f]{2})|[^%]+|%/g, (m, hex: string | undefined) =>
+      hex ? String.fromCharCode(Number.parseInt(hex, 16)) : Buffer.from(m).toString("latin1"),
+    ),
+    "latin1",
+  );
+  return new TextDecoder().decode(bytes);
 }

@@ -143,8 +143,10 @@ interface PlanBase {
   readonly schema: string;
   /** GET/HEAD: SET TRANSACTION READ ONLY */
   readonly readOnly: boolean;
-  /** Prefer: tx=rollback */
+  /** end the transaction with a rollback: db-tx-end, or Prefer: tx= where it may override it */
   readonly rollback: boolean;
+  /** Prefer: timezone=, when the database knows the timezone: the transaction's TimeZone */
+  readonly timezone?: string;
   /**
    * "exact": the statement also counts every row (Prefer: count=exact/estimated on reads and
    * functions); "planned": the planner's estimate, EXPLAIN of the rows (reads).
@@ -186,10 +188,11 @@ export interface CallPlan extends PlanBase {
   readonly single: boolean;
   /** the arguments: the JSON body, or for GET/HEAD the query string's argument params */
   readonly payload: unknown;
-  /** for functions returning rows: the read over the function's result */
+  /**
+   * the read over the function's result (its rows, or its scalars as the column pgrst_scalar,
+   * see resultRelation); none for void
+   */
   readonly root?: ReadNode;
-  /** for functions returning a set of scalars: the page (limit/offset, Range, max_rows) */
-  readonly page: { readonly limit?: number; readonly offset?: number };
 }
 
 export type Plan = ReadPlan | MutatePlan | CallPlan;
@@ -201,6 +204,8 @@ export interface PlanOptions {
   aggregatesEnabled?: boolean;
   /** db-plan-enabled: Accept: application/vnd.pgrst.plan answers with the EXPLAIN output */
   planEnabled?: boolean;
+  /** db-tx-end (default commit, no override: Prefer: tx= is ignored) */
+  txEnd?: { readonly rollback: boolean; readonly allowOverride: boolean };
 }
 
 const CASTS: Record<string, string> = {
@@ -230,8 +235,17 @@ export function planRequest(
   // the plan media type exists only with db-plan-enabled: otherwise it is not available (PGRST107)
   if (request.explain && !options.planEnabled) throw errors.mediaType([request.explain.mime]);
   const page = rootPage(request, options.maxRows);
+  const prefer = honoured(request, cache, options);
   if (request.action === "call")
-    return planCall(request, cache, schema, payload, page, options.aggregatesEnabled ?? false);
+    return planCall(
+      request,
+      cache,
+      schema,
+      payload,
+      page,
+      options.aggregatesEnabled ?? false,
+      prefer,
+    );
   const relation = cache.relations.get(qualified(schema, request.target));
   if (!relation)
     throw errors.tableNotFound(
@@ -256,22 +270,25 @@ export function planRequest(
     ...page,
   };
   checkScopes(request.scopes, root);
-  if (request.action === "read")
+  if (request.action === "read") {
+    strictPreferences(prefer);
     return {
       kind: "read",
       ...common(
         request,
         schema,
         request.prefer.count === "planned" ? "planned" : countInQuery(request),
+        prefer,
       ),
       root,
       response: {
-        ...negotiated(request),
+        ...negotiated(request, prefer),
         unwrap: request.media === "object",
         exactlyOne: request.media === "object",
         status: { kind: "rows", offset: page.offset ?? 0 },
       },
     };
+  }
   if (request.action === "upsert")
     throw errors.notImplemented(
       "PUT is not supported by the local data API; use POST with on_conflict",
@@ -282,10 +299,11 @@ export function planRequest(
       "limit/offset on PATCH and DELETE are not supported by the local data API",
     );
   const columns = mutationColumns(request, relation, payload);
+  // on_conflict's columns are not looked up: Postgres refuses an unknown one (42703), as it does
+  // for PostgREST; without Prefer: resolution they are not used at all
   const onConflict =
     request.onConflict ?? (request.prefer.resolution ? relation.primaryKey : undefined);
-  for (const c of onConflict ?? [])
-    if (!relation.columns.has(c)) throw errors.columnNotFound(relation.name, c);
+  strictPreferences(prefer);
 
   const ret = request.prefer.return ?? "minimal";
   const object = request.media === "object";
@@ -300,7 +318,7 @@ export function planRequest(
   };
   return {
     kind: "mutate",
-    ...common(request, schema, "none"),
+    ...common(request, schema, "none", prefer),
     action,
     relation,
     columns,
@@ -320,7 +338,9 @@ export function planRequest(
     returning: ret === "representation" || headersOnly || object,
     payload,
     response: {
-      ...negotiated(request),
+      ...negotiated(request, prefer, {
+        resolution: action === "insert" && (keys.length > 0 || request.onConflict !== undefined),
+      }),
       unwrap: object,
       exactlyOne: object,
       status: {
@@ -345,18 +365,14 @@ export function planRequest(
   };
 }
 
-/** The root's limit and offset: the URL's, else the Range header's; max_rows caps reads. */
+/** The root's limit and offset (the Range header's already in them); max_rows caps reads. */
 function rootPage(
   request: ApiRequest,
   maxRows: number | undefined,
 ): { limit?: number; offset?: number } {
   const root = request.scopes.get("");
   let limit = root?.limit;
-  let offset = root?.offset;
-  if (request.range && limit === undefined && offset === undefined) {
-    offset = request.range.from;
-    if (request.range.to !== undefined) limit = request.range.to - request.range.from + 1;
-  }
+  const offset = root?.offset;
   if (
     maxRows !== undefined &&
     maxRows > 0 &&
@@ -369,32 +385,86 @@ function rootPage(
 const countInQuery = (request: ApiRequest) =>
   request.prefer.count === "exact" || request.prefer.count === "estimated" ? "exact" : "none";
 
+/**
+ * The preferences in force, as PostgREST's Preferences: tx= only where db-tx-end allows an
+ * override (the Supabase CLI's PostgREST does not: it is ignored, and the transaction commits),
+ * timezone= only for a timezone the database knows; the entries that remain invalid.
+ */
+interface Honoured {
+  readonly tx?: "commit" | "rollback";
+  readonly timezone?: string;
+  readonly rollbackAll: boolean;
+  readonly handling?: "strict" | "lenient";
+  readonly invalid: readonly string[];
+}
+
+function honoured(request: ApiRequest, cache: SchemaCache, options: PlanOptions): Honoured {
+  const { prefer } = request;
+  const txEnd = options.txEnd ?? { rollback: false, allowOverride: false };
+  const timezone =
+    prefer.timezone !== undefined && cache.timezones?.has(prefer.timezone)
+      ? prefer.timezone
+      : undefined;
+  return {
+    tx: txEnd.allowOverride ? prefer.tx : undefined,
+    timezone,
+    rollbackAll: txEnd.rollback,
+    handling: prefer.handling,
+    // every timezone= entry is acceptable once the first one names a known timezone
+    invalid: prefer.invalid.filter((p) => !(timezone !== undefined && p.startsWith("timezone="))),
+  };
+}
+
+/** handling=strict: 400 PGRST122 for any preference PostgREST does not accept. */
+function strictPreferences(prefer: Honoured) {
+  if (prefer.handling === "strict" && prefer.invalid.length > 0)
+    throw errors.invalidPreferences([...prefer.invalid]);
+}
+
 /** What every plan carries: the schema, the transaction and the count. */
-function common(request: ApiRequest, schema: string, count: PlanBase["count"]) {
+function common(request: ApiRequest, schema: string, count: PlanBase["count"], prefer: Honoured) {
   return {
     schema,
     readOnly: request.method === "GET" || request.method === "HEAD",
-    rollback: request.prefer.tx === "rollback",
+    rollback: prefer.tx === "rollback" || (prefer.rollbackAll && prefer.tx !== "commit"),
+    timezone: prefer.timezone,
     count,
   };
 }
 
-/** The parts of the answer fixed by the request's headers alone. */
-function negotiated(request: ApiRequest) {
-  const { prefer } = request;
-  const mutation = request.action !== "read" && request.action !== "call";
-  const applied: string[] = [];
-  if (mutation && prefer.return) applied.push(`return=${prefer.return}`);
-  if (prefer.count) applied.push(`count=${prefer.count}`);
-  if (mutation && prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
-  if (prefer.tx) applied.push(`tx=${prefer.tx}`);
-  if (prefer.missing) applied.push(`missing=${prefer.missing}`);
+/**
+ * The parts of the answer fixed by the request's headers alone. Preference-Applied lists what
+ * PostgREST's responsePreferences keeps for the action, in its order: resolution (an insert into
+ * a table with a primary key or on_conflict), missing (insert, update), return (writes), count,
+ * tx, handling, timezone, then max-affected (update, delete, function calls; with
+ * handling=strict), which is also the only place max-affected is enforced.
+ */
+function negotiated(
+  request: ApiRequest,
+  honouredPrefer: Honoured,
+  write: { resolution: boolean } = { resolution: false },
+) {
+  const { prefer, action } = request;
+  const mutation = action === "insert" || action === "update" || action === "delete";
+  const limited = action === "update" || action === "delete" || action === "call";
+  const strict = prefer.handling === "strict";
+  const maxAffected = limited && strict ? prefer.maxAffected : undefined;
+  const applied = [
+    write.resolution && prefer.resolution && `resolution=${prefer.resolution}`,
+    (action === "insert" || action === "update") && prefer.missing && `missing=${prefer.missing}`,
+    mutation && prefer.return && `return=${prefer.return}`,
+    prefer.count && `count=${prefer.count}`,
+    honouredPrefer.tx && `tx=${honouredPrefer.tx}`,
+    prefer.handling && `handling=${prefer.handling}`,
+    honouredPrefer.timezone !== undefined && `timezone=${honouredPrefer.timezone}`,
+    maxAffected !== undefined && `max-affected=${maxAffected}`,
+  ].filter((p): p is string => typeof p === "string");
   return {
     preferenceApplied: applied.length ? applied.join(", ") : undefined,
     explain: request.explain,
     media: request.media,
     stripNulls: request.stripNulls,
-    maxAffected: prefer.handling === "strict" ? prefer.maxAffected : undefined,
+    maxAffected,
     head: request.method === "HEAD",
   };
 }
@@ -817,6 +887,7 @@ function planCall(
   body: unknown,
   page: { limit?: number; offset?: number },
   aggregates: boolean,
+  prefer: Honoured,
 ): Plan {
   const readLike = request.method === "GET" || request.method === "HEAD";
   let keys: Set<string>;
@@ -845,30 +916,34 @@ function planCall(
     readLike ? undefined : request.contentType,
   );
   let root: ReadNode | undefined;
-  if (routine.returnKind === "composite" || routine.returnRelation) {
-    const relation: Relation = (routine.returnRelation &&
-      cache.relations.get(
-        qualified(routine.returnRelation.schema, routine.returnRelation.name),
-      )) || {
-      schema,
-      name: routine.name,
-      isView: false,
-      columns: new Map((routine.columns ?? []).map((c) => [c.name, c])),
-      primaryKey: [],
-      uniques: [],
-    };
+  if (routine.returnKind !== "void") {
     root = {
-      ...planNode(relation, request.select, [], scopes, cache, schema, aggregates),
+      ...planNode(
+        resultRelation(routine, cache, schema),
+        request.select,
+        [],
+        scopes,
+        cache,
+        schema,
+        aggregates,
+      ),
       ...page,
     };
     checkScopes(scopes, root);
   }
+  strictPreferences(prefer);
+  if (
+    request.prefer.handling === "strict" &&
+    request.prefer.maxAffected !== undefined &&
+    !routine.returnsSet
+  )
+    throw errors.maxAffectedNotSetof();
   const object = request.media === "object";
   // one row of a composite type is answered as an object, not an array of one
   const singleComposite = !routine.returnsSet && routine.returnKind !== "scalar";
   return {
     kind: "call",
-    ...common(request, schema, countInQuery(request)),
+    ...common(request, schema, countInQuery(request), prefer),
     // POST runs stable and immutable functions in a read-only transaction too
     readOnly: readLike || routine.volatility !== "volatile",
     routine,
@@ -876,9 +951,8 @@ function planCall(
     single,
     payload,
     root,
-    page,
     response: {
-      ...negotiated(request),
+      ...negotiated(request, prefer),
       unwrap: object || singleComposite,
       exactlyOne: object && routine.returnsSet,
       status:
@@ -886,6 +960,34 @@ function planCall(
           ? { kind: "no-content" }
           : { kind: "rows", offset: page.offset ?? 0 },
     },
+  };
+}
+
+/** The column a function's scalar results are read from, as PostgREST names it. */
+export const SCALAR_COLUMN = "pgrst_scalar";
+
+/**
+ * What a function's result is read as: the table it returns rows of, its columns (a composite
+ * type, OUT/TABLE parameters), or for a scalar or a set of scalars one column, pgrst_scalar, as
+ * PostgREST's call reads it (`SELECT fn(…) pgrst_scalar`): select, filters and order apply to it
+ * like to any relation, and another column is one Postgres does not find (42703).
+ */
+function resultRelation(routine: RoutineDef, cache: SchemaCache, schema: string): Relation {
+  const returned =
+    routine.returnRelation &&
+    cache.relations.get(qualified(routine.returnRelation.schema, routine.returnRelation.name));
+  if (returned) return returned;
+  const columns =
+    routine.returnKind === "scalar"
+      ? [{ name: SCALAR_COLUMN, type: routine.returnType, nullable: true, hasDefault: false }]
+      : (routine.columns ?? []);
+  return {
+    schema,
+    name: routine.name,
+    isView: false,
+    columns: new Map(columns.map((c) => [c.name, c])),
+    primaryKey: [],
+    uniques: [],
   };
 }
 

@@ -61,6 +61,8 @@ export interface SchemaCache {
   relations: Map<string, Relation>;
   foreignKeys: ForeignKey[];
   routines: Map<string, RoutineDef[]>;
+  /** pg_timezone_names, for Prefer: timezone= (PostgREST caches them with the schema) */
+  timezones?: ReadonlySet<string>;
 }
 
 const SINGLE_BODY_TYPES = new Set(["json", "jsonb", "text", "xml", "bytea"]);
@@ -266,7 +268,8 @@ export async function loadSchemaCache(db: PGlite, schemas: string[]): Promise<Sc
     const key = qualified(f.schema, f.name);
     routines.set(key, [...(routines.get(key) ?? []), def]);
   }
-  return { relations, foreignKeys, routines };
+  const zones = await db.query<{ name: string }>("SELECT name FROM pg_catalog.pg_timezone_names");
+  return { relations, foreignKeys, routines, timezones: new Set(zones.rows.map((z) => z.name)) };
 }
 
 /** Views that expose a table's key columns under the same names inherit its keys. */

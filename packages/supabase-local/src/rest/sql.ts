@@ -6,7 +6,13 @@
  */
 import type { Aggregate, Condition, Field, Filter } from "./api-request.ts";
 import { RestError } from "./errors.ts";
-import type { EmbedNode, MutatePlan, Plan, ReadNode } from "./plan.ts";
+import {
+  type EmbedNode,
+  type MutatePlan,
+  type Plan,
+  type ReadNode,
+  SCALAR_COLUMN,
+} from "./plan.ts";
 import type { Relation } from "./schema-cache.ts";
 
 export interface Sql {
@@ -324,11 +330,29 @@ export interface ReadSql extends Sql {
   countSource: string;
 }
 
-function aggregate(b: Builder, stripNulls: boolean) {
+/**
+ * How a function's scalar results are answered (PostgREST's asJsonF): the values of the column
+ * pgrst_scalar of its rows (`_postgrest_t`, PostgREST's name, so a select without that column
+ * fails as there), the first one for a single scalar, which always counts as one row.
+ */
+interface ScalarResult {
+  set: boolean;
+}
+
+function aggregate(b: Builder, stripNulls: boolean, scalar?: ScalarResult) {
+  const rows = scalar ? "_postgrest_t" : "_s";
+  const n = scalar && !scalar.set ? "1 AS n" : "count(*)::int AS n";
   if (b.csv)
     // PostgREST's CSV: the first row's keys, then each row's record text without its parentheses
-    return `coalesce((SELECT string_agg(k, ',') FROM json_object_keys((array_agg(row_to_json(_s)))[1]) k), '') || E'\\n' || coalesce(string_agg(substring(_s::text, 2, length(_s::text) - 2), E'\\n'), '') AS body, count(*)::int AS n`;
-  return `${jsonBody(b, "json_agg(_s)", stripNulls)}::text AS body, count(*)::int AS n`;
+    return `coalesce((SELECT string_agg(k, ',') FROM json_object_keys((array_agg(row_to_json(${rows})))[1]) k), '') || E'\\n' || coalesce(string_agg(substring(${rows}::text, 2, length(${rows}::text) - 2), E'\\n'), '') AS body, ${n}`;
+  if (scalar) {
+    const values = `json_agg(_postgrest_t.${ident(SCALAR_COLUMN)})`;
+    const body = scalar.set
+      ? jsonBody(b, values, stripNulls)
+      : `coalesce(${stripNulls ? `json_strip_nulls(${values}->0)` : `${values}->0`}, 'null')`;
+    return `${body}::text AS body, ${n}`;
+  }
+  return `${jsonBody(b, "json_agg(_s)", stripNulls)}::text AS body, ${n}`;
 }
 
 /** The rows' json_agg as the body: the array, or its first element for an object (as PostgREST). */
@@ -342,7 +366,13 @@ export function readSql(
   root: ReadNode,
   from: string,
   alias: string,
-  opts: { stripNulls: boolean; count: boolean; b?: Builder; fallbackOrder?: string },
+  opts: {
+    stripNulls: boolean;
+    count: boolean;
+    b?: Builder;
+    fallbackOrder?: string;
+    scalar?: ScalarResult;
+  },
 ): ReadSql {
   const b = opts.b ?? new Builder();
   const rows = rowQuery(b, root, {
@@ -358,7 +388,7 @@ export function readSql(
     : "";
   const total = opts.count ? `, (SELECT count(*)::int FROM (${countSource}) _c) AS total` : "";
   return {
-    text: `SELECT ${aggregate(b, opts.stripNulls)}${total} FROM (${rows}) _s`,
+    text: `SELECT ${aggregate(b, opts.stripNulls, opts.scalar)}${total} FROM (${rows}) ${opts.scalar ? "_postgrest_t" : "_s"}`,
     params: b.params,
     countSource,
   };
@@ -465,35 +495,21 @@ function statementOf(b: Builder, plan: Plan): StatementSql {
     args = plan.args.map((n) => `${ident(n)} := "pgrst_args".${ident(n)}`).join(", ");
   } else args = "";
   const call = `${fn}(${args})`;
-  if (plan.root) {
-    const alias = ident(plan.routine.name);
-    const source = from ? `${from} CROSS JOIN LATERAL ${call} AS ${alias}` : `${call} AS ${alias}`;
-    const read = readSql(plan.root, source, alias, { stripNulls, count, b });
+  if (plan.routine.returnKind === "void" || !plan.root) {
+    const fromSql = from ? ` FROM ${from}` : "";
+    return { text: `SELECT ${call}${fromSql}`, params: b.params, returnsBody: false };
+  }
+  const alias = ident(plan.routine.name);
+  if (plan.routine.returnKind === "scalar") {
+    // PostgREST's source for scalars: one column, pgrst_scalar, a row per value
+    const source = `(SELECT ${call} AS ${ident(SCALAR_COLUMN)}${from ? ` FROM ${from}` : ""}) AS ${alias}`;
+    const scalar = { set: plan.routine.returnsSet };
+    const read = readSql(plan.root, source, alias, { stripNulls, count, b, scalar });
     return { text: read.text, params: read.params, returnsBody: true };
   }
-  const fromSql = from ? ` FROM ${from}` : "";
-  if (plan.routine.returnKind === "void")
-    return { text: `SELECT ${call}${fromSql}`, params: b.params, returnsBody: false };
-  if (plan.routine.returnsSet) {
-    const source = from
-      ? `${from} CROSS JOIN LATERAL ${call} AS "pgrst_call"("v")`
-      : `${call} AS "pgrst_call"("v")`;
-    let rows = `SELECT "pgrst_call"."v" FROM ${source}`;
-    const total = count ? `, (SELECT count(*)::int FROM (${rows}) _c) AS total` : "";
-    if (plan.page.limit !== undefined) rows += ` LIMIT ${b.p(String(plan.page.limit))}::bigint`;
-    if (plan.page.offset) rows += ` OFFSET ${b.p(String(plan.page.offset))}::bigint`;
-    return {
-      text: `SELECT ${jsonBody(b, `json_agg(_s."v")`, stripNulls)}::text AS body, count(*)::int AS n${total} FROM (${rows}) _s`,
-      params: b.params,
-      returnsBody: true,
-    };
-  }
-  // a scalar is one row: counted, it is 1 of 1 (PostgREST counts the call's one-row source)
-  return {
-    text: `SELECT to_json(${call})::text AS body, 1 AS n${count ? ", 1 AS total" : ""}${fromSql}`,
-    params: b.params,
-    returnsBody: true,
-  };
+  const source = from ? `${from} CROSS JOIN LATERAL ${call} AS ${alias}` : `${call} AS ${alias}`;
+  const read = readSql(plan.root, source, alias, { stripNulls, count, b });
+  return { text: read.text, params: read.params, returnsBody: true };
 }
 
 function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
@@ -557,7 +573,10 @@ function mutationSql(b: Builder, plan: MutatePlan): StatementSql {
   } else if (plan.action === "update") {
     const payload = b.p(JSON.stringify(body));
     const set = plan.columns.map((c) => `${ident(c)} = pgrst_body.${ident(c)}`);
-    stmt = `UPDATE ${target} AS ${alias} SET ${set.join(", ")} FROM (SELECT * FROM json_populate_record(NULL::${target}, ${payload}::json)) AS pgrst_body${whereSql}`;
+    // an array of objects is accepted as PostgREST accepts it (json_to_recordset): each row is
+    // updated from one of them
+    const populate = Array.isArray(body) ? "json_populate_recordset" : "json_populate_record";
+    stmt = `UPDATE ${target} AS ${alias} SET ${set.join(", ")} FROM (SELECT * FROM ${populate}(NULL::${target}, ${payload}::json)) AS pgrst_body${whereSql}`;
   } else stmt = `DELETE FROM ${target} AS ${alias}${whereSql}`;
   if (!plan.returning) return { text: stmt, params: b.params, returnsBody: false };
   const read = readSql(plan.root, `"pgrst_rows" AS ${alias}`, alias, {

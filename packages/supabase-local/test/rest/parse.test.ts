@@ -175,7 +175,17 @@ describe("order, preferences, accept", () => {
       missing: "default",
       invalid: ["bogus=1"],
     });
-    expect(() => parsePreferences("handling=strict, bogus=1")).toThrow(/Invalid preferences/);
+    // entries compared whole, the first of a kind wins; handling=strict is the plan's to enforce
+    expect(
+      parsePreferences(
+        "handling=strict, return = minimal, count=exact,count=planned, max-affected=5",
+      ),
+    ).toEqual({
+      handling: "strict",
+      count: "exact",
+      maxAffected: 5,
+      invalid: ["return = minimal"],
+    });
   });
 
   test("Accept", () => {

@@ -217,7 +217,7 @@ describe("stages", () => {
       },
     });
     expect(() => parse("POST", "/items", [], {}, "[1]x")).toThrow(/Empty or invalid json/);
-    expect(() => parse("PATCH", "/items", [], {}, "[]")).toThrow(/Empty or invalid json/);
+    expect(() => parse("PATCH", "/items", [], {}, "")).toThrow(/Empty or invalid json/);
   });
 
   test("the profile is checked against the exposed schemas while parsing", () => {

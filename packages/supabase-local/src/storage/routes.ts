@@ -24,6 +24,7 @@ import { infoJson, serveObject } from "./serve.ts";
 import { mustBeValidExpiresIn, signToken, verifyToken } from "./signed-urls.ts";
 import {
   renderImage,
+  TransformationSchemaError,
   type Transformations,
   transformationsFrom,
   transformationsFromToken,
@@ -54,7 +55,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
 
   app.onError((error, c) => {
     if (error instanceof StorageError) return error.response();
-    if (error instanceof BodyError) return validationError(error.message);
+    if (error instanceof BodyError || error instanceof TransformationSchemaError)
+      return validationError(error.message);
     // the client went away mid-body: nobody reads the answer (upstream's 499)
     if (c.req.raw.signal.aborted || (error as { code?: string }).code === "ECONNRESET")
       return Response.json({ error: "Request aborted", statusCode: "499" }, { status: 499 });
@@ -234,11 +236,19 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const { bucket, key } = target(c, "/object/sign/");
     const body = await jsonBody(c);
     const expiresIn = mustBeValidExpiresIn(requiredField(body, "expiresIn"));
-    await objects.mustSee(db, caller, bucket, key);
     const transform = objectField(body, "transform");
+    // upstream's body schema checks the transform before anything else
+    const transformations = transform
+      ? transformationsFrom(transform, undefined, "body/transform")
+      : undefined;
+    await objects.mustSee(db, caller, bucket, key);
     const url = `${bucket}/${key}`;
-    if (ctx.imageTransformation && transform && Object.keys(transform).length > 0) {
-      const transformations = transformationsFrom(transform);
+    if (
+      ctx.imageTransformation &&
+      transform &&
+      transformations &&
+      Object.keys(transform).length > 0
+    ) {
       const token = await signToken(
         ctx.urlKey,
         { url, transformations: transformations.key, format: transformations.format ?? "" },

@@ -60,13 +60,37 @@ export function readStorageCookies(request: Request, supabaseUrl: string): Reque
   let cookies = storageCookies.get(request);
   if (!cookies) {
     const session = sessionCookieName(supabaseUrl);
-    cookies = readRequestCookies(request).map((cookie) => {
+    cookies = withinSessionLimits(readRequestCookies(request), session).map((cookie) => {
       const decoded = cookie.name === session ? decodedValue(cookie.value) : null;
       return decoded === null ? cookie : { name: cookie.name, value: decoded };
     });
     storageCookies.set(request, cookies);
   }
   return [...cookies];
+}
+
+/** The most chunks, and characters in all, of a session cookie @supabase/ssr would write here. */
+const SESSION_CHUNKS_MAX = 12;
+const SESSION_CHARS_MAX = SESSION_CHUNKS_MAX * 3180; // @supabase/ssr's MAX_CHUNK_SIZE
+
+/**
+ * The cookies without the session's when it is larger than @supabase/ssr ever writes one (more
+ * than SESSION_CHUNKS_MAX chunks, or SESSION_CHARS_MAX characters whole or joined): no session,
+ * never read. @supabase/ssr finds each chunk by scanning every cookie, and a Cookie header of
+ * thousands of tiny chunks (anyone can send one, on any page) cost the Worker time quadratic in
+ * its length: 390 ms of CPU for 120 KB in workerd.
+ */
+function withinSessionLimits(cookies: RequestCookie[], session: string): RequestCookie[] {
+  const isSession = (name: string) => name === session || name.startsWith(`${session}.`);
+  let chunks = 0;
+  let chars = 0;
+  for (const cookie of cookies) {
+    if (!isSession(cookie.name)) continue;
+    if (cookie.name !== session) chunks++;
+    chars += cookie.value.length;
+  }
+  if (chunks <= SESSION_CHUNKS_MAX && chars <= SESSION_CHARS_MAX) return cookies;
+  return cookies.filter((cookie) => !isSession(cookie.name));
 }
 
 function decodedValue(value: string): string | null {

@@ -167,6 +167,50 @@ describe("hostile bodies and parameters", () => {
     }
   });
 
+  it("tables filled out to tens of thousands of cells, and one long link target used thousands of times, stay small for everyone who opens them", async () => {
+    const owner = await signedInBrowser();
+    const reader = await signedInBrowser();
+    // 180 columns over 366 one-character rows: the parser fills every row to 65,880 cells
+    const table = `${"a|".repeat(180)}\n${"-|".repeat(180)}\n${"x\n".repeat(366)}`;
+    const form = await owner.browser.post("/notes/new", { title: "Cells", body: table, tags: "" });
+    expect(form.status).toBe(400);
+    expect(form.body).toContain("Tables can have at most 10,000 cells in all.");
+    const preview = await owner.browser.post("/notes/new", {
+      intent: "preview",
+      title: "Cells",
+      body: table,
+      tags: "",
+    });
+    // a preview shows it as its text (it parsed to 5 MB of HTML)
+    expect(preview.status).toBe(200);
+    expect(preview.body.length).toBeLessThan(200_000);
+    expect(preview.body).not.toContain("<table>");
+    // saved past the form (the data API): shown as its text, never parsed
+    const link = `[a]: http://x.y/${"a".repeat(10_000)}\n\n${"[a]".repeat(3_000)}`;
+    const [tables, links] = await seedNotes(owner.user.id, [
+      { title: "Cells", body: table, minutesAgo: 0 },
+      { title: "Links", body: link, minutesAgo: 1 },
+    ]);
+    for (const id of [tables, links]) {
+      await owner.browser.post(`/notes/${id}`, { intent: "share", email: reader.email });
+    }
+    for (const browser of [owner.browser, reader.browser]) {
+      const cells = await browser.get(`/notes/${tables}`);
+      expect(cells.status).toBe(200);
+      expect(cells.body).not.toContain("<table>");
+      const page = await browser.get(`/notes/${links}`);
+      expect(page.status).toBe(200);
+      // the text of 3,000 links, not 3,000 copies of their 10,000-character target
+      expect(page.body.length).toBeLessThan(500_000);
+      expect(page.body).toContain('<a href="http://x.y/aaaa');
+    }
+    // an ordinary table of 10 columns and 50 rows renders
+    const ordinary = `${"h|".repeat(10)}\n${"-|".repeat(10)}\n${"c|".repeat(10).concat("\n").repeat(50)}`;
+    const id = await createNote(owner.browser, { title: "Ordinary", body: ordinary });
+    const page = await owner.browser.get(`/notes/${id}`);
+    expect(page.body.split("<td>")).toHaveLength(501);
+  });
+
   it("a note form far over its limits (over 1 MiB) says so: 413, nothing saved", async () => {
     const { browser } = await signedInBrowser();
     const visit = await browser.post("/notes/new", {

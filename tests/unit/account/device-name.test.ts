@@ -58,4 +58,10 @@ describe("deviceName", () => {
     expect(deviceName("")).toBe("Unknown device");
     expect(deviceName(null)).toBe("Unknown device");
   });
+
+  it("reads only the first 512 characters: its patterns cost time quadratic in a longer header", () => {
+    // named from what a real User-Agent holds at its start; what comes after is not read
+    expect(deviceName(`${"iPhone ".repeat(20_000)}AppleWebKit/605`)).toBe("iPhone");
+    expect(deviceName(`Mozilla/5.0 (iPhone) ${" ".repeat(600)}AppleWebKit/605`)).toBe("iPhone");
+  });
 });

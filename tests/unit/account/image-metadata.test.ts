@@ -138,4 +138,22 @@ describe("withoutMetadata", () => {
     // A segment length pointing past the end.
     expect(withoutMetadata(bytes([0xff, 0xd8, 0xff, 0xe1, 0xff, 0xff, 1, 2]))).toBeNull();
   });
+
+  it("refuses a file of more parts than any real image has (each is work: 2 MB of them took 0.7 s)", () => {
+    const many = (part: number[] | Uint8Array, count: number) =>
+      Array.from({ length: count }, () => part).flatMap((p) => [...p]);
+    const pngOf = (count: number) =>
+      bytes(
+        PNG_SIGNATURE,
+        chunk("IHDR", [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]),
+        many(chunk("IDAT", []), count),
+        chunk("IEND", []),
+      );
+    const jpegOf = (count: number) =>
+      bytes([0xff, 0xd8], many([0xff, 0xd0], count), segment(0xc0, [8, 0, 1, 0, 1]), [0xff, 0xd9]);
+    expect(withoutMetadata(pngOf(4000))).not.toBeNull();
+    expect(withoutMetadata(pngOf(5000))).toBeNull();
+    expect(withoutMetadata(jpegOf(4000))).not.toBeNull();
+    expect(withoutMetadata(jpegOf(5000))).toBeNull();
+  });
 });

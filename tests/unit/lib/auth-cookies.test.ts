@@ -104,6 +104,33 @@ describe("readStorageCookies", () => {
     warn.mockRestore();
   });
 
+  it("leaves out a session in more chunks or characters than @supabase/ssr ever writes: no session", async () => {
+    // @supabase/ssr finds each chunk by scanning every cookie, so thousands of them cost the
+    // Worker time quadratic in the header; a real session is a few chunks of 3,180 characters
+    const chunks = (value: string, count: number) => {
+      const size = Math.ceil(value.length / count);
+      return Array.from(
+        { length: count },
+        (_, i) => `${SESSION}.${i}=${value.slice(i * size, (i + 1) * size)}`,
+      ).join("; ");
+    };
+    const big = `base64-${stringToBase64URL(JSON.stringify({ ...session, user: { ...session.user, user_metadata: { notes: "x".repeat(40_000) } } }))}`;
+    for (const cookie of [chunks(encoded, 13), chunks(big, 12), `${SESSION}=${big}; theme=dark`]) {
+      const request = requestWith(cookie);
+      // @supabase/ssr itself would read a session from them
+      expect(await sessionRead(readRequestCookies(request))).not.toBeNull();
+      expect(readStorageCookies(request, URL_).filter((c) => c.name.startsWith(SESSION))).toEqual(
+        [],
+      );
+      expect(await sessionRead(readStorageCookies(request, URL_))).toBeNull();
+    }
+    // as many chunks as a large real session has still read as that session
+    const request = requestWith(chunks(encoded, 4));
+    expect(await sessionRead(readStorageCookies(request, URL_))).toEqual(
+      await sessionRead(readRequestCookies(request)),
+    );
+  });
+
   it("decodes once per request, and no caller's changes reach the next", () => {
     const request = requestWith(`${SESSION}=${encoded}`);
     const first = readStorageCookies(request, URL_);

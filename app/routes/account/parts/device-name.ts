@@ -27,9 +27,14 @@ const SYSTEMS: [RegExp, string][] = [
 ];
 
 const MAX_RAW = 40;
+/**
+ * How much of a User-Agent is read: real ones are a few hundred characters, and the Safari
+ * pattern's `.*` costs time quadratic in a longer one (2.8 s for 128 KB in Node).
+ */
+const MAX_AGENT = 512;
 
 export function deviceName(userAgent: string | null | undefined): string {
-  const agent = (userAgent ?? "").trim();
+  const agent = (userAgent ?? "").slice(0, MAX_AGENT).trim();
   if (agent === "") return "Unknown device";
   const browser = BROWSERS.find(([pattern]) => pattern.test(agent))?.[1];
   const system = SYSTEMS.find(([pattern]) => pattern.test(agent))?.[1];

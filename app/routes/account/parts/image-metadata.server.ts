@@ -25,6 +25,12 @@ export function withoutMetadata(
   return null;
 }
 
+/**
+ * The most chunks or segments a file may have: real images have tens, a few hundred at most (a PNG
+ * written in small IDAT chunks); each is work here, and 2 MB of empty ones took 0.7 s.
+ */
+const PARTS_MAX = 4096;
+
 const wrap = <T extends string>(bytes: Uint8Array | null, type: T) =>
   bytes ? { bytes, type } : null;
 
@@ -51,7 +57,8 @@ function png(bytes: Uint8Array): Uint8Array | null {
   out.push(bytes.subarray(0, 8));
   let at = 8;
   let first = true;
-  while (at < bytes.length) {
+  for (let parts = 0; at < bytes.length; parts++) {
+    if (parts === PARTS_MAX) return null;
     const length = u32be(bytes, at);
     const type = ascii(bytes, at + 4, 4);
     const end = at + 12 + length;
@@ -74,7 +81,8 @@ function jpeg(bytes: Uint8Array): Uint8Array | null {
   let orientation = 1;
   let at = 2;
   const kept: Uint8Array[] = [];
-  while (at < bytes.length) {
+  for (let parts = 0; at < bytes.length; parts++) {
+    if (parts === PARTS_MAX) return null;
     if (bytes[at] !== 0xff) return null;
     while (bytes[at] === 0xff) at++; // fill bytes
     const marker = bytes[at++];
@@ -187,7 +195,8 @@ function webp(bytes: Uint8Array): Uint8Array | null {
   out.push(bytes.subarray(0, 12));
   let at = 12;
   let images = 0;
-  while (at + 8 <= riffEnd) {
+  for (let parts = 0; at + 8 <= riffEnd; parts++) {
+    if (parts === PARTS_MAX) return null;
     const type = ascii(bytes, at, 4);
     const size = u32le(bytes, at + 4);
     const end = at + 8 + size + (size % 2);

@@ -2,7 +2,7 @@ import type { Element, ElementContent, Root as HastRoot, Properties } from "hast
 import { defaultSchema, sanitize } from "hast-util-sanitize";
 import MarkdownIt, { type Token } from "markdown-it";
 import { remembered } from "./remembered";
-import { BODY_MAX, NESTING_MAX } from "./rules";
+import { BODY_MAX, NESTING_MAX, TABLE_CELLS_MAX } from "./rules";
 
 /** A note body as a sanitised HTML tree (hast), ready for markdown.tsx (beside it) to draw. */
 export type MarkdownTree = HastRoot;
@@ -37,11 +37,23 @@ parser.linkify.set({ fuzzyLink: true });
  */
 const DEPTH_MAX = 100;
 
+/**
+ * How many characters of link targets and titles a body's tree may carry. A reference link's
+ * target is copied into every use of it: one target of 10,000 characters used 3,000 times made a
+ * 17 MB page of a 20,000-character note. Past this, links keep their text without their target.
+ */
+const LINK_CHARS_MAX = 65_536;
+
+/** Whether some Markdown is past what the note form allows (schemas.server.ts): never parsed. */
+function pastLimits(text: string): boolean {
+  return markdownNesting(text) > NESTING_MAX || markdownTableCells(text) > TABLE_CELLS_MAX;
+}
+
 export function renderMarkdown(source: string): MarkdownTree {
   const text = source.slice(0, BODY_MAX);
-  // a body nested deeper than the form allows (saved before the limit, or written through the
-  // data API) is shown as its plain text rather than parsed
-  if (markdownNesting(text) > NESTING_MAX) return plainText(text);
+  // a body nested deeper, or with larger tables, than the form allows (saved before the limit,
+  // or written through the data API) is shown as its plain text rather than parsed
+  if (pastLimits(text)) return plainText(text);
   const tokens = parser.parse(text, {});
   outlineHeadings(tokens);
   return sanitize(toTree(tokens), defaultSchema) as MarkdownTree;
@@ -54,6 +66,12 @@ function toTree(tokens: Token[]): HastRoot {
   // paragraphs, a refused autolink, anything past DEPTH_MAX)
   const open: (HastRoot | Element)[] = [root];
   let depth = 0;
+  let linkChars = 0;
+  /** A link's or image's target and title while the body's budget lasts (LINK_CHARS_MAX). */
+  const target = (properties: Properties): Properties => {
+    linkChars += Object.values(properties).reduce<number>((sum, v) => sum + String(v).length, 0);
+    return linkChars <= LINK_CHARS_MAX ? properties : {};
+  };
   const add = (node: ElementContent) => {
     const siblings = (open.at(-1) as HastRoot | Element).children;
     const last = siblings.at(-1);
@@ -63,7 +81,8 @@ function toTree(tokens: Token[]): HastRoot {
   const walk = (list: Token[]) => {
     list.forEach((token, i) => {
       if (token.nesting === 1) {
-        const element = token.hidden || depth >= DEPTH_MAX ? null : elementOf(token, list[i + 1]);
+        const element =
+          token.hidden || depth >= DEPTH_MAX ? null : elementOf(token, list[i + 1], target);
         if (element) add(element);
         open.push(element ?? (open.at(-1) as HastRoot | Element));
         depth++;
@@ -76,7 +95,7 @@ function toTree(tokens: Token[]): HastRoot {
       } else if (token.type === "inline") {
         walk(token.children ?? []);
       } else {
-        for (const node of leafOf(token)) add(node);
+        for (const node of leafOf(token, target)) add(node);
       }
     });
   };
@@ -94,7 +113,11 @@ function element(
 
 const text = (value: string) => ({ type: "text" as const, value });
 
-function elementOf(token: Token, next: Token | undefined): Element | null {
+function elementOf(
+  token: Token,
+  next: Token | undefined,
+  target: (properties: Properties) => Properties,
+): Element | null {
   switch (token.type) {
     case "s_open":
       return element("del");
@@ -110,7 +133,7 @@ function elementOf(token: Token, next: Token | undefined): Element | null {
         return null;
       }
       const title = token.attrGet("title");
-      return element("a", title ? { href, title: String(title) } : { href });
+      return element("a", target(title ? { href, title: String(title) } : { href }));
     }
     case "ordered_list_open": {
       const start = Number(token.attrGet("start") ?? 1);
@@ -126,7 +149,7 @@ function elementOf(token: Token, next: Token | undefined): Element | null {
   }
 }
 
-function leafOf(token: Token): ElementContent[] {
+function leafOf(token: Token, target: (properties: Properties) => Properties): ElementContent[] {
   switch (token.type) {
     case "text":
       return [text(token.content)];
@@ -149,7 +172,7 @@ function leafOf(token: Token): ElementContent[] {
     case "image": {
       const alt = inlineText(token.children ?? []);
       return [
-        element("a", { href: String(token.attrGet("src") ?? "") }, [
+        element("a", target({ href: String(token.attrGet("src") ?? "") }), [
           text(alt ? `Image: ${alt}` : "Image"),
         ]),
       ];
@@ -220,6 +243,31 @@ export function markdownNesting(source: string): number {
   return deepest;
 }
 
+/** A table's delimiter row, once quote markers and indentation are set aside: `|---|:-:|`. */
+const DELIMITER_ROW = /^[-:| \t]*$/;
+
+/**
+ * At most how many cells a body's tables would have, counted without parsing: for each line that
+ * could be a table's delimiter row, its columns times the lines from the one before it to the
+ * next blank line (the parser fills every row to the table's width, so a row of one character
+ * costs as many cells as there are columns). It never counts fewer than the parser makes.
+ */
+export function markdownTableCells(source: string): number {
+  const lines = source.split("\n").map((line) => line.replace(/^[ \t>]*/, ""));
+  // non-blank lines from each one to the next blank line, counted backwards once
+  const block = new Array<number>(lines.length + 1).fill(0);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    block[i] = (lines[i] as string).trim() ? (block[i + 1] as number) + 1 : 0;
+  }
+  let cells = 0;
+  lines.forEach((line, i) => {
+    if (i === 0 || !line.includes("|") || !line.includes("-") || !DELIMITER_ROW.test(line)) return;
+    const columns = line.match(/-+/g)?.length ?? 0;
+    cells += columns * (block[i - 1] as number);
+  });
+  return cells;
+}
+
 /** Text as paragraphs (at blank lines) with their line breaks, and no Markdown read in it. */
 function plainText(source: string): MarkdownTree {
   const paragraphs = source.split(/\n\s*\n/).filter((block) => block.trim());
@@ -246,7 +294,7 @@ function plainText(source: string): MarkdownTree {
  * home page's one-line excerpts show (`**bread**` reads "bread"; raw HTML is left out).
  */
 export function markdownToText(source: string): string {
-  if (markdownNesting(source) > NESTING_MAX) return source.replace(/\s+/g, " ").trim();
+  if (pastLimits(source)) return source.replace(/\s+/g, " ").trim();
   const parts: string[] = [];
   const tokens = parser.parse(source, {});
   tokens.forEach((token, i) => {

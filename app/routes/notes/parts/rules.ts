@@ -10,6 +10,12 @@ export const BODY_MAX = 20_000;
  * after seconds of CPU, on every view of the note, for its owner and whoever it was shared with.
  */
 export const NESTING_MAX = 32;
+/**
+ * How many cells a note's tables may have in all. The parser fills each row to the table's width,
+ * so a header of 180 columns over 366 one-character rows (1,455 characters) made 65,000 cells:
+ * seconds of CPU and a gigabyte of memory at every view, for the note's owner and its readers.
+ */
+export const TABLE_CELLS_MAX = 10_000;
 export const TAGS_MAX = 10;
 export const TAG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 export const SEARCH_MAX = 200;

@@ -1,8 +1,16 @@
 import { z } from "zod";
 import { withoutNul } from "../../../lib/forms.server";
 import { safeNext } from "../../../lib/safe-redirect";
-import { markdownNesting } from "./markdown.server";
-import { BODY_MAX, NESTING_MAX, SEARCH_MAX, TAG_PATTERN, TAGS_MAX, TITLE_MAX } from "./rules";
+import { markdownNesting, markdownTableCells } from "./markdown.server";
+import {
+  BODY_MAX,
+  NESTING_MAX,
+  SEARCH_MAX,
+  TABLE_CELLS_MAX,
+  TAG_PATTERN,
+  TAGS_MAX,
+  TITLE_MAX,
+} from "./rules";
 
 /**
  * The notes forms' and URLs' fields, validated once on the server with the database's own limits.
@@ -15,18 +23,26 @@ const title = z
   .min(1, "Give the note a title.")
   .max(TITLE_MAX, `Titles can be at most ${TITLE_MAX} characters.`);
 
+const BODY_TOO_LONG = `Notes can be at most ${BODY_MAX.toLocaleString("en")} characters.`;
+
 const body = z
+  // what could not be BODY_MAX characters even as CRLF stops here, before any other work
   .string()
+  .max(BODY_MAX * 2, { message: BODY_TOO_LONG, abort: true })
   .optional()
   // Browsers send textarea line breaks as CRLF; store LF so the limit counts what people see.
   .transform((value) => (value ?? "").replace(/\r\n?/g, "\n"))
   .pipe(
     z
       .string()
-      .max(BODY_MAX, `Notes can be at most ${BODY_MAX.toLocaleString("en")} characters.`)
+      .max(BODY_MAX, { message: BODY_TOO_LONG, abort: true })
       .refine(
         (value) => markdownNesting(value) <= NESTING_MAX,
         `Quotes and lists can be nested at most ${NESTING_MAX} deep.`,
+      )
+      .refine(
+        (value) => markdownTableCells(value) <= TABLE_CELLS_MAX,
+        `Tables can have at most ${TABLE_CELLS_MAX.toLocaleString("en")} cells in all.`,
       ),
   );
 

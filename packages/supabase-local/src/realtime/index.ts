@@ -36,10 +36,25 @@ export interface RealtimeOptions {
    * (`:timeout`, 60 000 ms, which upstream's endpoint keeps). Clients heartbeat every 25-30 s.
    */
   idleTimeoutMs?: number;
+  /**
+   * A frame to a client that stays unwritten this long (the client reads nothing, and the
+   * connection's buffers are full) ends the socket, as ranch's `send_timeout` (30 000 ms, closing)
+   * ends upstream's.
+   */
+  sendTimeoutMs?: number;
+  /**
+   * What a socket may hold unsent before it ends at once: upstream's channel processes stop at
+   * WEBSOCKET_MAX_HEAP_SIZE (50 MB).
+   */
+  maxBufferedBytes?: number;
 }
 
 /** Phoenix's websocket `:timeout` default. */
 const IDLE_TIMEOUT_MS = 60_000;
+/** Ranch's `send_timeout` default for TCP listeners. */
+const SEND_TIMEOUT_MS = 30_000;
+/** Upstream's WEBSOCKET_MAX_HEAP_SIZE default. */
+const MAX_BUFFERED_BYTES = 50_000_000;
 
 export type Accept = (ws: WebSocket) => void;
 
@@ -119,6 +134,8 @@ export function createRealtime(options: RealtimeOptions): Realtime {
           limits,
           headers,
           idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+          sendTimeoutMs: options.sendTimeoutMs ?? SEND_TIMEOUT_MS,
+          maxBufferedBytes: options.maxBufferedBytes ?? MAX_BUFFERED_BYTES,
         });
       };
       Object.defineProperty(request, ACCEPTED, { value: accept });

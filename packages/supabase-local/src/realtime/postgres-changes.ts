@@ -263,6 +263,40 @@ const CONDITIONS: Record<string, string> = {
 
 class Refused extends Error {}
 
+type Subscribing = { binding: Binding; params: SubscriptionParams };
+
+function noTableMessage(params: SubscriptionParams): string {
+  return `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [${paramsToLog(params)}]`;
+}
+
+/** Upstream's way: one insert per binding, refused (Refused) at the first that raises or makes no row. */
+async function insertOneByOne(
+  tx: Pick<PGlite, "query">,
+  list: Subscribing[],
+  claims: Claims,
+): Promise<void> {
+  for (const { binding, params } of list) {
+    let rows: unknown[];
+    try {
+      ({ rows } = await tx.query(SUBSCRIBE, [
+        params.schema,
+        params.table,
+        binding.subscriptionId,
+        JSON.stringify(params.filters),
+        JSON.stringify(claims),
+        params.action,
+        params.select,
+      ]));
+    } catch (error) {
+      throw new Refused(
+        `Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [${paramsToLog(params)}]. Exception: ${postgresError(error)}`,
+      );
+    }
+    if (rows.length === 0) throw new Refused(noTableMessage(params));
+  }
+}
+
+/** One binding's subscription, as upstream inserts it: a row per published table it names. */
 const SUBSCRIBE = `
   with sub_tables as (
     select format('%I.%I', pt.schemaname, pt.tablename)::regclass as entity
@@ -282,6 +316,48 @@ const SUBSCRIBE = `
   do update set claims = excluded.claims, created_at = now()
   returning id`;
 
+/**
+ * Many bindings' subscriptions in one statement: the same rows SUBSCRIBE makes for each, and the
+ * ordinal (from 1, in the list given) of every binding that made one.
+ */
+const SUBSCRIBE_MANY = `
+  with wanted as (
+    select b.ord, b.value ->> 'schema' as schema_name, b.value ->> 'table' as table_name,
+      (b.value ->> 'id')::uuid as subscription_id,
+      (select coalesce(array_agg((f ->> 0, f ->> 1, f ->> 2)::realtime.user_defined_filter), '{}')
+         from jsonb_array_elements(b.value -> 'filters') f) as filters,
+      b.value ->> 'action' as action_filter,
+      case when jsonb_typeof(b.value -> 'select') = 'array'
+        then array(select jsonb_array_elements_text(b.value -> 'select')) end as selected_columns
+    from jsonb_array_elements($1::jsonb) with ordinality as b(value, ord)
+  ), published as materialized (
+    select schemaname, tablename from pg_publication_tables where pubname = 'supabase_realtime'
+  ), inserted as (
+    insert into realtime.subscription as x
+      (subscription_id, entity, filters, claims, action_filter, selected_columns)
+    select w.subscription_id, format('%I.%I', pt.schemaname, pt.tablename)::regclass,
+      w.filters, $2::jsonb, w.action_filter, w.selected_columns
+    from wanted w
+    join published pt
+      on pt.schemaname like (case w.schema_name when '*' then '%' else w.schema_name end) escape ''
+      and pt.tablename like (case w.table_name when '*' then '%' else w.table_name end) escape ''
+    order by w.ord
+    on conflict (subscription_id, entity, filters, action_filter, coalesce(selected_columns, '{}'))
+    do update set claims = excluded.claims, created_at = now()
+    returning subscription_id
+  )
+  select distinct w.ord::int as ord from wanted w join inserted i using (subscription_id)`;
+
+/** Bindings per statement: a join's subscriptions go in statements of this many. */
+const SUBSCRIBE_CHUNK = 500;
+
+/**
+ * Upstream's transaction timeout for a join's subscriptions (Subscriptions.create, 10 s), and the
+ * system error its channel then sends: the reason, as Elixir inspects the error it got.
+ */
+export const SUBSCRIBE_TIMEOUT_MS = 10_000;
+export const DATABASE_TIMEOUT = '{:error, "Too many database timeouts"}';
+
 /** The change feed: subscriptions in the database, changes read after their commit, fanned out. */
 
 /** The event's fields before the row (upstream's order), as SQL over a change `c`. */
@@ -293,6 +369,8 @@ const COMMON = `'schema', wal->'schema', 'table', wal->'table',
 export class ChangeFeed {
   readonly #db: PGlite;
   readonly #maxRecordBytes: number;
+  /** How long a join's subscriptions may take before the rest are given up (upstream's 10 s). */
+  readonly #subscribeTimeoutMs: number;
   /** Upstream's db_events counter: deliveries counted; over the limit, changes are dropped. */
   readonly #limit: RateCounter | undefined;
   /** subscription_id -> the channel and the binding id it stands for */
@@ -302,8 +380,14 @@ export class ChangeFeed {
   #cursor = "0";
   #draining = false;
   #again = false;
-  constructor(db: PGlite, limit?: RateCounter, maxRecordBytes = MAX_RECORD_BYTES) {
+  constructor(
+    db: PGlite,
+    limit?: RateCounter,
+    maxRecordBytes = MAX_RECORD_BYTES,
+    subscribeTimeoutMs = SUBSCRIBE_TIMEOUT_MS,
+  ) {
     this.#db = db;
+    this.#subscribeTimeoutMs = subscribeTimeoutMs;
     this.#limit = limit;
     this.#maxRecordBytes = maxRecordBytes;
   }
@@ -317,7 +401,7 @@ export class ChangeFeed {
     list: Binding[],
     claims: Claims,
   ): Promise<string | undefined> {
-    const parsed: Array<{ binding: Binding; params: SubscriptionParams }> = [];
+    const parsed: Subscribing[] = [];
     for (const binding of list) {
       const result = parseSubscriptionParams(binding.params);
       if (!result.ok) return result.error;
@@ -325,38 +409,59 @@ export class ChangeFeed {
     }
     await this.#start();
     await this.#db.query("select realtime.supabase_local_sync_triggers()");
+    const refusal = await this.#insert(parsed, claims);
+    if (refusal) return refusal;
+    for (const binding of list) {
+      this.#subscriptions.set(binding.subscriptionId, { owner, id: binding.id });
+    }
+    return undefined;
+  }
+
+  /**
+   * A join's subscriptions, all or none, in one transaction as upstream's: undefined, or the
+   * message of the first binding in the client's order that made no row (no published table it
+   * names) or raised (a filter the database refuses), where upstream's one insert per binding
+   * stops. PGlite is the one database every request waits for, so the bindings go
+   * SUBSCRIBE_CHUNK to a statement, and past upstream's deadline the rest are not tried.
+   */
+  async #insert(parsed: Subscribing[], claims: Claims): Promise<string | undefined> {
+    const started = performance.now();
     try {
       await this.#db.transaction(async (tx) => {
-        for (const { binding, params } of parsed) {
-          let rows: unknown[];
+        for (let from = 0; from < parsed.length; from += SUBSCRIBE_CHUNK) {
+          if (performance.now() - started > this.#subscribeTimeoutMs) {
+            throw new Refused(DATABASE_TIMEOUT);
+          }
+          const chunk = parsed.slice(from, from + SUBSCRIBE_CHUNK);
+          const rows = chunk.map(({ binding, params }) => ({
+            id: binding.subscriptionId,
+            schema: params.schema,
+            table: params.table,
+            filters: params.filters,
+            action: params.action,
+            select: params.select,
+          }));
+          await tx.exec("savepoint subscribe_chunk");
+          let made: Set<number>;
           try {
-            ({ rows } = await tx.query(SUBSCRIBE, [
-              params.schema,
-              params.table,
-              binding.subscriptionId,
-              JSON.stringify(params.filters),
+            const result = await tx.query<{ ord: number }>(SUBSCRIBE_MANY, [
+              JSON.stringify(rows),
               JSON.stringify(claims),
-              params.action,
-              params.select,
-            ]));
+            ]);
+            made = new Set(result.rows.map((row) => Number(row.ord)));
           } catch (error) {
-            throw new Refused(
-              `Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [${paramsToLog(params)}]. Exception: ${postgresError(error)}`,
-            );
+            // one of them raised: which one, inserting them one at a time as upstream does
+            await tx.exec("rollback to savepoint subscribe_chunk");
+            await insertOneByOne(tx, chunk, claims);
+            throw error;
           }
-          if (rows.length === 0) {
-            throw new Refused(
-              `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [${paramsToLog(params)}]`,
-            );
-          }
+          const missing = chunk.find((_, index) => !made.has(index + 1));
+          if (missing) throw new Refused(noTableMessage(missing.params));
         }
       });
     } catch (error) {
       if (error instanceof Refused) return error.message;
       throw error;
-    }
-    for (const binding of list) {
-      this.#subscriptions.set(binding.subscriptionId, { owner, id: binding.id });
     }
     return undefined;
   }

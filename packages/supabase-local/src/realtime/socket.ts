@@ -42,6 +42,10 @@ export interface SocketOptions {
   headers: RequestHeaders;
   /** Silence (no frame from the client) after which the socket is closed. */
   idleTimeoutMs: number;
+  /** How long a frame to the client may stay unwritten before the socket ends. */
+  sendTimeoutMs: number;
+  /** Bytes the socket may hold unsent before it ends. */
+  maxBufferedBytes: number;
 }
 
 /** Cowboy counts silence in tenths of the timeout (IDLE_TIMEOUT_TICKS). */
@@ -160,6 +164,12 @@ export class RealtimeSocket {
   #ended = false;
   /** Ticks of the idle timer since the client's last frame. */
   #silentTicks = 0;
+  /** Frames handed to the connection, and of those, frames written out to it (in order). */
+  #sent = 0;
+  #written = 0;
+  /** When each frame not yet written out was sent, by its number. */
+  readonly #unwritten = new Map<number, number>();
+  #writeWatch: NodeJS.Timeout | undefined;
 
   constructor(ws: WebSocket, options: SocketOptions) {
     this.#ws = ws;
@@ -232,15 +242,64 @@ export class RealtimeSocket {
   }
 
   send(message: Message): void {
-    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(encode(this.vsn, message));
+    this.#write(encode(this.vsn, message), false);
   }
 
   sendText(frame: string): void {
-    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame);
+    this.#write(frame, false);
   }
 
   sendBinary(frame: Uint8Array): void {
-    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(frame, { binary: true });
+    this.#write(frame, true);
+  }
+
+  /**
+   * A frame to the client. A client that stops reading is not kept for ever: past
+   * `maxBufferedBytes` unsent the socket ends at once, and a frame still unwritten after
+   * `sendTimeoutMs` ends it too (its channels leave), as upstream's socket ends when a send blocks
+   * that long. The client sees the connection drop, with no close frame (1006).
+   */
+  #write(frame: string | Uint8Array, binary: boolean): void {
+    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    const number = this.#sent++;
+    this.#unwritten.set(number, performance.now());
+    this.#ws.send(frame, { binary }, () => {
+      this.#unwritten.delete(number);
+      this.#written = number + 1;
+    });
+    if (this.#ws.bufferedAmount > this.#options.maxBufferedBytes) {
+      this.#drop();
+      return;
+    }
+    this.#watchWrites();
+  }
+
+  /** While frames are unwritten: checks, ten times per send timeout, that the oldest is not late. */
+  #watchWrites(): void {
+    if (this.#writeWatch) return;
+    const { sendTimeoutMs } = this.#options;
+    this.#writeWatch = setInterval(
+      () => {
+        const oldest = this.#unwritten.get(this.#written);
+        if (this.#ended || oldest === undefined) {
+          clearInterval(this.#writeWatch);
+          this.#writeWatch = undefined;
+        } else if (performance.now() - oldest > sendTimeoutMs) {
+          this.#drop();
+        }
+      },
+      Math.max(1, Math.floor(sendTimeoutMs / IDLE_TICKS)),
+    );
+    this.#writeWatch.unref();
+  }
+
+  /** The client reads too little: the socket ends at once, its channels with it. */
+  #drop(): void {
+    clearInterval(this.#writeWatch);
+    this.#writeWatch = undefined;
+    this.#unwritten.clear();
+    this.#closeAll();
+    this.#ws.terminate();
   }
 
   async #receive(decoded: Decoded): Promise<void> {

@@ -2,61 +2,23 @@
 // no frame for that long is closed by the server with 1000, while one that heartbeats stays. The
 // timeout is an option of the Realtime server, so this test runs one of its own with 400 ms,
 // behind a plain HTTP server standing in for the gateway (the socket's token is taken as given).
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { decodeJwt, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket, WebSocketServer } from "ws";
-import { workerDatabase } from "../../../../tests/support/memory-backend.ts";
-import { withContext } from "../../src/http/context.ts";
-import type { Claims } from "../../src/http/jwt.ts";
-import { upgradeRequest } from "../../src/http/upgrade.ts";
-import { REALTIME_DEFAULTS } from "../../src/project/config.ts";
-import { acceptedUpgrade, createRealtime } from "../../src/realtime/index.ts";
+import { WebSocket } from "ws";
+import { ownRealtime } from "./support.ts";
 
 const TIMEOUT_MS = 400;
-let server: Server;
+let server: Awaited<ReturnType<typeof ownRealtime>>;
 let url: string;
 const sockets: WebSocket[] = [];
 
 beforeAll(async () => {
-  const claims = async (token: string) => decodeJwt(token) as Claims;
-  const realtime = createRealtime({
-    db: await workerDatabase(),
-    ownDatabase: false,
-    limits: REALTIME_DEFAULTS,
-    verify: claims,
-    idleTimeoutMs: TIMEOUT_MS,
-  });
-  const token = await new SignJWT({ role: "anon" })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setExpirationTime("1h")
-    .sign(new TextEncoder().encode("idle-test-secret-idle-test-secret"));
-  const wss = new WebSocketServer({ noServer: true });
-  server = createServer((_req, res) => res.writeHead(404).end());
-  server.on("upgrade", async (req, socket, head) => {
-    const request = withContext(upgradeRequest(req), {
-      bearer: token,
-      claims: () => claims(token),
-      clientAddress: "127.0.0.1",
-      forwarded: false,
-    });
-    const response = await realtime.websocket(request);
-    const accept = acceptedUpgrade(request);
-    if (!accept) {
-      socket.end(`HTTP/1.1 ${response.status} Refused\r\ncontent-length: 0\r\n\r\n`);
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, accept);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/realtime/v1/websocket?vsn=2.0.0`;
+  server = await ownRealtime({ idleTimeoutMs: TIMEOUT_MS });
+  url = server.url;
 });
 
 afterAll(async () => {
   for (const ws of sockets) ws.terminate();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
 });
 
 /** A raw socket joined to a topic of its own: how (and when) it was closed. */

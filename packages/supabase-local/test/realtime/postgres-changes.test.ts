@@ -16,6 +16,13 @@ import {
 } from "../../../../tests/support/backend.ts";
 import { workerDatabase } from "../../../../tests/support/memory-backend.ts";
 import { createLocalBackend, type LocalBackend } from "../../src/backend.ts";
+import type { Claims } from "../../src/http/jwt.ts";
+import {
+  type Binding,
+  bindings,
+  ChangeFeed,
+  DATABASE_TIMEOUT,
+} from "../../src/realtime/postgres-changes.ts";
 import { noPersist } from "./support.ts";
 
 let backend: LocalBackend;
@@ -624,6 +631,123 @@ describe("postgres_changes", () => {
       "Column selection is not supported for wildcard subscriptions. Provide an explicit schema and table name.",
     );
     expect(await refused({ schema: "public", table: "rt_open" })).toBe("subscribed");
+  });
+
+  it("a join of 2,000 bindings takes 4 statements on the database, all subscribed or none", async () => {
+    // Statements inserting subscriptions, counted by the database itself: 500 bindings to a
+    // statement. One insert per binding held the single database (so every other request) for
+    // about 1.5 ms a binding.
+    await backend.db.exec(`
+      create table if not exists public.rt_statement_count (n int not null);
+      create or replace function public.rt_count_statement() returns trigger language plpgsql as
+        $$ begin insert into public.rt_statement_count values (1); return null; end $$;
+      drop trigger if exists rt_count_statement on realtime.subscription;
+      create trigger rt_count_statement after insert on realtime.subscription
+        for each statement execute function public.rt_count_statement();
+    `);
+    const statements = async () =>
+      Number(
+        (
+          await backend.db.query<{ n: number }>(
+            "select count(*)::int as n from public.rt_statement_count",
+          )
+        ).rows[0]?.n,
+      );
+    try {
+      const client = anon();
+      const ids = Array.from({ length: 2000 }, (_, index) => 100_000 + index);
+      const got: number[] = [];
+      let channel = client.channel(`many-${crypto.randomUUID()}`);
+      for (const id of ids) {
+        channel = channel.on(
+          "postgres_changes",
+          { event: "INSERT", schema: "public", table: "rt_open", filter: `id=eq.${id}` },
+          () => got.push(id),
+        );
+      }
+      const before = await statements();
+      await subscribedToPostgres(channel);
+      expect(await statements()).toBe(before + 4);
+      // each binding is its own subscription: the first, the last and one between hear their row
+      for (const id of [ids[0], ids[1234], ids[1999]]) {
+        await backend.db.query("insert into public.rt_open (id, note) values ($1, 'many')", [id]);
+      }
+      await expect.poll(() => got.length).toBe(3);
+      await settle();
+      expect(got).toEqual([ids[0], ids[1234], ids[1999]]);
+
+      // a refusal among many names the first refused binding in the client's order, and leaves
+      // none of the join's subscriptions behind
+      const refusedJoin = (bad: Record<string, string>[]) => {
+        let many = client.channel(`many-refused-${crypto.randomUUID()}`);
+        for (let index = 0; index < 1500; index++) {
+          const params = bad[index] ?? { table: "rt_open", filter: `id=eq.${index}` };
+          many = many.on(
+            "postgres_changes",
+            { event: "*", schema: "public", ...params } as never,
+            () => {},
+          );
+        }
+        return subscribedToPostgres(many).then(
+          () => "subscribed",
+          (error: Error) => error.message,
+        );
+      };
+      const count = async () =>
+        Number(
+          (
+            await backend.db.query<{ n: number }>(
+              "select count(*)::int as n from realtime.subscription",
+            )
+          ).rows[0]?.n,
+        );
+      const rows = await count();
+      const unpublished = { table: "rt_unpublished" };
+      const badColumn = { table: "rt_open", filter: "nope=eq.1" };
+      expect(await refusedJoin(Object.assign([], { 1200: unpublished, 1400: badColumn }))).toBe(
+        "Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [event: *, schema: public, table: rt_unpublished, filters: [], select: nil]",
+      );
+      expect(await refusedJoin(Object.assign([], { 1200: badColumn, 1400: unpublished }))).toBe(
+        'Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: *, schema: public, table: rt_open, filters: [{"nope", "eq", "1"}], select: nil]. Exception: ERROR P0001 (raise_exception) invalid column for filter nope',
+      );
+      expect(await count()).toBe(rows);
+    } finally {
+      await backend.db.exec("drop trigger if exists rt_count_statement on realtime.subscription");
+    }
+  }, 60_000);
+
+  it("past upstream's 10 s for a join's subscriptions the rest are given up, and none are kept", async () => {
+    // the change feed with a 1 ms deadline: a first statement always runs; the second starts late
+    const feed = new ChangeFeed(backend.db, undefined, undefined, 1);
+    const owner = { change() {} };
+    const claims = { role: "anon" } as Claims;
+    const many = (count: number) =>
+      bindings(
+        Array.from({ length: count }, (_, index) => ({
+          event: "*",
+          schema: "public",
+          table: "rt_open",
+          filter: `id=eq.${index}`,
+        })),
+      );
+    const rowsOf = async (list: Binding[]) =>
+      Number(
+        (
+          await backend.db.query<{ n: number }>(
+            "select count(*)::int as n from realtime.subscription where subscription_id = any($1::uuid[])",
+            [list.map((binding) => binding.subscriptionId)],
+          )
+        ).rows[0]?.n,
+      );
+    const late = many(1500);
+    expect(await feed.subscribe(owner, late, claims)).toBe(DATABASE_TIMEOUT);
+    expect(DATABASE_TIMEOUT).toBe('{:error, "Too many database timeouts"}');
+    expect(await rowsOf(late)).toBe(0);
+    const few = many(10);
+    expect(await feed.subscribe(owner, few, claims)).toBeUndefined();
+    expect(await rowsOf(few)).toBe(10);
+    await feed.unsubscribe(few);
+    expect(await rowsOf(few)).toBe(0);
   });
 
   it("a dropped socket: supabase-js reconnects, rejoins, subscribes again and gets changes again", async () => {

@@ -305,11 +305,9 @@ export class RealtimeSocket {
   async #receive(decoded: Decoded): Promise<void> {
     // the messages still queued when the socket closed have no one to answer
     if (this.#ended) return;
-    // A frame the serializer cannot read ends the socket, as Phoenix's does (its decoder raises)
-    if (decoded.kind === "invalid") {
-      this.#ws.close(1011, "invalid frame");
-      return;
-    }
+    // A frame the serializer cannot read is dropped and the socket stays, as upstream's socket
+    // (RealtimeWeb.Socket.handle_in) logs MalformedWebSocketMessage and goes on
+    if (decoded.kind === "invalid") return;
     const { message } = decoded;
     const { topic, event } = message;
     if (event === "phx_join") {

@@ -138,7 +138,7 @@ describe("the socket", () => {
     });
   });
 
-  it("gives unknown topics and events upstream's answers, and ends the socket on a frame it cannot read", async () => {
+  it("gives unknown topics and events upstream's answers, and drops a frame it cannot read, the socket going on", async () => {
     const socket = await raw();
     socket.send([
       null,
@@ -184,19 +184,27 @@ describe("the socket", () => {
       { status: "ok" },
     ]);
     // not JSON, a wrong shape, JSON nested too deep to be passed on, a binary frame of an unknown
-    // kind: each ends the socket
+    // kind: each is dropped and the socket goes on (upstream logs MalformedWebSocketMessage)
     const deep = `${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}`;
+    let ref = 7;
     for (const frame of [
       "{not json",
       JSON.stringify({ topic: "x" }),
       `[null, "7", "realtime:x", "broadcast", ${deep}]`,
       new Uint8Array([9, 0, 0]),
     ]) {
-      const other = await raw();
-      const closed = new Promise<number>((resolve) => other.ws.once("close", resolve));
-      other.ws.send(frame);
-      expect(await closed).toBe(1011);
+      socket.ws.send(frame);
+      const heartbeat = String(++ref);
+      socket.send([null, heartbeat, "phoenix", "heartbeat", {}]);
+      expect(await socket.next()).toMatchObject([
+        null,
+        heartbeat,
+        "phoenix",
+        "phx_reply",
+        { status: "ok" },
+      ]);
     }
+    expect(socket.ws.readyState).toBe(WebSocket.OPEN);
   });
 
   it("takes a postgres_changes binding nested thousands deep as any other, and a track payload of null as no map", async () => {

@@ -768,11 +768,11 @@ describe("postgres_changes", () => {
       id,
     ]);
     await expect.poll(() => got).toEqual(["before"]);
-    // the server drops the connection: a frame it cannot read ends the socket (1011)
+    // the connection drops under the client (not its own disconnect())
     const { conn } = (
       client.realtime as unknown as { socketAdapter: { socket: { conn: WebSocket } } }
     ).socketAdapter.socket;
-    conn.send("not a frame");
+    conn.close(4000);
     await expect.poll(() => subscribedTimes, { timeout: 8000 }).toBe(2);
     expect(channel.state).toBe("joined");
     await backend.db.query("insert into public.rt_items (owner, title) values ($1, 'after')", [id]);

@@ -73,12 +73,13 @@ export async function rawSocket<F = unknown>(
  * A Realtime server of the test's own with `options` (the idle timeout, the send limits) and tenant
  * `limits` over upstream's defaults, behind a
  * plain HTTP server standing in for the gateway: every socket is anon, its token taken as given.
- * Its `url` is the 2.0.0 socket's; `close()` ends every socket and the server.
+ * Its `url` is the 2.0.0 socket's; `connections()` are the server's ends of the sockets still
+ * open; `close()` ends every socket and the server.
  */
 export async function ownRealtime(
   options: Pick<RealtimeOptions, "idleTimeoutMs" | "sendTimeoutMs" | "maxBufferedBytes">,
   limits: Partial<RealtimeSettings> = {},
-): Promise<{ url: string; close: () => Promise<void> }> {
+): Promise<{ url: string; connections: () => WebSocket[]; close: () => Promise<void> }> {
   const claims = async (token: string) => decodeJwt(token) as Claims;
   const realtime = createRealtime({
     db: await workerDatabase(),
@@ -112,6 +113,7 @@ export async function ownRealtime(
   const { port } = server.address() as AddressInfo;
   return {
     url: `ws://127.0.0.1:${port}/realtime/v1/websocket?vsn=2.0.0`,
+    connections: () => [...wss.clients].filter((ws) => ws.readyState === WebSocket.OPEN),
     async close() {
       for (const ws of wss.clients) ws.terminate();
       server.closeAllConnections();

@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import type { Config } from "../project/config.ts";
 import { authError, weakPassword } from "./errors.ts";
+import { importedHashProblem, isImportedHash, verifyImportedHash } from "./imported-hashes.ts";
 
 const MAX_PASSWORD_LENGTH = 72;
 
@@ -11,7 +12,9 @@ const MAX_PASSWORD_LENGTH = 72;
  * that answers requests, so a burst of sign-ins does not stall the backend (issue 37, decision
  * 021). That pool (UV_THREADPOOL_SIZE, 4 by default) also runs the WebCrypto work of every
  * request's JWT, file reads and DNS, in arrival order: hashes beyond the cores would only queue
- * there ahead of them, so at most one per core runs, and always one thread is left over.
+ * there ahead of them, so at most one per core runs, and always one thread is left over. Imported
+ * argon2 and Firebase scrypt hashes are compared under the same limit (scrypt on the same pool,
+ * argon2 in a thread of its own each, up to 1 GiB of memory).
  */
 const hashing = pLimit(
   Math.max(1, Math.min(availableParallelism(), (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1)),
@@ -55,10 +58,13 @@ export function comparePassword(password: string, hash: string | null): Promise<
 }
 
 /**
- * Go's bcrypt reads any minor version as the one algorithm, so an imported PHP hash (`$2y$`, the
- * same algorithm as `$2b$`) verifies there; the native binding knows only `$2a$` and `$2b$`.
+ * As Auth's CompareHashAndPassword: an argon2 or Firebase scrypt hash (by its prefix) is compared
+ * as such, anything else as bcrypt. Go's bcrypt reads any minor version as the one algorithm, so
+ * an imported PHP hash (`$2y$`, the same algorithm as `$2b$`) verifies there; the native binding
+ * knows only `$2a$` and `$2b$`.
  */
 function compare(password: string, hash: string): Promise<boolean> {
+  if (isImportedHash(hash)) return hashing(() => verifyImportedHash(password, hash));
   const known = hash.replace(/^\$2y\$/, () => "$2b$");
   return hashing(async () => (await native()).compare(password, known));
 }
@@ -95,18 +101,19 @@ export async function comparePasswordForSignIn(
 
 /**
  * An imported password_hash (POST /admin/users), checked as Auth checks it before storing it
- * (models.NewUserWithPasswordHash); Auth answers a bad one with a 500, here it is a 400. A bcrypt
- * hash must pass Go's bcrypt.Cost: at least 59 bytes, "$", a major version up to 2, a cost of 4 to
- * 31. Argon2 and Firebase scrypt hashes, which Auth verifies at sign-in, are refused: this backend
- * cannot verify them (Node has no argon2), and a stored hash no password matches would only show
- * up as a failed sign-in.
+ * (models.NewUserWithPasswordHash); Auth answers a bad one with a 500, here it is a 400. An argon2
+ * or Firebase scrypt hash (by its prefix) must pass Auth's parser for it (imported-hashes.ts); any
+ * other is taken for bcrypt and must pass Go's bcrypt.Cost: at least 59 bytes, "$", a major version
+ * up to 2, a cost of 4 to 31.
  */
 export function checkPasswordHash(hash: string): void {
   const refuse = (reason: string) => {
     throw authError("validationFailed", `Invalid password_hash: ${reason}`);
   };
-  if (hash.startsWith("$argon2") || hash.startsWith("$fbscrypt")) {
-    refuse("argon2 and Firebase scrypt hashes cannot be verified by the local backend, use bcrypt");
+  if (isImportedHash(hash)) {
+    const problem = importedHashProblem(hash);
+    if (problem) refuse(problem);
+    return;
   }
   const bytes = Buffer.from(hash);
   if (bytes.length < 59) refuse("too short for a bcrypt hash");

@@ -275,50 +275,44 @@ async function insertOneByOne(
   list: Subscribing[],
   claims: Claims,
 ): Promise<void> {
-  for (const { binding, params } of list) {
-    let rows: unknown[];
+  for (const one of list) {
+    let made: number;
     try {
-      ({ rows } = await tx.query(SUBSCRIBE, [
-        params.schema,
-        params.table,
-        binding.subscriptionId,
-        JSON.stringify(params.filters),
-        JSON.stringify(claims),
-        params.action,
-        params.select,
-      ]));
+      made = (await subscribeMany(tx, [one], claims)).size;
     } catch (error) {
       throw new Refused(
-        `Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [${paramsToLog(params)}]. Exception: ${postgresError(error)}`,
+        `Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [${paramsToLog(one.params)}]. Exception: ${postgresError(error)}`,
       );
     }
-    if (rows.length === 0) throw new Refused(noTableMessage(params));
+    if (made === 0) throw new Refused(noTableMessage(one.params));
   }
 }
 
-/** One binding's subscription, as upstream inserts it: a row per published table it names. */
-const SUBSCRIBE = `
-  with sub_tables as (
-    select format('%I.%I', pt.schemaname, pt.tablename)::regclass as entity
-    from pg_publication_tables pt
-    where pt.pubname = 'supabase_realtime'
-      and pt.schemaname like (case $1 when '*' then '%' else $1 end) escape ''
-      and pt.tablename like (case $2 when '*' then '%' else $2 end) escape ''
-  )
-  insert into realtime.subscription as x
-    (subscription_id, entity, filters, claims, action_filter, selected_columns)
-  select $3::uuid, sub_tables.entity,
-    (select coalesce(array_agg((f ->> 0, f ->> 1, f ->> 2)::realtime.user_defined_filter), '{}')
-       from jsonb_array_elements($4::jsonb) f),
-    $5::jsonb, $6, $7::text[]
-  from sub_tables
-  on conflict (subscription_id, entity, filters, action_filter, coalesce(selected_columns, '{}'))
-  do update set claims = excluded.claims, created_at = now()
-  returning id`;
+/** SUBSCRIBE_MANY for `list`: the ordinals (from 1) of the bindings that made a row. */
+async function subscribeMany(
+  tx: Pick<PGlite, "query">,
+  list: Subscribing[],
+  claims: Claims,
+): Promise<Set<number>> {
+  const rows = list.map(({ binding, params }) => ({
+    id: binding.subscriptionId,
+    schema: params.schema,
+    table: params.table,
+    filters: params.filters,
+    action: params.action,
+    select: params.select,
+  }));
+  const result = await tx.query<{ ord: number }>(SUBSCRIBE_MANY, [
+    JSON.stringify(rows),
+    JSON.stringify(claims),
+  ]);
+  return new Set(result.rows.map((row) => Number(row.ord)));
+}
 
 /**
- * Many bindings' subscriptions in one statement: the same rows SUBSCRIBE makes for each, and the
- * ordinal (from 1, in the list given) of every binding that made one.
+ * Bindings' subscriptions in one statement, as upstream inserts each (a row per published table it
+ * names; the same binding again takes the new claims): the ordinal (from 1, in the list given) of
+ * every binding that made a row.
  */
 const SUBSCRIBE_MANY = `
   with wanted as (
@@ -433,22 +427,10 @@ export class ChangeFeed {
             throw new Refused(DATABASE_TIMEOUT);
           }
           const chunk = parsed.slice(from, from + SUBSCRIBE_CHUNK);
-          const rows = chunk.map(({ binding, params }) => ({
-            id: binding.subscriptionId,
-            schema: params.schema,
-            table: params.table,
-            filters: params.filters,
-            action: params.action,
-            select: params.select,
-          }));
           await tx.exec("savepoint subscribe_chunk");
           let made: Set<number>;
           try {
-            const result = await tx.query<{ ord: number }>(SUBSCRIBE_MANY, [
-              JSON.stringify(rows),
-              JSON.stringify(claims),
-            ]);
-            made = new Set(result.rows.map((row) => Number(row.ord)));
+            made = await subscribeMany(tx, chunk, claims);
           } catch (error) {
             // one of them raised: which one, inserting them one at a time as upstream does
             await tx.exec("rollback to savepoint subscribe_chunk");

@@ -13,7 +13,8 @@ export default defineConfig({
     globalSetup: ["tests/e2e/setup/servers.ts"],
     // One Chromium per worker; two fit two cores.
     maxWorkers: 2,
-    testTimeout: 60_000,
+    // A browser flow takes 10-50 s here; CI machines ran the suite at about half this speed.
+    testTimeout: 120_000,
     hookTimeout: 90_000,
   },
 });

@@ -49,7 +49,7 @@ export async function loader({ request, context }: Route.LoaderArgs) {
 async function avatarsOf(env: SupabaseEnv): Promise<AvatarSource> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const transforms = await Promise.race([
-    offersImageTransformations(env.url, env.publishableKey),
+    offersImageTransformations(env.url, env.publishableKey, fetch, env.timeoutMs),
     new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), PROBE_WAIT_MS);
     }),

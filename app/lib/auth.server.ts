@@ -5,7 +5,7 @@ import {
 } from "@supabase/supabase-js";
 import { createContext, type MiddlewareFunction, type RouterContextProvider } from "react-router";
 import { authCookieOptions, hasSessionCookie, sessionCookieNames } from "./auth-cookies.server";
-import type { BackendFetch } from "./backend-fetch.server";
+import { BACKEND_TIMEOUT_MS, type BackendFetch } from "./backend-fetch.server";
 import type { Database } from "./database.types";
 import { NO_STORE, redirectNoStore } from "./http.server";
 import { pagePath } from "./next-path";
@@ -44,8 +44,10 @@ export interface Auth {
 
 export const authContext = createContext<Auth>();
 
-/** getClaims() may refresh the session; auth-js retries that for up to 30 s. Cap the wait. */
-export const AUTH_DEADLINE_MS = 1500;
+/**
+ * getClaims() may refresh the session; auth-js retries that for up to 30 s. Cap the wait at one
+ * backend call's (SUPABASE_TIMEOUT_MS, BACKEND_TIMEOUT_MS when unset).
+ */
 
 /** Test seam: lets unit tests hand the middleware a fetch that counts or fails. */
 export const authOptionsContext = createContext<ServerSupabaseOptions>({});
@@ -75,7 +77,7 @@ export const authMiddleware: MiddlewareFunction<Response> = async ({ request, co
     return server.supabase;
   };
   const verified = hasSessionCookie(request, env.url)
-    ? await verifyClaims(client())
+    ? await verifyClaims(client(), env.timeoutMs ?? BACKEND_TIMEOUT_MS)
     : { claims: null, backendUnreachable: false };
   const nextLevel = verified.claims ? await assuranceTarget(client()) : null;
   const authMs = performance.now() - started;
@@ -131,9 +133,10 @@ export function getAuth(context: Readonly<RouterContextProvider>): Auth {
 
 async function verifyClaims(
   supabase: SupabaseClient<Database>,
+  deadlineMs: number,
 ): Promise<{ claims: Claims | null; backendUnreachable: boolean }> {
   try {
-    const result = await withDeadline(supabase.auth.getClaims(), AUTH_DEADLINE_MS);
+    const result = await withDeadline(supabase.auth.getClaims(), deadlineMs);
     if (result === "timeout") return { claims: null, backendUnreachable: true };
     const { data, error } = result;
     if (error) return { claims: null, backendUnreachable: isAuthRetryableFetchError(error) };

@@ -57,6 +57,7 @@ export async function offersImageTransformations(
   backendUrl: string,
   apiKey: string,
   fetcher: typeof fetch = fetch,
+  timeoutMs = PROBE_TIMEOUT_MS,
 ): Promise<boolean | null> {
   const known = imageTransformations.get(backendUrl);
   if (known !== undefined) return known;
@@ -65,7 +66,7 @@ export async function offersImageTransformations(
   try {
     const response = await fetcher(
       `${backendUrl}/storage/v1/render/image/public/edge-notes-feature-probe/none.png?width=1`,
-      { headers: { apikey: apiKey }, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
+      { headers: { apikey: apiKey }, signal: AbortSignal.timeout(timeoutMs) },
     );
     status = response.status;
     body = (await response.json().catch(() => null)) as typeof body;

@@ -17,6 +17,12 @@ export interface SupabaseEnv {
    * never in loader data, pages or logs. Undefined: limits count the Worker, not people.
    */
   secretKey?: string;
+  /**
+   * How long a page waits for each backend call before it gives up and says the backend is
+   * unreachable (SUPABASE_TIMEOUT_MS; unset: BACKEND_TIMEOUT_MS, 1.5 s). For a backend that is
+   * slow by nature (a far region, a loaded test machine), not to hide one that is down.
+   */
+  timeoutMs?: number;
 }
 
 const schema = z.object({
@@ -36,6 +42,15 @@ const schema = z.object({
       error: "SUPABASE_SECRET_KEY must be the project's secret key (sb_secret_…)",
     })
     .optional(),
+  SUPABASE_TIMEOUT_MS: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    z.coerce
+      .number({ error: "SUPABASE_TIMEOUT_MS must be a number of milliseconds" })
+      .int({ error: "SUPABASE_TIMEOUT_MS must be a whole number of milliseconds" })
+      .min(100, { error: "SUPABASE_TIMEOUT_MS must be at least 100 (ms)" })
+      .max(60_000, { error: "SUPABASE_TIMEOUT_MS must be at most 60000 (ms)" })
+      .optional(),
+  ),
 });
 
 /**
@@ -71,8 +86,13 @@ function validate(bindings: Env): SupabaseEnv {
   if (!parsed.success) {
     throw new Error(`Invalid Worker configuration: ${parsed.error.issues[0]?.message}`);
   }
-  const { SUPABASE_URL, SUPABASE_PUBLISHABLE_KEY, SUPABASE_ANON_KEY, SUPABASE_SECRET_KEY } =
-    parsed.data;
+  const {
+    SUPABASE_URL,
+    SUPABASE_PUBLISHABLE_KEY,
+    SUPABASE_ANON_KEY,
+    SUPABASE_SECRET_KEY,
+    SUPABASE_TIMEOUT_MS,
+  } = parsed.data;
   const publishableKey = SUPABASE_PUBLISHABLE_KEY || SUPABASE_ANON_KEY;
   if (!publishableKey) {
     throw new Error(
@@ -83,6 +103,7 @@ function validate(bindings: Env): SupabaseEnv {
     url: SUPABASE_URL.replace(/\/+$/, ""),
     publishableKey,
     ...(SUPABASE_SECRET_KEY ? { secretKey: SUPABASE_SECRET_KEY } : {}),
+    ...(SUPABASE_TIMEOUT_MS ? { timeoutMs: SUPABASE_TIMEOUT_MS } : {}),
   };
 }
 

@@ -39,7 +39,7 @@ export function createSupabaseServerClient(
   // (auth-fetch.server.ts); the client itself is built with the publishable key, so data, Storage
   // and Realtime calls never carry the secret key.
   const backend = createBackendFetch({
-    timeoutMs: options.timeoutMs,
+    timeoutMs: options.timeoutMs ?? env.timeoutMs,
     fetch: createAuthFetch(options.fetch ?? globalThis.fetch, env, request),
   });
   const secure = new URL(request.url).protocol === "https:";

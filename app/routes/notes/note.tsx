@@ -51,7 +51,7 @@ export async function loader({ request, context, params }: Route.LoaderArgs) {
     loadNote(supabase, id),
     listShares(supabase, id),
     viewerOf(supabase, claims.sub),
-    offersImageTransformations(env.url, env.publishableKey),
+    offersImageTransformations(env.url, env.publishableKey, fetch, env.timeoutMs),
   ]);
   const mine = note.owner_id === claims.sub;
   // Files: signed URLs made now, as this user, that live 5 minutes (never cached: no-store); the

@@ -123,10 +123,13 @@ async function startApp(stack: Stack, apps: Preview[], restarts = 0) {
   });
   const app = startPreview({
     port: stack.appPort,
-    // (the local backend's well-known secret key, for the Worker's rate-limited Auth calls)
+    // (the local backend's well-known secret key, for the Worker's rate-limited Auth calls; and a
+    // longer wait for each backend call than the deployed 1.5 s: with two browsers per test on two
+    // cores, a backend answer here once took 1.6 s and the page was a 503. The stack without a
+    // backend keeps the default: a refused connection fails at once either way.)
     vars: {
       SUPABASE_URL: stack.backendUrl,
-      ...(stack.backend ? { SUPABASE_SECRET_KEY: SECRET_KEY } : {}),
+      ...(stack.backend ? { SUPABASE_SECRET_KEY: SECRET_KEY, SUPABASE_TIMEOUT_MS: "10000" } : {}),
     },
     onOutput: (chunk) => log.write(chunk),
   });

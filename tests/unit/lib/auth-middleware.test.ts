@@ -5,7 +5,7 @@ import {
   sessionCookie,
   TEST_USER,
 } from "../support/fake-auth-server";
-import { backendCalls, page, runMiddleware } from "../support/run-middleware";
+import { backendCalls, page, runMiddleware, testEnv } from "../support/run-middleware";
 
 describe("auth middleware", () => {
   it("makes no round trip for a signed-out request", async () => {
@@ -184,6 +184,40 @@ describe("auth middleware", () => {
     const { auth } = await runMiddleware(page(sessionCookie(expired)), { fetch: hang });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(auth.claims).toBeNull();
+    expect(auth.backendUnreachable).toBe(true);
+  });
+
+  it("waits as long as SUPABASE_TIMEOUT_MS says: a backend slower than the default deadline answers", async () => {
+    const server = await createFakeAuthServer();
+    const expired = await server.session({ expiresIn: -60 });
+    // answers after 1.8 s, past the default deadline (1.5 s), or gives up when the call is aborted
+    const slow: typeof fetch = (input, init) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve(server.fetch(input, init)), 1800);
+        init?.signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(init.signal?.reason);
+        });
+      });
+    const patient = { ...testEnv, SUPABASE_TIMEOUT_MS: "5000" } as unknown as Env;
+    const waited = await runMiddleware(page(sessionCookie(expired)), { fetch: slow, env: patient });
+    expect(waited.auth.backendUnreachable).toBe(false);
+    expect(waited.auth.claims?.sub).toBe(expired.user.id);
+    const asDeployed = await runMiddleware(page(sessionCookie(expired)), { fetch: slow });
+    expect(asDeployed.auth.backendUnreachable).toBe(true);
+  }, 15_000);
+
+  it("gives up sooner when SUPABASE_TIMEOUT_MS is shorter than the default", async () => {
+    const server = await createFakeAuthServer();
+    const expired = await server.session({ expiresIn: -60 });
+    const hang: typeof fetch = (_input, init) =>
+      new Promise((_resolve, reject) =>
+        init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)),
+      );
+    const hasty = { ...testEnv, SUPABASE_TIMEOUT_MS: "200" } as unknown as Env;
+    const started = Date.now();
+    const { auth } = await runMiddleware(page(sessionCookie(expired)), { fetch: hang, env: hasty });
+    expect(Date.now() - started).toBeLessThan(1000);
     expect(auth.backendUnreachable).toBe(true);
   });
 

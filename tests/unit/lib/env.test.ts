@@ -51,6 +51,20 @@ describe("readSupabaseEnv", () => {
     expect(String(parsed)).not.toContain(legacy);
   });
 
+  it("reads SUPABASE_TIMEOUT_MS as whole milliseconds, and refuses anything else naming it", () => {
+    const base = { SUPABASE_URL: "https://abc.supabase.co", SUPABASE_PUBLISHABLE_KEY: "k" };
+    expect(readSupabaseEnv(env({ ...base, SUPABASE_TIMEOUT_MS: " 8000 " })).timeoutMs).toBe(8000);
+    expect(readSupabaseEnv(env({ ...base, SUPABASE_TIMEOUT_MS: "" }))).not.toHaveProperty(
+      "timeoutMs",
+    );
+    expect(readSupabaseEnv(env(base))).not.toHaveProperty("timeoutMs");
+    for (const bad of ["soon", "1.5", "0", "-100", "99", "60001"]) {
+      const parsed = parseSupabaseEnv(env({ ...base, SUPABASE_TIMEOUT_MS: bad }));
+      expect(parsed, bad).toBeInstanceOf(Error);
+      expect(String(parsed), bad).toMatch(/SUPABASE_TIMEOUT_MS must be/);
+    }
+  });
+
   it("exposes only the URL and publishable key to the browser", () => {
     expect(
       toPublicEnv({

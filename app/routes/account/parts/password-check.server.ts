@@ -20,7 +20,12 @@ export async function checkCurrentPassword(
   const env = getSupabaseEnv(context);
   const probe = createClient(env.url, env.publishableKey, {
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    global: { fetch: createBackendFetch({ fetch: createAuthFetch(fetch, env, request) }).fetch },
+    global: {
+      fetch: createBackendFetch({
+        timeoutMs: env.timeoutMs,
+        fetch: createAuthFetch(fetch, env, request),
+      }).fetch,
+    },
   });
   const { data, error } = await probe.auth.signInWithPassword({ email, password });
   if (error) return error;

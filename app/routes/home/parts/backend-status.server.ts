@@ -10,7 +10,8 @@ const cache = new Map<string, { status: BackendStatus; at: number }>();
 
 /**
  * Is the Supabase backend answering? Asks GET /auth/v1/health (any HTTP answer counts) with a
- * 1 s timeout, and remembers the answer per isolate so most pages make no extra round trip.
+ * 1 s timeout (SUPABASE_TIMEOUT_MS when set), and remembers the answer per isolate so most pages
+ * make no extra round trip.
  */
 export async function getBackendStatus(
   env: SupabaseEnv,
@@ -28,7 +29,7 @@ async function probe(env: SupabaseEnv, fetcher: typeof fetch): Promise<BackendSt
   try {
     const response = await fetcher(`${env.url}/auth/v1/health`, {
       headers: { apikey: env.publishableKey },
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      signal: AbortSignal.timeout(env.timeoutMs ?? PROBE_TIMEOUT_MS),
     });
     await response.body?.cancel();
     return "reachable";

@@ -53,6 +53,9 @@ const schema = z.object({
   ),
 });
 
+/** Every variable the Worker reads (each is declared in wrangler.toml, or local runs drop it). */
+export const SUPABASE_VARIABLES = Object.keys(schema.shape);
+
 /**
  * Reads and validates the Supabase settings from the Worker bindings. A misconfigured deploy
  * fails loudly with a message naming the variable, never with a half-working client.

@@ -7,6 +7,12 @@ import {
 } from "../support/fake-auth-server";
 import { backendCalls, page, runMiddleware, testEnv } from "../support/run-middleware";
 
+/** A backend that never answers: the call ends only when it is aborted. */
+const hangingFetch: typeof fetch = (_input, init) =>
+  new Promise((_resolve, reject) =>
+    init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)),
+  );
+
 describe("auth middleware", () => {
   it("makes no round trip for a signed-out request", async () => {
     const server = await createFakeAuthServer();
@@ -176,12 +182,8 @@ describe("auth middleware", () => {
   it("gives up within the deadline when the backend hangs", async () => {
     const server = await createFakeAuthServer();
     const expired = await server.session({ expiresIn: -60 });
-    const hang: typeof fetch = (_input, init) =>
-      new Promise((_resolve, reject) =>
-        init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)),
-      );
     const started = Date.now();
-    const { auth } = await runMiddleware(page(sessionCookie(expired)), { fetch: hang });
+    const { auth } = await runMiddleware(page(sessionCookie(expired)), { fetch: hangingFetch });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(auth.claims).toBeNull();
     expect(auth.backendUnreachable).toBe(true);
@@ -210,13 +212,12 @@ describe("auth middleware", () => {
   it("gives up sooner when SUPABASE_TIMEOUT_MS is shorter than the default", async () => {
     const server = await createFakeAuthServer();
     const expired = await server.session({ expiresIn: -60 });
-    const hang: typeof fetch = (_input, init) =>
-      new Promise((_resolve, reject) =>
-        init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)),
-      );
     const hasty = { ...testEnv, SUPABASE_TIMEOUT_MS: "200" } as unknown as Env;
     const started = Date.now();
-    const { auth } = await runMiddleware(page(sessionCookie(expired)), { fetch: hang, env: hasty });
+    const { auth } = await runMiddleware(page(sessionCookie(expired)), {
+      fetch: hangingFetch,
+      env: hasty,
+    });
     expect(Date.now() - started).toBeLessThan(1000);
     expect(auth.backendUnreachable).toBe(true);
   });

@@ -1,7 +1,14 @@
 import { RouterContextProvider } from "react-router";
+import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
-import { parseSupabaseEnv, readSupabaseEnv, toPublicEnv } from "../../../app/lib/env.server";
+import {
+  parseSupabaseEnv,
+  readSupabaseEnv,
+  SUPABASE_VARIABLES,
+  toPublicEnv,
+} from "../../../app/lib/env.server";
 import { getSupabaseEnv, workerContext } from "../../../app/lib/worker-context.server";
+import wranglerToml from "../../../wrangler.toml?raw";
 
 const env = (values: Record<string, unknown>) => values as unknown as Env;
 
@@ -77,6 +84,23 @@ describe("readSupabaseEnv", () => {
       SUPABASE_PUBLISHABLE_KEY: "k",
     });
   });
+});
+
+// Locally (`npm run dev`, `vite preview`, the test runs) wrangler passes .dev.vars and the process
+// environment on to the Worker only for the names wrangler.toml declares, in [vars] or in [secrets]
+// required; any other is dropped without a word (SUPABASE_TIMEOUT_MS, set for the end-to-end
+// stacks, once never reached the Worker).
+it("every variable the Worker reads is declared in wrangler.toml", () => {
+  const config = parse(wranglerToml) as {
+    vars?: Record<string, unknown>;
+    secrets?: { required?: string[] };
+  };
+  const declared = new Set([
+    ...Object.keys(config.vars ?? {}),
+    ...(config.secrets?.required ?? []),
+  ]);
+  expect(SUPABASE_VARIABLES).toContain("SUPABASE_TIMEOUT_MS");
+  expect(SUPABASE_VARIABLES.filter((name) => !declared.has(name))).toEqual([]);
 });
 
 describe("the Supabase settings in the request context", () => {

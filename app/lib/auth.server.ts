@@ -44,11 +44,6 @@ export interface Auth {
 
 export const authContext = createContext<Auth>();
 
-/**
- * getClaims() may refresh the session; auth-js retries that for up to 30 s. Cap the wait at one
- * backend call's (SUPABASE_TIMEOUT_MS, BACKEND_TIMEOUT_MS when unset).
- */
-
 /** Test seam: lets unit tests hand the middleware a fetch that counts or fails. */
 export const authOptionsContext = createContext<ServerSupabaseOptions>({});
 
@@ -131,6 +126,10 @@ export function getAuth(context: Readonly<RouterContextProvider>): Auth {
   return context.get(authContext);
 }
 
+/**
+ * getClaims() may refresh the session, and auth-js retries that for up to 30 s: the wait is capped
+ * at one backend call's (`deadlineMs`: SUPABASE_TIMEOUT_MS, BACKEND_TIMEOUT_MS when unset).
+ */
 async function verifyClaims(
   supabase: SupabaseClient<Database>,
   deadlineMs: number,

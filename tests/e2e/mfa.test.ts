@@ -16,9 +16,11 @@ import {
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
 
-/** What the authenticator app shows now, or once that code is used, what it will show in the next
+/**
+ * What the authenticator app shows now, or once that code is used, what it will show in the next
  * 30 s window: Auth accepts one window either side (an authenticator whose clock runs a little
- * ahead), so the test need not wait up to 30 s for the window to turn. */
+ * ahead), so the test need not wait up to 30 s for the window to turn.
+ */
 async function codeFor(page: Page, secret: string, used: Set<string>): Promise<string> {
   const totp = new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
   for (const ahead of [0, 30_000]) {

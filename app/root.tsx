@@ -138,7 +138,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
       <StatusPage code={String(error.status)} title={error.statusText || "Request failed"}>
         <p>{error.data.message}</p>
         {error.data.code ? (
-          <p className="mt-2 font-mono text-xs opacity-70">
+          <p className="mt-2 font-mono text-xs">
             Error code: <span data-testid="error-code">{String(error.data.code)}</span>
           </p>
         ) : null}
@@ -152,7 +152,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
       <StatusPage code={String(error.status)} title={error.statusText || "Request failed"}>
         <p>The server could not handle this request.</p>
         {typeof code === "string" ? (
-          <p className="mt-2 font-mono text-xs opacity-70">
+          <p className="mt-2 font-mono text-xs">
             Error code: <span data-testid="error-code">{code}</span>
           </p>
         ) : null}

@@ -75,6 +75,7 @@ export async function requireFreshUser(request: Request, context: Readonly<Route
   }
   const unreachable = !error || isAuthRetryableFetchError(error) || (error.status ?? 0) >= 500;
   if (!unreachable) throw redirectNoStore(signInAgainLocation(pagePath(request)), 302);
+  console.error("auth: the user could not be read", error ?? "(no user and no error)");
   throw data503();
 }
 

@@ -57,6 +57,25 @@ describe("accessibility (axe, light and dark)", () => {
     expect(missing?.status()).toBe(404);
     await settled(page);
     await expectAccessible(page, "404, signed out");
+
+    // A status page with an error code: a form far too large to read, posted by the browser.
+    await visit(page, stack, "/sign-in");
+    const refused = page.waitForResponse((response) => response.request().method() === "POST");
+    await page.evaluate(() => {
+      const form = document.createElement("form");
+      form.method = "post";
+      form.action = "/sign-in";
+      const field = document.createElement("textarea");
+      field.name = "email";
+      field.value = "x".repeat(100 * 1024);
+      form.append(field);
+      document.body.append(form);
+      form.submit();
+    });
+    expect((await refused).status()).toBe(413);
+    await page.getByTestId("error-code").waitFor();
+    expect(await page.getByTestId("error-code").textContent()).toBe("form_too_large");
+    await expectAccessible(page, "a status page with an error code");
   });
 
   test("signed-in note pages: the list, a note, its forms with field errors", async ({

@@ -2,7 +2,8 @@
  * The fetch every server-side Supabase client uses: a hard timeout per request (postgrest-js and
  * auth-js would otherwise wait or retry for many seconds when the backend is down), a count of
  * round trips and the length of their longest chain, reported in the Server-Timing header so
- * tests, the bench and operators can see them.
+ * tests, the bench and operators can see them; and one more try for a read whose connection
+ * failed before any answer (retriedOnce).
  */
 export const BACKEND_TIMEOUT_MS = 1500;
 
@@ -30,7 +31,8 @@ export function createBackendFetch(
   let deepest = 0;
   const timedFetch: typeof fetch = (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
-    calls.push(new URL(url).pathname);
+    const path = new URL(url).pathname;
+    calls.push(path);
     const depth = answeredDepth + 1;
     deepest = Math.max(deepest, depth);
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -39,7 +41,10 @@ export function createBackendFetch(
     const answered = () => {
       answeredDepth = Math.max(answeredDepth, depth);
     };
-    const response = base(input, { ...init, signal });
+    const send = () => base(input, { ...init, signal });
+    const response = isRead(input, init)
+      ? retriedOnce(send, signal, () => calls.push(path))
+      : send();
     response.then(answered, answered);
     return response;
   };
@@ -50,4 +55,31 @@ export function createBackendFetch(
       return deepest;
     },
   };
+}
+
+/** GET and HEAD: safe to send again (every write is sent once, whatever happens to it). */
+function isRead(input: RequestInfo | URL, init: RequestInit | undefined): boolean {
+  const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+  return method === "GET" || method === "HEAD";
+}
+
+/**
+ * A read whose fetch failed without an answer, and not for its deadline or its caller's abort, is
+ * sent once more at once, under the same deadline. The Worker keeps connections to the backend
+ * open between requests, and one the backend closes as it sits idle can fail the next request
+ * sent on it before a byte comes back ("Network connection lost" in workerd); the second try goes
+ * out on a fresh connection. A backend that is down refuses the second try at once too.
+ */
+async function retriedOnce(
+  send: () => Promise<Response>,
+  signal: AbortSignal,
+  counted: () => void,
+): Promise<Response> {
+  try {
+    return await send();
+  } catch (error) {
+    if (signal.aborted) throw error;
+    counted();
+    return send();
+  }
 }

@@ -1,6 +1,7 @@
 import type { PostgrestError } from "@supabase/supabase-js";
 import { data, redirect } from "react-router";
 import { MFA_PATH } from "./next-path";
+import { SESSION_ENDED } from "./session-ended.server";
 
 /**
  * The one home for the HTTP answers routes give besides their pages: never-cached answers,
@@ -84,7 +85,8 @@ export function backendFailure(error: PostgrestError | null): never {
     if (AAL_REFUSED.test(error.message)) aalRequired(MFA_PATH);
     throw data(null, noStore({ status: 403, statusText: "Forbidden" }));
   }
-  console.error("notes: data API error", error);
+  // (A session ended elsewhere is no failure: the root middleware answers it with the sign-in page.)
+  if (error?.code !== SESSION_ENDED.code) console.error("notes: data API error", error);
   throw data(
     { code: error?.code ?? "unexpected" },
     { status: 503, statusText: "Your notes could not be loaded right now" },

@@ -2,7 +2,7 @@
 // stack (tests/e2e/support/stacks.ts) and serves the built Worker with `vite preview` for each,
 // exactly as `npm run preview` does, pointed at its backend through its SUPABASE_URL variable.
 // The build is made again only when the app's sources changed (buildAppIfChanged).
-import { createWriteStream, existsSync, mkdirSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { type LocalBackendOptions, loadConfig } from "@edge-notes/supabase-local";
@@ -43,6 +43,7 @@ export default async function setup() {
   const teardown = async () => {
     shuttingDown = true;
     await Promise.all([...apps.map((app) => app.stop()), ...backends.map(closeBackend)]);
+    reportServerLogs();
   };
   try {
     const withBackend = STACKS.filter((stack) => stack.backend);
@@ -60,6 +61,32 @@ export default async function setup() {
     console.log(`[e2e] servers up in ${Math.round(performance.now() - started)} ms`);
   }
   return teardown;
+}
+
+/** A request's log line (`GET /notes 200 OK (41ms)`), and vite preview's own start-up lines. */
+const ROUTINE =
+  /^(?:[A-Z]+ \S+ [1-4]\d\d |Using secrets|\s+➜|✨ Parsed|vite preview for .* \(code 143)/;
+
+/**
+ * What the Workers said beyond routine request lines (errors, warnings, 5xx answers), printed at
+ * the end of the run: CI's output then shows why a page failed, not only that it did. (Not for
+ * the stack without a backend, whose every backend call fails by design.)
+ */
+function reportServerLogs() {
+  for (const stack of STACKS.filter((stack) => stack.backend)) {
+    const file = `${RESULTS_DIR}/${stack.name}-server.log`;
+    if (!existsSync(file)) continue;
+    const lines = readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => line.trim() && !ROUTINE.test(line));
+    if (lines.length === 0) continue;
+    const shown = lines.slice(-40);
+    console.log(
+      `[e2e] the ${stack.name} Worker logged (${lines.length} line${lines.length === 1 ? "" : "s"}` +
+        `${lines.length > shown.length ? `, the last ${shown.length}` : ""}; all in ${file}):\n` +
+        shown.map((line) => `  ${line}`).join("\n"),
+    );
+  }
 }
 
 /**

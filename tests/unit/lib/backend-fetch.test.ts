@@ -4,8 +4,9 @@ import { createBackendFetch } from "../../../app/lib/backend-fetch.server";
 /** A network that answers each request when the test says so (or fails it). */
 function network() {
   const waiting: { url: string; answer: () => void; fail: () => void }[] = [];
-  const fetch = ((input: RequestInfo | URL) =>
+  const fetch = ((input: RequestInfo | URL, init?: RequestInit) =>
     new Promise<Response>((resolve, reject) => {
+      init?.signal?.addEventListener("abort", () => reject(init.signal?.reason));
       waiting.push({
         url: String(input),
         answer: () => resolve(new Response("[]")),
@@ -62,12 +63,52 @@ describe("backend fetch: the chain of sequential round trips", () => {
   it("a failed request counts as answered: what follows it is one trip later", async () => {
     const net = network();
     const backend = createBackendFetch({ fetch: net.fetch });
-    const failed = backend.fetch("http://db.test/rest/v1/a");
+    const failed = backend.fetch("http://db.test/rest/v1/a", { method: "POST" });
     await net.settle("/a", "fail");
     await expect(failed).rejects.toThrow("network down");
     const next = backend.fetch("http://db.test/rest/v1/b");
     await net.settle("/b");
     await next;
     expect(backend.sequential).toBe(2);
+  });
+});
+
+describe("backend fetch: a read whose connection failed is sent once more", () => {
+  it("a GET that fails without an answer is sent again, and its answer is the answer", async () => {
+    const net = network();
+    const backend = createBackendFetch({ fetch: net.fetch });
+    const user = backend.fetch("http://db.test/auth/v1/user");
+    await net.settle("/user", "fail");
+    await net.settle("/user");
+    expect((await user).ok).toBe(true);
+    // both tries are round trips, and the page waited for them one after the other
+    expect(backend.calls).toEqual(["/auth/v1/user", "/auth/v1/user"]);
+  });
+
+  it("only once: a second failure is the caller's", async () => {
+    const net = network();
+    const backend = createBackendFetch({ fetch: net.fetch });
+    const user = backend.fetch("http://db.test/auth/v1/user", { method: "HEAD" });
+    await net.settle("/user", "fail");
+    await net.settle("/user", "fail");
+    await expect(user).rejects.toThrow("network down");
+    expect(backend.calls).toHaveLength(2);
+  });
+
+  it("a write is never sent twice", async () => {
+    const net = network();
+    const backend = createBackendFetch({ fetch: net.fetch });
+    const saved = backend.fetch("http://db.test/rest/v1/notes", { method: "PATCH" });
+    await net.settle("/notes", "fail");
+    await expect(saved).rejects.toThrow("network down");
+    expect(backend.calls).toEqual(["/rest/v1/notes"]);
+  });
+
+  it("a read given up on for its deadline is not sent again", async () => {
+    const net = network();
+    const backend = createBackendFetch({ fetch: net.fetch, timeoutMs: 20 });
+    const user = backend.fetch("http://db.test/auth/v1/user");
+    await expect(user).rejects.toThrow(/timed out|TimeoutError|aborted/i);
+    expect(backend.calls).toEqual(["/auth/v1/user"]);
   });
 });

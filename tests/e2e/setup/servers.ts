@@ -3,6 +3,7 @@
 // exactly as `npm run preview` does, pointed at its backend through its SUPABASE_URL variable.
 // The build is made again only when the app's sources changed (buildAppIfChanged).
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { finished } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { type LocalBackendOptions, loadConfig } from "@edge-notes/supabase-local";
@@ -43,6 +44,7 @@ export default async function setup() {
   const teardown = async () => {
     shuttingDown = true;
     await Promise.all([...apps.map((app) => app.stop()), ...backends.map(closeBackend)]);
+    await Promise.race([Promise.allSettled(logsWritten), sleep(2000, undefined, { ref: false })]);
     reportServerLogs();
   };
   try {
@@ -63,18 +65,30 @@ export default async function setup() {
   return teardown;
 }
 
+/** Every log file of the run, written out once its server has stopped (then reported). */
+const logsWritten: Promise<void>[] = [];
+
+function logFile(path: string, flags: "a" | "w") {
+  const log = createWriteStream(path, { flags });
+  logsWritten.push(finished(log));
+  return log;
+}
+
 /** A request's log line (`GET /notes 200 OK (41ms)`), and vite preview's own start-up lines. */
 const ROUTINE =
   /^(?:[A-Z]+ \S+ [1-4]\d\d |Using secrets|\s+➜|✨ Parsed|vite preview for .* \(code 143)/;
 
 /**
- * What the Workers said beyond routine request lines (errors, warnings, 5xx answers), printed at
- * the end of the run: CI's output then shows why a page failed, not only that it did. (Not for
- * the stack without a backend, whose every backend call fails by design.)
+ * What the Workers said beyond routine request lines (errors, warnings, 5xx answers), and what
+ * the backends printed, at the end of the run: CI's output then shows why a page failed, not only
+ * that it did. (Not for the stack without a backend, whose every backend call fails by design.)
  */
 function reportServerLogs() {
-  for (const stack of STACKS.filter((stack) => stack.backend)) {
-    const file = `${RESULTS_DIR}/${stack.name}-server.log`;
+  const logs = STACKS.filter((stack) => stack.backend).flatMap((stack) => [
+    { name: `${stack.name} Worker`, file: `${RESULTS_DIR}/${stack.name}-server.log` },
+    { name: `${stack.name} backend`, file: `${RESULTS_DIR}/${stack.name}-backend.log` },
+  ]);
+  for (const { name, file } of logs) {
     if (!existsSync(file)) continue;
     const lines = readFileSync(file, "utf8")
       .split("\n")
@@ -82,7 +96,7 @@ function reportServerLogs() {
     if (lines.length === 0) continue;
     const shown = lines.slice(-40);
     console.log(
-      `[e2e] the ${stack.name} Worker logged (${lines.length} line${lines.length === 1 ? "" : "s"}` +
+      `[e2e] the ${name} logged (${lines.length} line${lines.length === 1 ? "" : "s"}` +
         `${lines.length > shown.length ? `, the last ${shown.length}` : ""}; all in ${file}):\n` +
         shown.map((line) => `  ${line}`).join("\n"),
     );
@@ -117,9 +131,17 @@ function startBackend(stack: Stack, backends: Worker[]): Promise<void> {
       },
     },
   };
+  // What the backend prints (its unexpected errors) goes to test-results/e2e/<stack>-backend.log.
   const thread = new Worker(new URL("../../support/backend-thread.ts", import.meta.url), {
     workerData: options,
+    stdout: true,
+    stderr: true,
   });
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const log = logFile(`${RESULTS_DIR}/${stack.name}-backend.log`, "w");
+  thread.stdout.pipe(log, { end: false });
+  thread.stderr.pipe(log, { end: false });
+  thread.once("exit", () => log.end());
   backends.push(thread);
   return new Promise((resolve, reject) => {
     thread.once("error", reject);
@@ -145,9 +167,7 @@ async function closeBackend(thread: Worker) {
 async function startApp(stack: Stack, apps: Preview[], restarts = 0) {
   // Its output goes to test-results/e2e/<stack>-server.log (kept by CI with the screenshots).
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const log = createWriteStream(`${RESULTS_DIR}/${stack.name}-server.log`, {
-    flags: restarts ? "a" : "w",
-  });
+  const log = logFile(`${RESULTS_DIR}/${stack.name}-server.log`, restarts ? "a" : "w");
   const app = startPreview({
     port: stack.appPort,
     // (the local backend's well-known secret key, for the Worker's rate-limited Auth calls; and a

@@ -60,7 +60,11 @@ describe("accessibility (axe, light and dark)", () => {
 
     // A status page with an error code: a form far too large to read, posted by the browser.
     await visit(page, stack, "/sign-in");
-    const refused = page.waitForResponse((response) => response.request().method() === "POST");
+    // (the navigation's answer, not the passkey options the sign-in page posts for as it loads)
+    const refused = page.waitForResponse(
+      (response) =>
+        response.request().isNavigationRequest() && response.request().method() === "POST",
+    );
     await page.evaluate(() => {
       const form = document.createElement("form");
       form.method = "post";

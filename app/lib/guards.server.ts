@@ -85,6 +85,6 @@ function data503() {
       code: "backend_unreachable",
       message: "The sign-in service can't be reached right now. Try again in a moment.",
     },
-    noStore({ status: 503 }),
+    noStore({ status: 503, statusText: "Sign-in service unavailable" }),
   );
 }

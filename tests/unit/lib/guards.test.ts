@@ -1,9 +1,11 @@
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { RouterContextProvider } from "react-router";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { authContext } from "../../../app/lib/auth.server";
-import { requireUser, SIGN_IN_PATH } from "../../../app/lib/guards.server";
+import { requireFreshUser, requireUser, SIGN_IN_PATH } from "../../../app/lib/guards.server";
 import { MFA_PATH } from "../../../app/lib/next-path";
+import { createFakeAuthServer, sessionCookie, TEST_USER } from "../support/fake-auth-server";
+import { page, runMiddleware } from "../support/run-middleware";
 
 function contextWith(
   claims: Record<string, unknown> | null,
@@ -120,5 +122,51 @@ describe("requireUser and the second factor", () => {
     ) as Response;
     const location = new URL(thrown.headers.get("Location") ?? "", "http://app.test");
     expect(location.searchParams.get("next")).toBe("/account/security");
+  });
+});
+
+describe("requireFreshUser when the auth server's answer does not come", () => {
+  /** The fake auth server, with GET /auth/v1/user failing before any answer `failures` times. */
+  async function network(failures: number) {
+    const server = await createFakeAuthServer();
+    let failed = 0;
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+      if (path !== "/auth/v1/user") return server.fetch(input, init);
+      if (failed++ < failures) return Promise.reject(new TypeError("Network connection lost."));
+      return Promise.resolve(Response.json(TEST_USER));
+    };
+    return { fetch, cookie: sessionCookie(await server.session()) };
+  }
+
+  async function freshUserOf(failures: number) {
+    const { fetch, cookie } = await network(failures);
+    const request = page(cookie, "http://app.test/account/sessions");
+    let outcome: unknown;
+    await runMiddleware(request, {
+      fetch,
+      loader: async (_auth, context) => {
+        outcome = await requireFreshUser(request, context).catch((thrown: unknown) => thrown);
+      },
+    });
+    return outcome;
+  }
+
+  it("a connection lost once: the read goes out again and the page gets its user", async () => {
+    const outcome = (await freshUserOf(1)) as { user?: { id: string } };
+    expect(outcome.user?.id).toBe(TEST_USER.id);
+  });
+
+  it("lost twice: a 503 that names the sign-in service, in title and code, and the log says why", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const outcome = (await freshUserOf(2)) as { data: { code: string }; init: ResponseInit };
+    expect(logged).toHaveBeenCalledWith(
+      "auth: the user could not be read",
+      expect.objectContaining({ name: "AuthRetryableFetchError" }),
+    );
+    logged.mockRestore();
+    expect(outcome.init.status).toBe(503);
+    expect(outcome.init.statusText).toBe("Sign-in service unavailable");
+    expect(outcome.data.code).toBe("backend_unreachable");
   });
 });

@@ -22,7 +22,11 @@ export const testEnv = {
  */
 export async function runMiddleware(
   request: Request,
-  options: { fetch?: typeof fetch; env?: Env; loader?: (auth: Auth) => Promise<void> | void } = {},
+  options: {
+    fetch?: typeof fetch;
+    env?: Env;
+    loader?: (auth: Auth, context: RouterContextProvider) => Promise<void> | void;
+  } = {},
 ): Promise<{ response: Response; auth: Auth }> {
   const context = new RouterContextProvider();
   const env = options.env ?? testEnv;
@@ -37,7 +41,7 @@ export async function runMiddleware(
   const args = { request, context, params: {}, url: new URL(request.url), pattern: "/" };
   const result = await authMiddleware(args as Parameters<typeof authMiddleware>[0], async () => {
     seen = getAuth(context);
-    await options.loader?.(seen);
+    await options.loader?.(seen, context);
     return new Response("<!doctype html>", { headers: { "Content-Type": "text/html" } });
   });
   if (!(result instanceof Response) || !seen)

@@ -1,3 +1,4 @@
+import { useEffect, useRef } from "react";
 import {
   isRouteErrorResponse,
   Link,
@@ -6,6 +7,7 @@ import {
   Outlet,
   Scripts,
   ScrollRestoration,
+  useLocation,
   useNavigation,
   useRouteLoaderData,
 } from "react-router";
@@ -68,6 +70,7 @@ export const meta: Route.MetaFunction = () => [
 export function Layout({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");
   const navigation = useNavigation();
+  const main = useCommittedLocation();
   const nonce = documentNonce();
   const theme = data?.theme ?? "system";
   return (
@@ -89,7 +92,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
         </a>
         <NavigationProgress pending={navigation.state !== "idle"} />
         <SiteHeader user={data?.user ?? null} avatars={data?.avatars ?? null} />
-        <main id="main" className="mx-auto w-full max-w-5xl flex-1 px-4 sm:px-6">
+        <main ref={main} id="main" className="mx-auto w-full max-w-5xl flex-1 px-4 sm:px-6">
           {children}
         </main>
         <footer className="border-t border-line py-6 text-xs text-muted">
@@ -103,6 +106,22 @@ export function Layout({ children }: { children: React.ReactNode }) {
       </body>
     </html>
   );
+}
+
+/**
+ * Marks `<main>` with the key of the location React has committed (`data-location-key`), once it
+ * has: the URL and the router's state change before React renders a navigation (in a transition),
+ * so the browser tests wait for this key to be the router's before they read the page. Set after
+ * the commit rather than rendered, since the first key is the browser's and the server cannot know
+ * it.
+ */
+function useCommittedLocation() {
+  const main = useRef<HTMLElement>(null);
+  const { key } = useLocation();
+  useEffect(() => {
+    if (main.current) main.current.dataset.locationKey = key;
+  }, [key]);
+  return main;
 }
 
 export default function App({ loaderData }: Route.ComponentProps) {

@@ -9,6 +9,7 @@ import {
   arrivedAt,
   expectSignedIn,
   freshUser,
+  settled,
   signInWithPassword,
   submit,
   visit,
@@ -108,6 +109,7 @@ describe("keyboard and screen reader basics (JavaScript on)", () => {
     await tabTo(page, 'button[type="submit"]');
     await page.keyboard.press("Enter");
     await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
+    await settled(page);
     expect(await page.getByTestId("note-title").textContent()).toBe("Typed, not clicked");
 
     // Pin it with the keyboard: a toggle button whose pressed state changes, not its name.

@@ -7,7 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
-import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import {
+  arrivedAt,
+  freshUser,
+  settled,
+  signInWithPassword,
+  submit,
+  visit,
+} from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
 
@@ -56,6 +63,7 @@ describe.each([
     await page.fill("#field-title", "Holiday");
     await submit(page, "Create note");
     await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
+    await settled(page);
     const notePath = new URL(page.url()).pathname;
 
     // A file the page refuses before sending it (JavaScript on) or the Worker refuses (off).

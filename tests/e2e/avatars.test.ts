@@ -9,7 +9,14 @@ import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import sharp from "sharp";
 import { describe, expect } from "vitest";
-import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import {
+  arrivedAt,
+  freshUser,
+  settled,
+  signInWithPassword,
+  submit,
+  visit,
+} from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
 
@@ -101,6 +108,7 @@ describe.each([
     await page.fill("#field-title", "Engines");
     await submit(page, "Create note");
     await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
+    await settled(page);
     const notePath = new URL(page.url()).pathname;
     expect(await loaded(headerAvatar(page))).toBe(true);
     await page.fill("#field-email", reader.email);

@@ -6,7 +6,14 @@
 import type { Page, WebSocketRoute } from "playwright-core";
 import { describe, expect } from "vitest";
 import { expectAccessible } from "./support/accessibility.ts";
-import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import {
+  arrivedAt,
+  freshUser,
+  settled,
+  signInWithPassword,
+  submit,
+  visit,
+} from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
 
@@ -17,6 +24,7 @@ async function writeNote(page: Page, title: string, shareWith?: string) {
   await page.fill("#field-body", "First draft.");
   await submit(page, "Create note");
   await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
+  await settled(page);
   await page.getByTestId("note-title").waitFor();
   if (shareWith) {
     await page.fill("#field-email", shareWith);

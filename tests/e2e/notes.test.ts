@@ -2,7 +2,14 @@
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
 import { expectAccessible } from "./support/accessibility.ts";
-import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import {
+  arrivedAt,
+  freshUser,
+  settled,
+  signInWithPassword,
+  submit,
+  visit,
+} from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
 
@@ -15,6 +22,7 @@ async function createNote(page: Page, note: { title: string; body: string; tags:
   await page.fill("#field-tags", note.tags);
   await submit(page, "Create note");
   await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
+  await settled(page);
   await page.getByTestId("note-title").waitFor();
   expect(await page.getByTestId("note-title").textContent()).toBe(note.title);
   return new URL(page.url()).pathname;

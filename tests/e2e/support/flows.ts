@@ -40,14 +40,26 @@ export async function visit(page: Page, stack: Stack, path: string) {
   await auditPage(page);
 }
 
-/** After a navigation: with JavaScript on, the page is hydrated and the router idle. */
+/**
+ * After a navigation: with JavaScript on, the page is hydrated, the router idle, and React has
+ * committed the router's location. The URL and the router's state change first and React renders
+ * the new page in a transition after them, so on a busy machine a page read as soon as the router
+ * is idle can still be the one before (`<main data-location-key>` in root.tsx says which it is).
+ */
 export async function settled(page: Page) {
   if (!runsJavaScript(page)) return;
   await page.waitForFunction(() => {
     const router = (
-      window as { __reactRouterDataRouter?: { state: { navigation: { state: string } } } }
+      window as {
+        __reactRouterDataRouter?: {
+          state: { navigation: { state: string }; location: { key: string } };
+        };
+      }
     ).__reactRouterDataRouter;
-    return router?.state.navigation.state === "idle";
+    return (
+      router?.state.navigation.state === "idle" &&
+      document.getElementById("main")?.dataset.locationKey === router.state.location.key
+    );
   });
 }
 

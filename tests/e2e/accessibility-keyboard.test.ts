@@ -9,7 +9,7 @@ import {
   arrivedAt,
   expectSignedIn,
   freshUser,
-  settled,
+  NOTE_PAGE,
   signInWithPassword,
   submit,
   visit,
@@ -108,8 +108,7 @@ describe("keyboard and screen reader basics (JavaScript on)", () => {
     await page.keyboard.type("keyboard");
     await tabTo(page, 'button[type="submit"]');
     await page.keyboard.press("Enter");
-    await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-    await settled(page);
+    await arrivedAt(page, stack, NOTE_PAGE);
     expect(await page.getByTestId("note-title").textContent()).toBe("Typed, not clicked");
 
     // Pin it with the keyboard: a toggle button whose pressed state changes, not its name.

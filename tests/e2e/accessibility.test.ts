@@ -11,9 +11,10 @@ import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
 import { expectAccessible } from "./support/accessibility.ts";
 import {
-  auditPage,
+  arrivedAt,
   expectSignedIn,
   freshUser,
+  NOTE_PAGE,
   randomEmail,
   settled,
   submit,
@@ -98,10 +99,7 @@ describe("accessibility (axe, light and dark)", () => {
     await page.fill("#field-body", "Inclusive Components\nThe Design of Everyday Things");
     await page.fill("#field-tags", "books, ideas");
     await submit(page, "Create note");
-    await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-    await settled(page);
-    await auditPage(page);
-    const notePath = new URL(page.url()).pathname;
+    const notePath = await arrivedAt(page, stack, NOTE_PAGE);
     await visit(page, stack, `${notePath}/edit`);
     await visit(page, stack, `${notePath}/delete`);
 

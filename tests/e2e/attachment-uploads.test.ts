@@ -6,7 +6,14 @@
 // form: tests/e2e/attachments.test.ts.)
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
-import { freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import {
+  arrivedAt,
+  freshUser,
+  NOTE_PAGE,
+  signInWithPassword,
+  submit,
+  visit,
+} from "./support/flows.ts";
 import { RESULTS_DIR } from "./support/results.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
@@ -24,10 +31,10 @@ async function newNote(page: Page, title: string): Promise<string> {
   await visit(page, stack, "/notes/new");
   await page.fill("#field-title", title);
   await submit(page, "Create note");
-  await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-  await visit(page, stack, new URL(page.url()).pathname);
+  const notePath = await arrivedAt(page, stack, NOTE_PAGE);
+  await visit(page, stack, notePath);
   await page.getByText("or drop files here").waitFor();
-  return new URL(page.url()).pathname;
+  return notePath;
 }
 
 /**

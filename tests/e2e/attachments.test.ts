@@ -10,7 +10,7 @@ import { describe, expect } from "vitest";
 import {
   arrivedAt,
   freshUser,
-  settled,
+  NOTE_PAGE,
   signInWithPassword,
   submit,
   visit,
@@ -62,9 +62,7 @@ describe.each([
     await visit(page, stack, "/notes/new");
     await page.fill("#field-title", "Holiday");
     await submit(page, "Create note");
-    await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-    await settled(page);
-    const notePath = new URL(page.url()).pathname;
+    const notePath = await arrivedAt(page, stack, NOTE_PAGE);
 
     // A file the page refuses before sending it (JavaScript on) or the Worker refuses (off).
     await page.setInputFiles('input[name="file"]', {

@@ -12,7 +12,7 @@ import { describe, expect } from "vitest";
 import {
   arrivedAt,
   freshUser,
-  settled,
+  NOTE_PAGE,
   signInWithPassword,
   submit,
   visit,
@@ -107,9 +107,7 @@ describe.each([
     await visit(page, stack, "/notes/new");
     await page.fill("#field-title", "Engines");
     await submit(page, "Create note");
-    await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-    await settled(page);
-    const notePath = new URL(page.url()).pathname;
+    const notePath = await arrivedAt(page, stack, NOTE_PAGE);
     expect(await loaded(headerAvatar(page))).toBe(true);
     await page.fill("#field-email", reader.email);
     await submit(page, "Share");

@@ -9,7 +9,14 @@ import { describe, expect } from "vitest";
 import { DEMO_LOGINS } from "../../scripts/demo-logins.ts";
 import { expectAccessible } from "./support/accessibility.ts";
 import { paintOf, type Rgb } from "./support/contrast.ts";
-import { arrivedAt, expectSignedIn, settled, signOutHere, submit, visit } from "./support/flows.ts";
+import {
+  arrivedAt,
+  expectSignedIn,
+  NOTE_PAGE,
+  signOutHere,
+  submit,
+  visit,
+} from "./support/flows.ts";
 import { RESULTS_DIR } from "./support/results.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
@@ -97,8 +104,7 @@ describe.each(DEVICES)("a newcomer's first minute ($name)", (device) => {
 
     // A note's Markdown is rendered: bold, a list, a quote.
     await page.getByRole("link", { name: "Shopping list" }).click();
-    await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-    await settled(page);
+    await arrivedAt(page, stack, NOTE_PAGE);
     await page.getByTestId("note-title").waitFor();
     const body = page.getByTestId("note-body");
     expect(await body.locator("strong").first().textContent()).toBe("bread");
@@ -120,8 +126,7 @@ describe.each(DEVICES)("a newcomer's first minute ($name)", (device) => {
     await expectSignedIn(page, stack, GRACE.email);
     await visit(page, stack, "/notes?view=shared");
     await page.getByRole("link", { name: "Notes on the Analytical Engine" }).click();
-    await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-    await settled(page);
+    await arrivedAt(page, stack, NOTE_PAGE);
     await page.getByTestId("note-title").waitFor();
     expect(await page.getByTestId("note").textContent()).toContain("Shared by Ada Lovelace");
     expect(await page.getByTestId("note-body").locator("h2").textContent()).toBe("Note G");

@@ -9,7 +9,7 @@ import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
   freshUser,
-  settled,
+  NOTE_PAGE,
   signInWithPassword,
   submit,
   visit,
@@ -23,8 +23,7 @@ async function writeNote(page: Page, title: string, shareWith?: string) {
   await page.fill("#field-title", title);
   await page.fill("#field-body", "First draft.");
   await submit(page, "Create note");
-  await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-  await settled(page);
+  await arrivedAt(page, stack, NOTE_PAGE);
   await page.getByTestId("note-title").waitFor();
   if (shareWith) {
     await page.fill("#field-email", shareWith);

@@ -5,7 +5,7 @@ import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
   freshUser,
-  settled,
+  NOTE_PAGE,
   signInWithPassword,
   submit,
   visit,
@@ -21,11 +21,10 @@ async function createNote(page: Page, note: { title: string; body: string; tags:
   await page.fill("#field-body", note.body);
   await page.fill("#field-tags", note.tags);
   await submit(page, "Create note");
-  await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-  await settled(page);
+  const path = await arrivedAt(page, stack, NOTE_PAGE);
   await page.getByTestId("note-title").waitFor();
   expect(await page.getByTestId("note-title").textContent()).toBe(note.title);
-  return new URL(page.url()).pathname;
+  return path;
 }
 
 /** Marks the page's document; sameDocument() tells whether it is still the one shown (no load). */

@@ -4,7 +4,14 @@
 // is idle reads the page before, and fails by chance (a sign-up test once did in CI). The CPU is
 // slowed here so that the window is wide on every run.
 import { describe, expect } from "vitest";
-import { arrivedAt, freshUser, signInWithPassword, submit, visit } from "./support/flows.ts";
+import {
+  arrivedAt,
+  freshUser,
+  NOTE_PAGE,
+  signInWithPassword,
+  submit,
+  visit,
+} from "./support/flows.ts";
 import { main as stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
 
@@ -16,8 +23,7 @@ describe("a settled navigation", () => {
     await visit(page, stack, "/notes/new");
     await page.fill("#field-title", "Read at once");
     await submit(page, "Create note");
-    await page.waitForURL(/\/notes\/[0-9a-f-]{36}$/);
-    const notePath = new URL(page.url()).pathname;
+    const notePath = await arrivedAt(page, stack, NOTE_PAGE);
 
     const cdp = await page.context().newCDPSession(page);
     await cdp.send("Emulation.setCPUThrottlingRate", { rate: 6 });

@@ -63,11 +63,22 @@ export async function settled(page: Page) {
   });
 }
 
-/** Waits for the app to be on `path` (query string ignored) and done loading it; audits it. */
-export async function arrivedAt(page: Page, stack: Stack, path: string) {
-  await page.waitForURL((url) => url.origin === stack.appUrl && url.pathname === path);
+/** A note's own page, `/notes/<uuid>`: where creating or opening a note lands. */
+export const NOTE_PAGE = /^\/notes\/[0-9a-f-]{36}$/;
+
+/**
+ * Waits for the app to be on `path` (or a path `path` matches; query string ignored) and done
+ * loading it; audits it. Returns the path it is on.
+ */
+export async function arrivedAt(page: Page, stack: Stack, path: string | RegExp) {
+  await page.waitForURL(
+    (url) =>
+      url.origin === stack.appUrl &&
+      (typeof path === "string" ? url.pathname === path : path.test(url.pathname)),
+  );
   await settled(page);
   await auditPage(page);
+  return new URL(page.url()).pathname;
 }
 
 /**

@@ -363,6 +363,35 @@ describe("postgres_changes", () => {
     ]);
   });
 
+  it("a delete's filters fail closed: one on a column the old row lacks hides the event", async () => {
+    // Upstream's is_visible_through_filters requires every filtered column in the row: a
+    // delete's old row is its key, so `owner=eq.<me>` cannot be checked and the event is not
+    // sent. Skipping that filter would send Grace the delete of Ada's row through `id=eq.` +
+    // `owner=eq.<grace>`, telling her the row existed.
+    const ada = await user();
+    const grace = await user();
+    const { rows } = await backend.db.query<{ id: number }>(
+      "insert into public.rt_items (owner, title) values ($1, 'ada''s') returning id",
+      [ada.id],
+    );
+    const row = rows[0]?.id;
+    const got: Record<string, unknown[]> = { both: [], key: [] };
+    const filters = { both: `id=eq.${row},owner=eq.${grace.id}`, key: `id=eq.${row}` };
+    let channel = grace.client.channel(`delete-filters-${crypto.randomUUID()}`);
+    for (const [name, filter] of Object.entries(filters)) {
+      channel = channel.on(
+        "postgres_changes",
+        { event: "DELETE", schema: "public", table: "rt_items", filter },
+        (p) => got[name]?.push(p.old),
+      );
+    }
+    await subscribedToPostgres(channel);
+    await backend.db.query("delete from public.rt_items where id = $1", [row]);
+    await expect.poll(() => got.key?.length).toBe(1);
+    await settle();
+    expect(got).toEqual({ both: [], key: [{ id: row }] });
+  });
+
   it("filters: eq, neq, lt, lte, gt, gte, in, and several joined by commas", async () => {
     const { client, id } = await user();
     const filters = [

@@ -355,8 +355,8 @@ create event trigger supabase_local_realtime_publication on ddl_command_end
 
 -- Whether a row passes a subscription's filters, as upstream's is_visible_through_filters: each
 -- filter compares the column's value and the filter's, both cast to the column's type; a null
--- value passes none; filters on columns the row lacks (an old row cut to its key) are skipped,
--- and a row with none of the filtered columns passes none.
+-- value passes none; and every filtered column must be in the row, so a filter on a column an
+-- old row cut to its key lacks hides the event (it fails closed, as upstream's since v2.12x).
 create or replace function realtime.supabase_local_visible_through_filters(
   row_ jsonb, entity regclass, filters realtime.user_defined_filter[]
 ) returns boolean
@@ -365,15 +365,15 @@ as $$
 declare
   f realtime.user_defined_filter;
   col_type text;
-  seen boolean := false;
   passes boolean;
 begin
   if cardinality(filters) = 0 then
     return true;
   end if;
   foreach f in array filters loop
-    continue when row_ is null or not row_ ? f.column_name;
-    seen := true;
+    if row_ is null or not row_ ? f.column_name then
+      return false;
+    end if;
     select a.atttypid::regtype::text into col_type
     from pg_catalog.pg_attribute a where a.attrelid = entity and a.attname = f.column_name;
     begin
@@ -390,7 +390,7 @@ begin
       return false;
     end if;
   end loop;
-  return seen;
+  return true;
 end;
 $$;
 

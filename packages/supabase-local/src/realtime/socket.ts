@@ -128,6 +128,22 @@ class Channel implements Member, ChangeSubscriber {
     return !this.isPrivate || this.policies?.presence.read === true;
   }
 
+  /**
+   * Whether a private channel's rights let it stay joined: broadcast's read right, or presence's
+   * while presence is on (upstream evaluates presence's only then).
+   */
+  mayRead(policies: Policies): boolean {
+    return policies.broadcast.read || (this.presenceEnabled && policies.presence.read);
+  }
+
+  /** Whether new rights take away a read right the old ones gave (presence's only while on). */
+  lostRead(before: Policies, after: Policies): boolean {
+    return (
+      (before.broadcast.read && !after.broadcast.read) ||
+      (this.presenceEnabled && before.presence.read && !after.presence.read)
+    );
+  }
+
   push(message: Message): void {
     this.#socket.send(message);
   }
@@ -426,8 +442,9 @@ export class RealtimeSocket {
       );
       // the socket closed meanwhile: nothing of the channel was kept yet, nothing is now
       if (this.#ended) return;
-      // upstream's join needs the broadcast read right, whatever the presence one
-      if (!channel.policies.broadcast.read) {
+      // upstream's join needs a read right: broadcast's, or presence's when presence is on (a
+      // member with only the latter gets no broadcast: readsBroadcast)
+      if (!channel.mayRead(channel.policies)) {
         this.#reply(message, "error", {
           reason: `Unauthorized: ${unauthorized(channel.subTopic)}`,
         });
@@ -554,7 +571,9 @@ export class RealtimeSocket {
       return;
     }
     if (channel.isPrivate) {
-      // the rights afresh, as at a join: no broadcast read right shuts the channel down
+      // the rights afresh, as at a join: no read right left shuts the channel down, and so does
+      // losing one the old token had (upstream's check_read_permissions_revoked)
+      const before = channel.policies;
       channel.policies = await authorize(
         this.#options.db,
         channel.subTopic,
@@ -562,8 +581,15 @@ export class RealtimeSocket {
         this.#options.headers,
       );
       if (channel.closed) return;
-      if (!channel.policies.broadcast.read) {
+      if (!channel.mayRead(channel.policies)) {
         this.#shutdown(channel, unauthorized(channel.subTopic));
+        return;
+      }
+      if (before && channel.lostRead(before, channel.policies)) {
+        this.#shutdown(
+          channel,
+          `You no longer have permission to read from this Channel topic: ${channel.subTopic}`,
+        );
         return;
       }
     }

@@ -25,6 +25,13 @@ beforeAll(async () => {
       for select to authenticated
       using (realtime.topic() like 'open:%' or realtime.topic() like 'readonly:%'
              or realtime.topic() = 'user:' || auth.uid()::text);
+    create policy "read presence-only topics' presence, and all of your own" on realtime.messages
+      for select to authenticated
+      using (realtime.topic() like 'presence-only:%'
+             and (extension = 'presence' or realtime.topic() = 'presence-only:' || auth.uid()::text));
+    create policy "write your own presence-only topic" on realtime.messages
+      for insert to authenticated
+      with check (realtime.topic() = 'presence-only:' || auth.uid()::text);
     create policy "write open topics, and your own" on realtime.messages
       for insert to authenticated
       with check (realtime.topic() like 'open:%' or realtime.topic() = 'user:' || auth.uid()::text);
@@ -253,7 +260,81 @@ describe("presence on private channels", () => {
   });
 });
 
+describe("the presence read right alone", () => {
+  it("joins while presence is on, and gets presence but no broadcast", async () => {
+    const a = await user();
+    const b = await user();
+    const name = `presence-only:${a.id}`;
+    // presence off: presence's right is not asked, and broadcast's is missing
+    const c = await user();
+    await expect(subscribed(c.client.channel(name, { config: { private: true } }))).rejects.toThrow(
+      `Unauthorized: You do not have permissions to read from this Channel topic: ${name}`,
+    );
+    const got: Record<string, string[]> = { a: [], b: [] };
+    const listen = (who: "a" | "b", client: SupabaseClient) =>
+      client
+        .channel(name, { config: { private: true, presence: { key: who } } })
+        .on("presence", { event: "sync" }, () => {})
+        .on("broadcast", { event: "note" }, (m) => got[who]?.push(m.payload.text));
+    const aChannel = listen("a", a.client);
+    const bChannel = listen("b", b.client);
+    await Promise.all([subscribed(aChannel), subscribed(bChannel)]);
+    // Ada's own topic: she may write presence there, and Grace sees it
+    expect(await aChannel.track({ name: "A" })).toBe("ok");
+    await expect.poll(() => Object.keys(bChannel.presenceState())).toEqual(["a"]);
+    // Grace reads an open topic too: sends reach a socket in order, so once the second is
+    // there, a first one for her would have come before it
+    const open = `open:${crypto.randomUUID()}`;
+    const bOpen = b.client
+      .channel(open, { config: { private: true } })
+      .on("broadcast", { event: "note" }, (m) => got.b?.push(`open: ${m.payload.text}`));
+    await subscribed(bOpen);
+    await backend.db.query(
+      "select realtime.send($1, 'note', $2, true), realtime.send($3, 'note', $4, true)",
+      [{ text: "for readers" }, name, { text: "after" }, open],
+    );
+    await expect.poll(() => got.b).toEqual(["open: after"]);
+    await expect.poll(() => got.a).toEqual(["for readers"]);
+  });
+});
+
 describe("a new token on a private channel", () => {
+  it("that loses one read right closes it, as upstream's check_read_permissions_revoked", async () => {
+    const a = await user();
+    const b = await user();
+    const aToken = (await a.client.auth.getSession()).data.session?.access_token as string;
+    const bToken = (await b.client.auth.getSession()).data.session?.access_token as string;
+    const { ws, frames } = await rawSocket(backend.url, backend.keys.publishable);
+    try {
+      // Ada reads her presence-only topic's broadcast and presence; Grace its presence alone
+      const topic = `realtime:presence-only:${a.id}`;
+      const config = { private: true, broadcast: {}, presence: { enabled: true, key: "a" } };
+      ws.send(JSON.stringify(["1", "1", topic, "phx_join", { config, access_token: aToken }]));
+      await expect.poll(() => frames.length).toBeGreaterThanOrEqual(1);
+      expect(frames[0]).toMatchObject(["1", "1", topic, "phx_reply", { status: "ok" }]);
+      const before = frames.length;
+      ws.send(JSON.stringify(["1", "2", topic, "access_token", { access_token: bToken }]));
+      await expect.poll(() => frames.length).toBe(before + 2);
+      expect(frames.slice(before)).toEqual([
+        [
+          "1",
+          null,
+          topic,
+          "system",
+          {
+            extension: "system",
+            status: "error",
+            message: `You no longer have permission to read from this Channel topic: presence-only:${a.id}`,
+            channel: `presence-only:${a.id}`,
+          },
+        ],
+        ["1", "1", topic, "phx_close", {}],
+      ]);
+    } finally {
+      ws.terminate();
+    }
+  });
+
   it("that may no longer read the topic closes it with upstream's system message", async () => {
     const a = await user();
     const b = await user();

@@ -52,8 +52,11 @@ export interface SocketOptions {
 const IDLE_TICKS = 10;
 
 interface JoinConfig {
-  /** `broadcast.self` and `.ack`, or what upstream raises reading them (after the join's checks). */
-  broadcast: { self: boolean; ack: boolean } | { raised: string };
+  /**
+   * `broadcast.self`, `.ack` and `.replication_ready`, or what upstream raises reading the last
+   * (after the join's checks).
+   */
+  broadcast: { self: boolean; ack: boolean; replicationReady: boolean } | { raised: string };
   presenceKey: string;
   presenceEnabled: boolean;
   private: boolean;
@@ -93,7 +96,7 @@ class Channel implements Member, ChangeSubscriber {
     socket: RealtimeSocket,
     topic: string,
     joinRef: string | null,
-    config: JoinConfig & { broadcast: { self: boolean; ack: boolean } },
+    config: JoinConfig,
     token: string,
   ) {
     this.#socket = socket;
@@ -102,8 +105,10 @@ class Channel implements Member, ChangeSubscriber {
     this.subTopic = topic.slice("realtime:".length);
     this.joinRef = joinRef;
     this.key = topicKey(this.subTopic, config.private);
-    this.self = config.broadcast.self;
-    this.ack = config.broadcast.ack;
+    // (a join whose broadcast config raised is refused before the channel is kept)
+    const { self = false, ack = false } = "raised" in config.broadcast ? {} : config.broadcast;
+    this.self = self;
+    this.ack = ack;
     this.isPrivate = config.private;
     // upstream's default key: a UUID of the channel's own
     this.presenceKey = config.presenceKey || crypto.randomUUID();
@@ -412,14 +417,7 @@ export class RealtimeSocket {
     const params = isObject(message.payload) ? message.payload : {};
     // upstream's new_api?: a join payload with a `config` key, whatever its value
     const config = joinConfig(params.config, !Object.hasOwn(params, "config"));
-    if (typeof config === "string") {
-      this.#reply(message, "error", { reason: `UnknownErrorOnChannel: ${config}` });
-      return;
-    }
-    const given = params.access_token ?? params.user_token;
-    // an `sb_` key as the token means the socket's own (the publishable key's is the anon JWT)
-    const token =
-      typeof given === "string" && !given.startsWith("sb_") ? given : this.#options.token;
+    const token = joinToken(params, this.#options.token);
     const confirmed = await confirmToken(token, this.#options.verify);
     if (this.#ended) return;
     if (!confirmed.ok) {
@@ -427,12 +425,7 @@ export class RealtimeSocket {
       return;
     }
     const { broadcast } = config;
-    if ("raised" in broadcast) {
-      // upstream reads `broadcast` once the join's checks have passed (and raises then)
-      this.#reply(message, "error", { reason: `UnknownErrorOnChannel: ${broadcast.raised}` });
-      return;
-    }
-    const channel = new Channel(this, topic, message.join_ref, { ...config, broadcast }, token);
+    const channel = new Channel(this, topic, message.join_ref, config, token);
     if (config.private) {
       channel.policies = await authorize(
         this.#options.db,
@@ -451,6 +444,11 @@ export class RealtimeSocket {
         return;
       }
     }
+    if ("raised" in broadcast) {
+      // upstream reads `replication_ready` once the join's checks have passed (and raises then)
+      this.#reply(message, "error", { reason: `UnknownErrorOnChannel: ${broadcast.raised}` });
+      return;
+    }
     this.#channels.set(topic, channel);
     this.#options.hub.add(channel.key, channel);
     limits.userJoined(this);
@@ -458,6 +456,10 @@ export class RealtimeSocket {
     // each binding as the client sent it, with its id, in the client's order
     const postgresChanges = channel.bindings.map((b) => ({ ...b.params, id: b.id }));
     this.#reply(message, "ok", { postgres_changes: postgresChanges });
+    // the change feed here is always up: upstream's answer once its replication connection is
+    if (broadcast.replicationReady) {
+      this.#system(channel, "system", "ok", "Replication connection established");
+    }
     if (channel.presenceEnabled && !this.#presenceState(channel)) return;
     if (channel.bindings.length > 0) this.#subscribeChanges(channel, confirmed.claims);
   }
@@ -668,6 +670,19 @@ export class RealtimeSocket {
   }
 }
 
+/**
+ * The join's token, as upstream's assign_access_token: an `sb_` key (in `access_token`, or else
+ * `user_token`) means the socket's own (the publishable key's is the anon JWT); otherwise
+ * `user_token` before `access_token`, and the socket's when neither is a string.
+ */
+function joinToken(params: Record<string, unknown>, socketToken: string): string {
+  const first = truthy(params.access_token) ? params.access_token : params.user_token;
+  if (typeof first === "string" && first.startsWith("sb_")) return socketToken;
+  if (typeof params.user_token === "string") return params.user_token;
+  if (typeof params.access_token === "string") return params.access_token;
+  return socketToken;
+}
+
 function isHeartbeat(message: Message): boolean {
   return message.topic === "phoenix" && message.event === "heartbeat";
 }
@@ -688,39 +703,45 @@ function legacyParams(subTopic: string): Record<string, string> {
 }
 
 /**
- * The join's `config` as upstream's join reads it: `private`, `broadcast.self` and `.ack` by
- * Elixir's truthiness (`!!`: anything but false and null), and through Elixir's Access, which
- * raises on a `config` (or its `presence`, `broadcast`) that is neither a map nor null: the
- * exception's message (a string) is the join's UnknownErrorOnChannel reply.
+ * The join's `config` as upstream's join reads it: through its payload schema, where `private`,
+ * `broadcast.self`, `.ack`, `.replication_ready` and `presence.enabled` are FlexibleBooleans (true,
+ * false, or "true"/"false" in any case; any other value is dropped for the default, false), a
+ * `config`, `broadcast` or `presence` that is not a map is dropped the same way, and a presence key
+ * is kept only as a string. One read is outside the schema: `replication_ready` by Elixir's
+ * Access, which raises on a `config` or `broadcast` that is neither a map nor null; the
+ * exception's message is then the join's UnknownErrorOnChannel reply, once its checks have passed.
  */
-function joinConfig(config: unknown, legacy: boolean): JoinConfig | string {
+function joinConfig(config: unknown, legacy: boolean): JoinConfig {
+  const map = isObject(config) ? config : {};
+  const presence = isObject(map.presence) ? map.presence : {};
+  let broadcast: JoinConfig["broadcast"];
   try {
-    const presence = access(config, "presence");
-    const enabled = access(presence, "enabled");
-    const key = access(presence, "key");
-    const changes = access(config, "postgres_changes");
-    let broadcast: JoinConfig["broadcast"];
-    try {
-      const value = access(config, "broadcast");
-      // upstream's assigns read `ack` first
-      const ack = truthy(access(value, "ack"));
-      broadcast = { self: truthy(access(value, "self")), ack };
-    } catch (error) {
-      if (!(error instanceof AccessRaised)) throw error;
-      broadcast = { raised: error.message };
-    }
-    return {
-      broadcast,
-      presenceKey: typeof key === "string" ? key : "",
-      presenceEnabled: enabled === true,
-      private: truthy(access(config, "private")),
-      postgresChanges: Array.isArray(changes) ? changes.filter(isObject) : [],
-      legacy,
+    access(access(config, "broadcast"), "replication_ready");
+    const given = isObject(map.broadcast) ? map.broadcast : {};
+    broadcast = {
+      self: flexibleBoolean(given.self),
+      ack: flexibleBoolean(given.ack),
+      replicationReady: truthy(given.replication_ready),
     };
   } catch (error) {
-    if (error instanceof AccessRaised) return error.message;
-    throw error;
+    if (!(error instanceof AccessRaised)) throw error;
+    broadcast = { raised: error.message };
   }
+  const changes = map.postgres_changes;
+  return {
+    broadcast,
+    presenceKey: typeof presence.key === "string" ? presence.key : "",
+    presenceEnabled: flexibleBoolean(presence.enabled),
+    private: flexibleBoolean(map.private),
+    postgresChanges: Array.isArray(changes) ? changes.filter(isObject) : [],
+    legacy,
+  };
+}
+
+/** Upstream's FlexibleBoolean, with false for what it refuses (the field's default). */
+function flexibleBoolean(value: unknown): boolean {
+  if (typeof value === "boolean") return value;
+  return typeof value === "string" && value.toLowerCase() === "true";
 }
 
 class AccessRaised extends Error {}

@@ -288,6 +288,43 @@ describe("the socket", () => {
     }
   });
 
+  it("reads the join's user_token before its access_token, as upstream's assign_access_token", async () => {
+    const socket = await raw();
+    const now = Math.floor(Date.now() / 1000);
+    const good = await jwt({ role: "anon" }, now + 60);
+    const expired = await jwt({ role: "anon" }, now - 30);
+    const join = (ref: string, payload: Record<string, unknown>) =>
+      socket.send([ref, ref, `realtime:${topic()}`, "phx_join", { config: {}, ...payload }]);
+    join("1", { access_token: good, user_token: expired });
+    expect(await socket.next()).toMatchObject([
+      "1",
+      "1",
+      expect.any(String),
+      "phx_reply",
+      {
+        status: "error",
+        response: { reason: expect.stringMatching(/^InvalidJWTToken: Token has expired/) },
+      },
+    ]);
+    join("2", { access_token: expired, user_token: good });
+    expect(await socket.next()).toMatchObject([
+      "2",
+      "2",
+      expect.any(String),
+      "phx_reply",
+      { status: "ok" },
+    ]);
+    // an `sb_` key in access_token means the socket's own token, whatever user_token holds
+    join("3", { access_token: PUBLISHABLE_KEY, user_token: expired });
+    expect(await socket.next()).toMatchObject([
+      "3",
+      "3",
+      expect.any(String),
+      "phx_reply",
+      { status: "ok" },
+    ]);
+  });
+
   it("allows 100 channels per client", async () => {
     const socket = await raw();
     for (let i = 0; i < 100; i++) {

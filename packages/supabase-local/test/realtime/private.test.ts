@@ -128,7 +128,7 @@ describe("a join's config, read as upstream reads it", () => {
     }
   }
 
-  it("private is any value but false and null (Elixir's `!!`), checked by RLS; a config not a map is refused", async () => {
+  it("private is a flexible boolean (true, false, or either as a string in any case), checked by RLS; what upstream's Access raises on is refused", async () => {
     // anon may read no topic here: every private join is refused
     const name = `open:${crypto.randomUUID()}`;
     const refused = {
@@ -138,19 +138,24 @@ describe("a join's config, read as upstream reads it", () => {
       },
     };
     const joined = { status: "ok", response: { postgres_changes: [] } };
-    const privates = ["true", 1, 0, "false", "", {}, []];
+    // upstream's FlexibleBoolean: anything else is dropped for the default, false (public)
+    const privates = [true, "true", "TRUE", "True"];
+    const publics = [false, "false", "FALSE", 1, 0, "", "yes", {}, [], null];
     const replies = await joinReplies([
       ...privates.map((value): [string, unknown] => [name, { config: { private: value } }]),
-      [name, { config: { private: false } }],
-      [`${name}-null`, { config: { private: null } }],
+      ...publics.map((value, i): [string, unknown] => [
+        `${name}-${i}`,
+        { config: { private: value } },
+      ]),
     ]);
-    expect(replies).toEqual([...privates.map(() => refused), joined, joined]);
+    expect(replies).toEqual([...privates.map(() => refused), ...publics.map(() => joined)]);
     // supabase-js passes the value through as given
     const anon = createClient(backend.url, backend.keys.publishable, { auth: noPersist });
     clients.push(anon);
     const config = { private: "true" } as unknown as { private: boolean };
     await expect(subscribed(anon.channel(name, { config }))).rejects.toThrow(/^Unauthorized: /);
-    // what upstream's Access.get raises on, answered from the join's rescue
+    // upstream reads `config.broadcast.replication_ready` with Access, which raises on a config
+    // or broadcast that is neither a map nor null: the join's rescue answers with its message
     const clause = "UnknownErrorOnChannel: no function clause matching in Access.get/3";
     const keywords = (key: string) =>
       `UnknownErrorOnChannel: the Access module supports only keyword lists (with atom keys), got: "${key}"\n\nIf you want to search lists of tuples, use List.keyfind/3`;
@@ -159,33 +164,84 @@ describe("a join's config, read as upstream reads it", () => {
       ["odd-2", { config: 1 }],
       ["odd-3", { config: true }],
       ["odd-4", { config: [] }],
-      ["odd-5", { config: { presence: "x" } }],
-      ["odd-6", { config: { presence: [1] } }],
-      ["odd-7", { config: { broadcast: "x" } }],
-      ["odd-8", { config: { broadcast: [] } }],
+      ["odd-5", { config: { broadcast: "x" } }],
+      ["odd-6", { config: { broadcast: [] } }],
+      ["odd-7", { config: { presence: "x" } }],
+      ["odd-8", { config: { presence: [1] } }],
       ["odd-9", { config: null }],
     ]);
     expect(odd).toEqual([
-      ...[clause, clause, clause, keywords("presence"), clause, keywords("enabled")].map(
+      ...[clause, clause, clause, keywords("broadcast"), clause, keywords("replication_ready")].map(
         (reason) => ({ status: "error", response: { reason } }),
       ),
-      { status: "error", response: { reason: clause } },
-      { status: "error", response: { reason: keywords("ack") } },
+      // presence is only read through the schema: not a map, it is dropped (presence off)
+      joined,
+      joined,
       joined,
     ]);
+    // the join's checks come first: a private join the caller may not read is refused as such
+    const [checked] = await joinReplies([[name, { config: { private: true, broadcast: "x" } }]]);
+    expect(checked).toEqual(refused);
   });
 
-  it("broadcast self and ack are any value but false and null, too", async () => {
+  it("broadcast self and ack are flexible booleans too", async () => {
+    const { ws, frames } = await rawSocket<unknown[]>(backend.url, backend.keys.publishable);
+    try {
+      const payload = { type: "broadcast", event: "m", payload: { n: 1 } };
+      const off = `realtime:open:${crypto.randomUUID()}`;
+      ws.send(
+        JSON.stringify([
+          "1",
+          "1",
+          off,
+          "phx_join",
+          { config: { broadcast: { self: 1, ack: "yes" } } },
+        ]),
+      );
+      const on = `realtime:open:${crypto.randomUUID()}`;
+      ws.send(
+        JSON.stringify([
+          "2",
+          "2",
+          on,
+          "phx_join",
+          { config: { broadcast: { self: "True", ack: "TRUE" } } },
+        ]),
+      );
+      await expect.poll(() => frames).toHaveLength(2);
+      ws.send(JSON.stringify(["1", "3", off, "broadcast", payload]));
+      ws.send(JSON.stringify(["2", "4", on, "broadcast", payload]));
+      // nothing for the first (no self, no ack); the second's to itself, then its ack
+      await expect
+        .poll(() => frames.slice(2).map((f) => [f[2], f[3]]))
+        .toEqual([
+          [on, "broadcast"],
+          [on, "phx_reply"],
+        ]);
+    } finally {
+      ws.terminate();
+    }
+  });
+
+  it("replication_ready: the system message upstream sends once its change feed is up", async () => {
     const { ws, frames } = await rawSocket<unknown[]>(backend.url, backend.keys.publishable);
     try {
       const topic = `realtime:open:${crypto.randomUUID()}`;
-      const config = { broadcast: { self: "false", ack: 0 } };
+      const config = { broadcast: { replication_ready: true }, presence: { enabled: false } };
       ws.send(JSON.stringify(["1", "1", topic, "phx_join", { config }]));
-      await expect.poll(() => frames).toHaveLength(1);
-      const payload = { type: "broadcast", event: "m", payload: { n: 1 } };
-      ws.send(JSON.stringify(["1", "2", topic, "broadcast", payload]));
-      // itself (self), then the ack
-      await expect.poll(() => frames.slice(1).map((f) => f[3])).toEqual(["broadcast", "phx_reply"]);
+      await expect.poll(() => frames).toHaveLength(2);
+      expect(frames[1]).toEqual([
+        "1",
+        null,
+        topic,
+        "system",
+        {
+          extension: "system",
+          status: "ok",
+          message: "Replication connection established",
+          channel: topic.slice("realtime:".length),
+        },
+      ]);
     } finally {
       ws.terminate();
     }

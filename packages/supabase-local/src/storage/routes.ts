@@ -120,6 +120,10 @@ export function storageRoutes(ctx: StorageContext): Hono {
   });
   app.post("/bucket/:id/empty", async (c) => {
     const caller = await callerOf(c.req.raw);
+    // the service role's alone (upstream's enforceJwtRoles, since v1.70.1): not a policy's call
+    if (caller.role !== SERVICE_ROLE.role) {
+      throw ERRORS.accessDeniedJwt("Access denied: Invalid role");
+    }
     await buckets.emptyBucket(db, caller, c.req.param("id"), files);
     return c.json({ message: "Empty bucket has been queued. Completion may take up to an hour." });
   });

@@ -73,6 +73,24 @@ describe("buckets", () => {
     );
   });
 
+  test("emptying a bucket is the service role's alone, whatever the policies", async () => {
+    const user = await member();
+    const key = `${user.id}/kept.txt`;
+    const bucket = user.client.storage.from("storage-private");
+    expect((await bucket.upload(key, new Blob(["kept"], { type: "text/plain" }))).error).toBeNull();
+    for (const token of [user.token, undefined]) {
+      const answer = await storageFetch("/bucket/storage-private/empty", { method: "POST", token });
+      expect(answer.status).toBe(403);
+      expect(await answer.json()).toEqual({
+        statusCode: "403",
+        code: "AccessDenied",
+        error: "Unauthorized",
+        message: "Access denied: Invalid role",
+      });
+    }
+    expect((await bucket.list(user.id)).data?.map((o) => o.name)).toEqual(["kept.txt"]);
+  });
+
   test("upstream's refusals: names, duplicates, sizes, MIME types, bad bodies", async () => {
     const storage = adminClient().storage;
     expect((await storage.createBucket("no/slash")).error).toMatchObject({

@@ -229,7 +229,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
               signedURL: null,
             };
           const url = `${bucketId}/${path}`;
-          const token = await signToken(ctx.urlKey, { url }, expiresIn);
+          const token = await signToken(ctx.urlKey, { url, scope: "download" }, expiresIn);
           return { error: null, path, signedURL: `/object/sign/${url}?token=${token}` };
         }),
       ),
@@ -255,17 +255,27 @@ export function storageRoutes(ctx: StorageContext): Hono {
     ) {
       const token = await signToken(
         ctx.urlKey,
-        { url, transformations: transformations.key, format: transformations.format ?? "" },
+        {
+          transformations: transformations.key,
+          format: transformations.format ?? "",
+          url,
+          scope: "download",
+        },
         expiresIn,
       );
       return c.json({ signedURL: `/render/image/sign/${url}?token=${token}` });
     }
-    const token = await signToken(ctx.urlKey, { url }, expiresIn);
+    const token = await signToken(ctx.urlKey, { url, scope: "download" }, expiresIn);
     return c.json({ signedURL: `/object/sign/${url}?token=${token}` });
   });
   const signedDownload = async (c: C, head: boolean) => {
     const { bucket, key } = target(c, "/object/sign/");
-    const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
+    const token = await verifyToken(
+      ctx.urlKey,
+      c.req.query("token"),
+      `${bucket}/${key}`,
+      "download",
+    );
     const row = await objects.objectByOwner(db, bucket, key);
     return serveObject(c.req.raw, files, row, {
       download: c.req.query("download"),
@@ -300,14 +310,14 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const url = `${bucket}/${key}`;
     const token = await signToken(
       ctx.urlKey,
-      { owner: caller.owner, url, upsert },
+      { owner: caller.owner, url, upsert, scope: "upload" },
       SIGNED_UPLOAD_EXPIRES_IN,
     );
     return c.json({ url: `/object/upload/sign/${url}?token=${token}`, token });
   });
   app.put("/object/upload/sign/:bucket/*", async (c) => {
     const { bucket, key } = target(c, "/object/upload/sign/");
-    const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
+    const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`, "upload");
     if (token.exp * 1000 < Date.now()) throw ERRORS.expiredSignature();
     // as upstream's superuser: the token stands for the rights checked when it was made
     const row = await upload(c, SERVICE_ROLE, bucket, key, {
@@ -404,7 +414,12 @@ export function storageRoutes(ctx: StorageContext): Hono {
     let transformations: Transformations;
     let expires: Date | undefined;
     if (kind === "sign") {
-      const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`);
+      const token = await verifyToken(
+        ctx.urlKey,
+        c.req.query("token"),
+        `${bucket}/${key}`,
+        "download",
+      );
       row = await objects.objectByOwner(db, bucket, key);
       transformations = transformationsFromToken(token.transformations, token.format);
       expires = new Date(token.exp * 1000);

@@ -5,7 +5,14 @@
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { ERRORS } from "./errors.ts";
 
+/**
+ * What a token is for: a signed URL downloads (or renders), a signed upload URL uploads, and
+ * neither does the other (upstream's scope claim, since v1.60.7).
+ */
+export type SignedUrlScope = "download" | "upload";
+
 export interface SignedToken {
+  scope?: SignedUrlScope;
   url: string;
   exp: number;
   /** A signed upload URL's: the owner of the object it uploads, and whether it may replace one. */
@@ -43,12 +50,14 @@ export async function signToken(
 
 /**
  * A token's claims, if this install signed it and it has not expired (InvalidJWT with jose's
- * words otherwise, as upstream answers), and it names this object (InvalidSignature otherwise).
+ * words otherwise, as upstream answers), it was made for `scope` and it names this object
+ * (InvalidSignature otherwise).
  */
 export async function verifyToken(
   key: Uint8Array,
   token: string | undefined,
   url: string,
+  scope: SignedUrlScope,
 ): Promise<SignedToken> {
   if (!token) throw ERRORS.invalidJwt("Invalid Compact JWS");
   let payload: SignedToken;
@@ -59,6 +68,13 @@ export async function verifyToken(
     if (error instanceof joseErrors.JOSEError) throw ERRORS.invalidJwt(error.message);
     throw ERRORS.invalidJwt();
   }
+  if (!scoped(payload, scope)) throw ERRORS.invalidSignature(`Token is not scoped for ${scope}`);
   if (payload.url !== url) throw ERRORS.invalidSignature();
   return payload;
+}
+
+/** Upstream's rule, with its reading of tokens made before the claim: an upload's has `upsert`. */
+function scoped(payload: SignedToken, scope: SignedUrlScope): boolean {
+  if (payload.scope !== undefined) return payload.scope === scope;
+  return "upsert" in payload === (scope === "upload");
 }

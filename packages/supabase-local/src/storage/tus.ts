@@ -155,6 +155,7 @@ export function createResumable(options: {
               options.urlKey,
               signature,
               `${uploadId.bucket}/${uploadId.name}`,
+              "upload",
             );
             uploaders.set(request, {
               caller: SERVICE_ROLE,

@@ -142,4 +142,45 @@ describe("signed upload URLs", () => {
     );
     expect(wrongPath.error?.message).toBe("Invalid signature");
   });
+
+  test("a download token does not upload, and an upload token does not download (their scope)", async () => {
+    const owner = await member();
+    const bucket = owner.client.storage.from("storage-private");
+    const secret = `${owner.id}/secret.txt`;
+    await bucket.upload(secret, "top secret");
+    // an upload URL for the same path (upsert: it may replace the object)
+    const upload = await bucket.createSignedUploadUrl(secret, { upsert: true });
+    const download = await bucket.createSignedUrl(secret, 60);
+    const uploadToken = upload.data?.token ?? "";
+    const downloadToken = new URL(download.data?.signedUrl ?? "").searchParams.get("token") ?? "";
+    const refused = (scope: string) => ({
+      statusCode: "400",
+      code: "InvalidSignature",
+      error: "InvalidSignature",
+      message: `Token is not scoped for ${scope}`,
+    });
+
+    const read = await fetch(
+      `${STORAGE_URL}/object/sign/storage-private/${secret}?token=${uploadToken}`,
+    );
+    expect(read.status).toBe(400);
+    expect(await read.json()).toEqual(refused("download"));
+
+    const anon = anonClient().storage.from("storage-private");
+    const planted = await anon.uploadToSignedUrl(secret, downloadToken, "replaced");
+    expect(planted.error?.message).toBe("Token is not scoped for upload");
+    const resumable = await fetch(`${STORAGE_URL}/upload/resumable/sign`, {
+      method: "POST",
+      headers: {
+        "tus-resumable": "1.0.0",
+        "upload-length": "8",
+        "x-signature": downloadToken,
+        "upload-metadata": `bucketName ${btoa("storage-private")},objectName ${btoa(secret)}`,
+      },
+    });
+    // TUS answers its errors as text
+    expect(resumable.status).toBe(400);
+    expect(await resumable.text()).toBe("Token is not scoped for upload");
+    expect(await (await bucket.download(secret)).data?.text()).toBe("top secret");
+  });
 });

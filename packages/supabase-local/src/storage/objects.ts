@@ -119,6 +119,14 @@ export interface UploadTarget {
 }
 
 /**
+ * An upsert's owner columns, as upstream's upsertObject and updateObject write them: a column the
+ * writer has no value for (the service role has no `sub`; a `sub` not a UUID has no `owner`) is
+ * left as it was, so a service-role overwrite keeps the object its owner's.
+ */
+const KEEP_OWNER =
+  "owner = coalesce(excluded.owner, storage.objects.owner), owner_id = coalesce(excluded.owner_id, storage.objects.owner_id)";
+
+/**
  * Whether the caller may write this object (upstream's canUpload): the insert, or for an upsert
  * the insert ... on conflict do update, made as the caller and rolled back. An existing object
  * without upsert is KeyAlreadyExists.
@@ -143,7 +151,7 @@ export async function canUpload(
       tx.query(
         `insert into storage.objects (bucket_id, name, owner, owner_id, metadata, user_metadata, version)
          values ($1, $2, $3, $4, $5, $6, '1')
-         ${target.upsert ? "on conflict (name, bucket_id) do update set metadata = excluded.metadata, user_metadata = excluded.user_metadata, version = excluded.version, owner = excluded.owner, owner_id = excluded.owner_id" : ""}`,
+         ${target.upsert ? `on conflict (name, bucket_id) do update set metadata = excluded.metadata, user_metadata = excluded.user_metadata, version = excluded.version, ${KEEP_OWNER}` : ""}`,
         [
           target.bucketId,
           target.name,
@@ -199,8 +207,7 @@ export async function completeUpload(
         `insert into storage.objects (bucket_id, name, owner, owner_id, metadata, user_metadata, version)
          values ($1, $2, $3, $4, $5, $6, $7)
          on conflict (name, bucket_id) do update set metadata = excluded.metadata,
-           user_metadata = excluded.user_metadata, version = excluded.version,
-           owner = excluded.owner, owner_id = excluded.owner_id
+           user_metadata = excluded.user_metadata, version = excluded.version, ${KEEP_OWNER}
          returning ${OBJECT_COLUMNS}`,
         [
           target.bucketId,
@@ -288,7 +295,8 @@ export async function moveObject(
   mustBeValidKey(move.destinationKey);
   const update = (tx: Transaction) =>
     tx.query<ObjectRow>(
-      `update storage.objects set name = $3, bucket_id = $4, owner = $5, owner_id = $6,
+      `update storage.objects set name = $3, bucket_id = $4,
+         owner = coalesce($5, owner), owner_id = coalesce($6, owner_id),
          last_accessed_at = now()
        where bucket_id = $1 and name = $2 returning ${OBJECT_COLUMNS}`,
       [

@@ -3,7 +3,7 @@
 // remove needing select and delete; download, ranges, info, exists, list and list v2, move, copy;
 // upstream's errors (HTTP 400 with the real status in the body).
 import { describe, expect, test } from "vitest";
-import { anonClient, member, storageFetch } from "./support.ts";
+import { adminClient, anonClient, member, storageFetch } from "./support.ts";
 
 const text = (s: string) => new Blob([s], { type: "text/plain" });
 
@@ -233,5 +233,33 @@ describe("move, copy, info, list v2", () => {
       .from("storage-private")
       .move(`${owner.id}/copy.txt`, `${other.id}/copy.txt`);
     expect(stolen.error).toMatchObject({ statusCode: "404", message: "Object not found" });
+  });
+
+  test("the service role's overwrite, move and upload URL keep the object its owner's", async () => {
+    // upstream writes an owner column only when the writer has a value for it; the service role
+    // has no sub, so the row keeps its owner, and a policy keyed on owner_id keeps letting them in
+    const owner = await member();
+    const mine = owner.client.storage.from("storage-owned");
+    const admin = adminClient().storage.from("storage-owned");
+    const path = (name: string) => `${owner.id}/${name}`;
+    await mine.upload(path("overwritten.txt"), text("mine"));
+    expect(
+      (await admin.upload(path("overwritten.txt"), text("theirs"), { upsert: true })).error,
+    ).toBeNull();
+    await mine.upload(path("moved.txt"), text("moved"));
+    expect((await admin.move(path("moved.txt"), path("moved-here.txt"))).error).toBeNull();
+    await mine.upload(path("signed.txt"), text("first"));
+    const made = await admin.createSignedUploadUrl(path("signed.txt"), { upsert: true });
+    expect(
+      (await admin.uploadToSignedUrl(path("signed.txt"), made.data?.token ?? "", text("second")))
+        .error,
+    ).toBeNull();
+    for (const [name, body] of [
+      ["overwritten.txt", "theirs"],
+      ["moved-here.txt", "moved"],
+      ["signed.txt", "second"],
+    ]) {
+      expect(await (await mine.download(path(name))).data?.text()).toBe(body);
+    }
   });
 });

@@ -33,7 +33,8 @@ interface SubscriptionParams {
   action: string;
   schema: string;
   table: string;
-  filters: Array<[string, string, string]>;
+  /** Column, operator, value and whether `not.` negates it (upstream's 4-tuple). */
+  filters: Filter[];
   select: string[] | null;
 }
 
@@ -41,7 +42,21 @@ interface SubscriptionParams {
 const MAX_CHANGES = 100;
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
-const FILTER_TYPES = new Set(["eq", "neq", "lt", "lte", "gt", "gte", "in"]);
+const FILTER_TYPES = new Set([
+  "eq",
+  "neq",
+  "lt",
+  "lte",
+  "gt",
+  "gte",
+  "in",
+  "like",
+  "ilike",
+  "is",
+  "match",
+  "imatch",
+  "isdistinct",
+]);
 const NO_PARAMS =
   "No subscription params provided. Please provide at least a `schema` or `table` to subscribe to: ";
 
@@ -124,6 +139,8 @@ function write(root: unknown, notation: Notation): string {
 
 type Parsed = { ok: true; value: SubscriptionParams } | { ok: false; error: string };
 
+type Filter = [column: string, op: string, value: string, negate: boolean];
+
 /** A binding's params as upstream's parse_subscription_params reads them, in its words. */
 export function parseSubscriptionParams(params: Record<string, unknown>): Parsed {
   const action = actionFilter(params.event);
@@ -154,7 +171,7 @@ export function parseSubscriptionParams(params: Record<string, unknown>): Parsed
     const shown = has("user_token") || has("auth_token") ? "<redacted>" : inspect(params);
     return { ok: false, error: `${NO_PARAMS}${shown}` };
   }
-  let filters: Array<[string, string, string]> = [];
+  let filters: Filter[] = [];
   if (target.filter !== undefined) {
     const parsed = parseFilters(target.filter);
     if (typeof parsed === "string") {
@@ -181,31 +198,24 @@ function actionFilter(event: unknown): string {
   return upper === "INSERT" || upper === "UPDATE" || upper === "DELETE" ? upper : "*";
 }
 
-/** `col=op.value` segments joined by commas outside parentheses (AND); an error's text otherwise. */
-function parseFilters(filter: string): Array<[string, string, string]> | string {
+/**
+ * `col=[not.]op.value` segments joined by commas outside parentheses and double quotes (AND), as
+ * upstream's parse_filters; an error's text otherwise. A value in double quotes (after `.`, `(` or
+ * `,`) may hold commas and parentheses; its quotes and backslash escapes are taken off.
+ */
+function parseFilters(filter: string): Filter[] | string {
   const trimmed = filter.trim();
   if (trimmed === "") return [];
-  const segments: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < trimmed.length; i++) {
-    const char = trimmed[i];
-    if (char === "(") depth++;
-    else if (char === ")") depth = Math.max(0, depth - 1);
-    else if (char === "," && depth === 0) {
-      segments.push(trimmed.slice(start, i));
-      start = i + 1;
-    }
-  }
-  segments.push(trimmed.slice(start));
-  const filters: Array<[string, string, string]> = [];
-  for (const raw of segments) {
+  const filters: Filter[] = [];
+  for (const raw of splitTopLevel(trimmed)) {
     const segment = raw.trim();
     if (segment === "") return "filter must not contain empty segments (check for extra commas)";
     const eq = segment.indexOf("=");
     if (eq < 0) return inspect([segment]);
     const column = segment.slice(0, eq);
-    const rest = segment.slice(eq + 1);
+    let rest = segment.slice(eq + 1);
+    const negate = rest.startsWith("not.");
+    if (negate) rest = rest.slice("not.".length);
     const dot = rest.indexOf(".");
     const type = dot < 0 ? rest : rest.slice(0, dot);
     if (dot < 0 || !FILTER_TYPES.has(type))
@@ -216,10 +226,65 @@ function parseFilters(filter: string): Array<[string, string, string]> | string 
         return "`in` filter value must be wrapped by parentheses";
       }
       value = `{${value.slice(1, -1)}}`;
+    } else {
+      value = unquoted(value);
     }
-    filters.push([column, type, value]);
+    filters.push([column, type, value, negate]);
   }
   return filters;
+}
+
+/** The filter's segments: split at commas outside parentheses and quoted values. */
+function splitTopLevel(filter: string): string[] {
+  const segments: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let previous = "";
+  let current = "";
+  for (let i = 0; i < filter.length; i++) {
+    const char = filter[i] as string;
+    if (quoted) {
+      if (char === "\\" && i + 1 < filter.length) {
+        current += char + filter[++i];
+        previous = filter[i] as string;
+        continue;
+      }
+      if (char === '"') quoted = false;
+    } else if (char === '"' && (previous === "." || previous === "(" || previous === ",")) {
+      quoted = true;
+    } else if (char === "(") {
+      depth++;
+    } else if (char === ")") {
+      depth = Math.max(0, depth - 1);
+    } else if (char === "," && depth === 0) {
+      segments.push(current);
+      current = "";
+      previous = "";
+      continue;
+    }
+    current += char;
+    previous = char;
+  }
+  segments.push(current);
+  return segments;
+}
+
+/** A value in double quotes without them, escapes resolved; any other value as it is. */
+function unquoted(value: string): string {
+  if (!value.startsWith('"')) return value;
+  let out = "";
+  for (let i = 1; i < value.length; i++) {
+    const char = value[i] as string;
+    if (char === "\\") {
+      if (i + 1 >= value.length) return value;
+      out += value[++i];
+    } else if (char === '"') {
+      return i === value.length - 1 ? out : value;
+    } else {
+      out += char;
+    }
+  }
+  return value;
 }
 
 /** A value as Elixir's inspect/1 prints it (upstream's messages show params that way). */
@@ -318,7 +383,8 @@ const SUBSCRIBE_MANY = `
   with wanted as (
     select b.ord, b.value ->> 'schema' as schema_name, b.value ->> 'table' as table_name,
       (b.value ->> 'id')::uuid as subscription_id,
-      (select coalesce(array_agg((f ->> 0, f ->> 1, f ->> 2)::realtime.user_defined_filter), '{}')
+      (select coalesce(array_agg(
+          (f ->> 0, f ->> 1, f ->> 2, (f ->> 3)::boolean)::realtime.user_defined_filter), '{}')
          from jsonb_array_elements(b.value -> 'filters') f) as filters,
       b.value ->> 'action' as action_filter,
       case when jsonb_typeof(b.value -> 'select') = 'array'

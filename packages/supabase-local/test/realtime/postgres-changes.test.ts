@@ -392,6 +392,64 @@ describe("postgres_changes", () => {
     expect(got).toEqual({ both: [], key: [{ id: row }] });
   });
 
+  it("filters: like, ilike, is, match, imatch, isdistinct, `not.`, and quoted values", async () => {
+    const { client, id } = await user();
+    const filters = [
+      "title=like.a%",
+      "title=ilike.A%",
+      "title=not.like.a%",
+      "body=is.null",
+      "body=not.is.null",
+      "title=match.^b[0-9]$",
+      "title=imatch.^B",
+      "body=isdistinct.x",
+      "body=not.isdistinct.x",
+      "stars=not.in.(1,2)",
+      'title=eq."a,b"',
+      'title=eq."a,b",stars=eq.3',
+    ];
+    const got: Record<string, string[]> = Object.fromEntries(filters.map((f) => [f, []]));
+    let channel = client.channel(`filters-more-${crypto.randomUUID()}`);
+    for (const filter of filters) {
+      channel = channel.on(
+        "postgres_changes",
+        { event: "INSERT", schema: "public", table: "rt_items", filter },
+        (p) => got[filter]?.push((p.new as { title: string }).title),
+      );
+    }
+    await subscribedToPostgres(channel);
+    for (const [stars, title, body] of [
+      [1, "ab", "x"],
+      [2, "Ax", null],
+      [3, "b1", "y"],
+      [3, "a,b", null],
+      [4, "Bz", "x"],
+    ] as const) {
+      await backend.db.query(
+        "insert into public.rt_items (owner, title, stars, body) values ($1, $2, $3, $4)",
+        [id, title, stars, body],
+      );
+    }
+    await expect.poll(() => got["stars=not.in.(1,2)"]?.length).toBe(3);
+    await settle();
+    expect(got).toEqual({
+      "title=like.a%": ["ab", "a,b"],
+      "title=ilike.A%": ["ab", "Ax", "a,b"],
+      "title=not.like.a%": ["Ax", "b1", "Bz"],
+      "body=is.null": ["Ax", "a,b"],
+      "body=not.is.null": ["ab", "b1", "Bz"],
+      "title=match.^b[0-9]$": ["b1"],
+      "title=imatch.^B": ["b1", "Bz"],
+      // null-safe: a null body is distinct from "x"
+      "body=isdistinct.x": ["Ax", "b1", "a,b"],
+      "body=not.isdistinct.x": ["ab", "Bz"],
+      "stars=not.in.(1,2)": ["b1", "a,b", "Bz"],
+      // a quoted value keeps its comma: one filter, not two
+      'title=eq."a,b"': ["a,b"],
+      'title=eq."a,b",stars=eq.3': ["a,b"],
+    });
+  });
+
   it("filters: eq, neq, lt, lte, gt, gte, in, and several joined by commas", async () => {
     const { client, id } = await user();
     const filters = [
@@ -648,10 +706,37 @@ describe("postgres_changes", () => {
       "Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [event: *, schema: public, table: rt_unpublished, filters: [], select: nil]",
     );
     expect(await refused({ schema: "public", table: "rt_open", filter: "nope=eq.1" })).toBe(
-      'Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: *, schema: public, table: rt_open, filters: [{"nope", "eq", "1"}], select: nil]. Exception: ERROR P0001 (raise_exception) invalid column for filter nope',
+      'Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: *, schema: public, table: rt_open, filters: [{"nope", "eq", "1", false}], select: nil]. Exception: ERROR P0001 (raise_exception) invalid column for filter nope',
     );
+    expect(await refused({ schema: "public", table: "rt_open", filter: "id=near.1" })).toBe(
+      'Error parsing `filter` params: ["near", "1"]',
+    );
+    // an operator the column cannot run is refused at the join, not when changes come
+    const exception = (filters: string, reason: string) =>
+      `Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: *, schema: public, table: rt_open, filters: [${filters}], select: nil]. Exception: ERROR P0001 (raise_exception) ${reason}`;
     expect(await refused({ schema: "public", table: "rt_open", filter: "id=like.1" })).toBe(
-      'Error parsing `filter` params: ["like", "1"]',
+      exception(
+        '{"id", "like", "1", false}',
+        "operator like requires a text-compatible column type, got bigint",
+      ),
+    );
+    expect(await refused({ schema: "public", table: "rt_open", filter: "note=not.is.true" })).toBe(
+      exception(
+        '{"note", "is", "true", true}',
+        "is true filter requires a boolean column, got text",
+      ),
+    );
+    expect(await refused({ schema: "public", table: "rt_open", filter: "note=is.maybe" })).toBe(
+      exception(
+        '{"note", "is", "maybe", false}',
+        "invalid value for is filter: must be null, true, false, or unknown",
+      ),
+    );
+    expect(await refused({ schema: "public", table: "rt_open", filter: "note=match.(" })).toBe(
+      exception(
+        '{"note", "match", "(", false}',
+        "invalid regular expression for match filter: invalid regular expression: parentheses () not balanced",
+      ),
     );
     expect(await refused({ schema: "public", table: "rt_open", filter: "id=in.1,2" })).toBe(
       "Error parsing `filter` params: `in` filter value must be wrapped by parentheses",
@@ -737,7 +822,7 @@ describe("postgres_changes", () => {
         "Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [event: *, schema: public, table: rt_unpublished, filters: [], select: nil]",
       );
       expect(await refusedJoin(Object.assign([], { 1200: badColumn, 1400: unpublished }))).toBe(
-        'Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: *, schema: public, table: rt_open, filters: [{"nope", "eq", "1"}], select: nil]. Exception: ERROR P0001 (raise_exception) invalid column for filter nope',
+        'Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: *, schema: public, table: rt_open, filters: [{"nope", "eq", "1", false}], select: nil]. Exception: ERROR P0001 (raise_exception) invalid column for filter nope',
       );
       expect(await count()).toBe(rows);
     } finally {

@@ -3,7 +3,7 @@
 // realtime.broadcast_changes(); the supabase_realtime publication is there to add tables to.
 import type { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openDatabase } from "../../src/database/open.ts";
+import { openDatabase, setupSql } from "../../src/database/open.ts";
 import { baseSnapshot, snapshotCacheDir } from "../../src/database/snapshot.ts";
 import { deleteOldMessages } from "../../src/realtime/janitor.ts";
 
@@ -125,5 +125,54 @@ describe("the realtime schema", () => {
       [topic],
     );
     expect(after.rows.map((r) => r.event)).toEqual(["today"]);
+  });
+
+  test("a database set up before `not.` and the newer operators gets them when it opens again", async () => {
+    // the types as an older setup made them, the subscriptions' table holding the filter type
+    await db.exec(`
+      drop table realtime.subscription;
+      drop type realtime.user_defined_filter cascade;
+      drop type realtime.equality_op cascade;
+      create type realtime.equality_op as enum ('eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in');
+      create type realtime.user_defined_filter as (
+        column_name text, op realtime.equality_op, value text
+      );
+      create table realtime.subscription (
+        id bigint generated always as identity primary key,
+        filters realtime.user_defined_filter[] not null default '{}'
+      );
+    `);
+    await db.exec((await setupSql()).realtime);
+    const ops = await db.query<{ op: string }>(
+      "select unnest(enum_range(null::realtime.equality_op))::text as op",
+    );
+    expect(ops.rows.map((r) => r.op)).toEqual([
+      "eq",
+      "neq",
+      "lt",
+      "lte",
+      "gt",
+      "gte",
+      "in",
+      "like",
+      "ilike",
+      "is",
+      "match",
+      "imatch",
+      "isdistinct",
+    ]);
+    await db.exec("create table if not exists public.rt_upgraded (id int primary key, t text)");
+    const { rows } = await db.query<{ passes: boolean }>(
+      `select realtime.supabase_local_visible_through_filters(
+         '{"id": 1, "t": "ab"}', 'public.rt_upgraded',
+         array[('t', 'like', 'a%', false), ('t', 'eq', 'zz', true)]::realtime.user_defined_filter[]
+       ) as passes`,
+    );
+    expect(rows[0]?.passes).toBe(true);
+    const columns = await db.query<{ column_name: string }>(
+      `select column_name from information_schema.columns
+       where table_schema = 'realtime' and table_name = 'subscription' order by ordinal_position`,
+    );
+    expect(columns.rows.map((r) => r.column_name)).toContain("action_filter");
   });
 });

@@ -129,11 +129,28 @@ begin
   end if;
   if to_regtype('realtime.user_defined_filter') is null then
     create type realtime.user_defined_filter as (
-      column_name text, op realtime.equality_op, value text
+      column_name text, op realtime.equality_op, value text, negate boolean
     );
+  elsif not exists (
+    select 1 from pg_attribute a join pg_type t on a.attrelid = t.typrelid
+    where t.oid = 'realtime.user_defined_filter'::regtype and a.attname = 'negate'
+  ) then
+    -- a database set up before `not.`: its subscriptions are a running backend's, gone at each
+    -- start, so the table that holds the type goes with them and is made again below
+    drop table if exists realtime.subscription;
+    alter type realtime.user_defined_filter add attribute negate boolean;
   end if;
 end
 $$;
+-- PostgREST's pattern, null and regular expression operators (upstream's since v2.109; added
+-- here to a database set up before them). Used only as text below this point: a value added in
+-- this transaction cannot be read as the type before it commits.
+alter type realtime.equality_op add value if not exists 'like';
+alter type realtime.equality_op add value if not exists 'ilike';
+alter type realtime.equality_op add value if not exists 'is';
+alter type realtime.equality_op add value if not exists 'match';
+alter type realtime.equality_op add value if not exists 'imatch';
+alter type realtime.equality_op add value if not exists 'isdistinct';
 
 create or replace function realtime.to_regrole(role_name text) returns regrole
 language sql immutable
@@ -172,8 +189,11 @@ create unique index if not exists subscription_subscription_id_entity_filters_ac
   (subscription_id, entity, filters, action_filter, coalesce(selected_columns, '{}'));
 create index if not exists ix_realtime_subscription_entity on realtime.subscription (entity);
 
--- A subscription's filters and columns must name columns its role may select, and the filter
--- values must be of the column's type (upstream's messages).
+-- A subscription's filters and columns must name columns its role may select, and each filter
+-- must be one its operator can run on the column (upstream's checks and messages): a value of the
+-- column's type, at most 100 `in` values, `is` with null (any column) or true, false, unknown (a
+-- boolean one), `like`/`ilike` and `match`/`imatch` on a type with the operator, and a regular
+-- expression that compiles; so no filter fails later, as the changes are read.
 create or replace function realtime.subscription_check_filters() returns trigger
 language plpgsql
 as $$
@@ -193,13 +213,38 @@ begin
     end if;
     select a.atttypid::regtype into col_type
     from pg_attribute a where a.attrelid = new.entity and a.attname = f.column_name;
-    if f.op = 'in' then
+    case f.op::text
+    when 'in' then
       if coalesce(jsonb_array_length(realtime.cast(f.value, (col_type::text || '[]')::regtype)), 0) > 100 then
         raise exception 'too many values for `in` filter. Maximum 100';
       end if;
+    when 'is' then
+      if f.value not in ('null', 'true', 'false', 'unknown') then
+        raise exception 'invalid value for is filter: must be null, true, false, or unknown';
+      end if;
+      if f.value <> 'null' and col_type <> 'boolean'::regtype then
+        raise exception 'is % filter requires a boolean column, got %', f.value, col_type::text;
+      end if;
+    when 'like', 'ilike' then
+      if not exists (select 1 from pg_operator where oprname = '~~' and oprleft = col_type) then
+        raise exception 'operator % requires a text-compatible column type, got %', f.op::text, col_type::text;
+      end if;
+    when 'match', 'imatch' then
+      if not exists (
+        select 1 from pg_operator
+        where oprname = case f.op::text when 'imatch' then '~*' else '~' end
+          and oprleft = col_type and oprright = col_type and oprresult = 'boolean'::regtype
+      ) then
+        raise exception 'operator % requires a text-compatible column type, got %', f.op::text, col_type::text;
+      end if;
+      begin
+        perform '' ~ f.value;
+      exception when others then
+        raise exception 'invalid regular expression for % filter: %', f.op::text, sqlerrm;
+      end;
     else
       perform realtime.cast(f.value, col_type);
-    end if;
+    end case;
   end loop;
   foreach col in array coalesce(new.selected_columns, '{}') loop
     if not col = any(selectable) then
@@ -207,7 +252,8 @@ begin
     end if;
   end loop;
   new.filters := coalesce(
-    (select array_agg(x order by x.column_name, x.op, x.value) from unnest(new.filters) x), '{}');
+    (select array_agg(x order by x.column_name, x.op, x.value, x.negate) from unnest(new.filters) x),
+    '{}');
   new.selected_columns := (select array_agg(c order by c) from unnest(new.selected_columns) c);
   return new;
 end;
@@ -353,10 +399,12 @@ create event trigger supabase_local_realtime_publication on ddl_command_end
   when tag in ('CREATE PUBLICATION', 'ALTER PUBLICATION', 'CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
   execute function realtime.supabase_local_publication_changed();
 
--- Whether a row passes a subscription's filters, as upstream's is_visible_through_filters: each
--- filter compares the column's value and the filter's, both cast to the column's type; a null
--- value passes none; and every filtered column must be in the row, so a filter on a column an
--- old row cut to its key lacks hides the event (it fails closed, as upstream's since v2.12x).
+-- Whether a row passes a subscription's filters, as upstream's is_visible_through_filters and
+-- check_equality_op: each filter compares the column's value and the filter's, both cast to the
+-- column's type (`is` with its keyword, `isdistinct` null-safe, `not.` negating the result); a
+-- comparison with a null value passes no filter but `is null` (and `isdistinct`); and every
+-- filtered column must be in the row, so a filter on a column an old row cut to its key lacks
+-- hides the event (it fails closed, as upstream's since v2.109).
 create or replace function realtime.supabase_local_visible_through_filters(
   row_ jsonb, entity regclass, filters realtime.user_defined_filter[]
 ) returns boolean
@@ -377,12 +425,29 @@ begin
     select a.atttypid::regtype::text into col_type
     from pg_catalog.pg_attribute a where a.attrelid = entity and a.attname = f.column_name;
     begin
-      execute format('select %L::%s %s (%L::%s)',
-        row_ ->> f.column_name, col_type,
-        case f.op when 'eq' then '=' when 'neq' then '!=' when 'lt' then '<' when 'lte' then '<='
-                  when 'gt' then '>' when 'gte' then '>=' else '= any' end,
-        f.value, case when f.op = 'in' then col_type || '[]' else col_type end)
-      into passes;
+      case f.op::text
+      when 'isdistinct' then
+        execute format('select %L::%s %s %L::%s', row_ ->> f.column_name, col_type,
+          case when f.negate then 'is not distinct from' else 'is distinct from' end,
+          f.value, col_type)
+        into passes;
+      when 'is' then
+        execute format('select %L::%s %s %s', row_ ->> f.column_name, col_type,
+          case when f.negate then 'is not' else 'is' end, upper(f.value))
+        into passes;
+      else
+        execute format('select %L::%s %s (%L::%s)',
+          row_ ->> f.column_name, col_type,
+          case f.op::text when 'eq' then '=' when 'neq' then '!=' when 'lt' then '<'
+            when 'lte' then '<=' when 'gt' then '>' when 'gte' then '>=' when 'in' then '= any'
+            when 'like' then 'like' when 'ilike' then 'ilike' when 'match' then '~'
+            else '~*' end,
+          f.value, case when f.op::text = 'in' then col_type || '[]' else col_type end)
+        into passes;
+        if f.negate then
+          passes := not passes;
+        end if;
+      end case;
     exception
       when others then passes := false;
     end;

@@ -370,6 +370,64 @@ describe("the Postgres port", () => {
     }
   });
 
+  it("sends Realtime the changes and broadcasts a connection makes, at its commit; its LISTENs stay its own", async () => {
+    const client = await connect();
+    await client.query(`
+      create table if not exists public.port_feed (id int primary key, note text);
+      grant select on public.port_feed to anon;
+      do $$ begin
+        if not exists (select 1 from pg_publication_tables
+                       where pubname = 'supabase_realtime' and tablename = 'port_feed') then
+          alter publication supabase_realtime add table public.port_feed;
+        end if;
+      end $$;
+    `);
+    const notified: string[] = [];
+    client.on("notification", (n) => notified.push(n.channel));
+    await client.query("listen port_own");
+    const anon = createClient(local.url, KEYS.publishable, {
+      auth: { persistSession: false, autoRefreshToken: false },
+    });
+    const seen: unknown[] = [];
+    const sent: unknown[] = [];
+    const channel = anon
+      .channel(`port-${crypto.randomUUID()}`)
+      .on("postgres_changes", { event: "INSERT", schema: "public", table: "port_feed" }, (p) =>
+        seen.push(p.new),
+      );
+    const topic = `port-broadcast-${crypto.randomUUID()}`;
+    const broadcasts = anon
+      .channel(topic)
+      .on("broadcast", { event: "hello" }, (m) => sent.push(m.payload));
+    const subscribed = (c: typeof channel, system: boolean) =>
+      new Promise<void>((resolve, reject) => {
+        if (system) c.on("system", {}, (m) => m.status === "ok" && resolve());
+        c.subscribe((status, error) => {
+          if (status === "SUBSCRIBED" && !system) resolve();
+          else if (status === "CHANNEL_ERROR") reject(error);
+        });
+      });
+    try {
+      await Promise.all([subscribed(channel, true), subscribed(broadcasts, false)]);
+      const id = Math.floor(Math.random() * 1e9);
+      await client.query("insert into public.port_feed values ($1, 'from the port')", [id]);
+      await client.query("select realtime.send('{\"n\": 1}', 'hello', $1, false)", [topic]);
+      // nothing else writes: the events come from the port's own commits
+      await vi.waitFor(() => expect(seen).toEqual([{ id, note: "from the port" }]), {
+        timeout: 5000,
+      });
+      await vi.waitFor(() => expect(sent).toEqual([expect.objectContaining({ n: 1 })]), {
+        timeout: 5000,
+      });
+      await client.query("notify port_own");
+      await vi.waitFor(() => expect(notified).toContain("port_own"));
+      // the backend's own channels are not the connection's
+      expect(notified).toEqual(["port_own"]);
+    } finally {
+      await anon.removeAllChannels();
+    }
+  });
+
   it("serves psql", async () => {
     if (!existsSync("/usr/bin/psql")) return;
     const { stdout } = await promisify(execFile)("/usr/bin/psql", [

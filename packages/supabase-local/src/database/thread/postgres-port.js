@@ -26,6 +26,9 @@
 //   (SET, set_config, SET ROLE, the startup packet's options) are saved, the API's are put back,
 //   and its own are restored when its next turn begins. So `set role authenticated` in psql never
 //   reaches an API request, and the API's per-request settings never reach psql.
+// - Notifications do not leak either: one on a channel the backend listens on (Realtime's change
+//   feed and broadcasts), raised by a connection's commit, goes to the backend, not to the
+//   connection (postgres-notifications.js).
 //
 // JavaScript for the reason worker.js gives (the database thread loads it).
 /** @import { Server, Socket } from "node:net" */
@@ -34,6 +37,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { listenOnceFree } from "./port-in-use.js";
+import { BackendNotifications } from "./postgres-notifications.js";
 import { mockVerifier, SCRAM_SHA_256, ScramExchange, scramVerifier } from "./postgres-scram.js";
 import {
   authenticationMessage,
@@ -55,6 +59,9 @@ import {
  * @property {() => void} requestTurn Ask the main thread for the database; `granted()` is called
  *   when it is this side's.
  * @property {() => void} turnOver Hand the database back to the main thread.
+ * @property {(channel: string, payload: string) => boolean} [notified] Delivers a notification
+ *   on a channel the backend itself listens on, and says whether it was one
+ *   (postgres-notifications.js).
  */
 
 /**
@@ -79,6 +86,7 @@ import {
  * @property {Set<string>} customNames Custom settings (request.jwt.claims…) this session set:
  *   pg_settings does not list them.
  * @property {Setting[]} saved Its settings while another has the database (role included).
+ * @property {BackendNotifications} notifications Its answers' notifications for the backend.
  * @property {boolean} closed
  */
 
@@ -355,6 +363,7 @@ export class PostgresPort {
       midSequence: false,
       customNames: new Set(),
       saved: [],
+      notifications: new BackendNotifications(this.#options.notified ?? (() => false)),
       closed: false,
     };
     this.#sessions.set(session.id, session);
@@ -437,9 +446,11 @@ export class PostgresPort {
       await this.#db.runExclusive(() =>
         this.#db.execProtocolRawStream(pending.message, {
           onRawData: (data) => {
-            bytes += data.length;
-            tail = lastBytes(tail, data, 6);
-            pending.onData(data);
+            for (const part of session.notifications.pass(data)) {
+              bytes += part.length;
+              tail = lastBytes(tail, part, 6);
+              pending.onData(part);
+            }
           },
         }),
       );

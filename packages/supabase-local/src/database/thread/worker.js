@@ -138,6 +138,8 @@ async function afterStatement(db, sql, inTransaction) {
 
 /** @type {Map<string, () => Promise<void>>} */
 const unlisteners = new Map();
+/** What a notification on each of those channels is handed to. @type {Map<string, (payload: string) => void>} */
+const listeners = new Map();
 
 /**
  * @param {PGlite} db
@@ -158,16 +160,18 @@ async function handle(db, request) {
     case "listen": {
       if (!unlisteners.has(request.channel)) {
         const channel = request.channel;
-        const unlisten = await db.listen(channel, (payload) =>
-          send({ type: "notification", channel, payload }),
-        );
+        /** @param {string} payload */
+        const listener = (payload) => send({ type: "notification", channel, payload });
+        const unlisten = await db.listen(channel, listener);
         unlisteners.set(channel, unlisten);
+        listeners.set(channel, listener);
       }
       return null;
     }
     case "unlisten": {
       await unlisteners.get(request.channel)?.();
       unlisteners.delete(request.channel);
+      listeners.delete(request.channel);
       return null;
     }
     case "stop-port":
@@ -292,6 +296,12 @@ try {
     const started = new PostgresPort(db, {
       ...options.postgres,
       requestTurn: () => send({ type: "turn" }),
+      // a commit made through the port reaches the backend's listeners as one made through it
+      notified: (channel, payload) => {
+        const listener = listeners.get(channel);
+        listener?.(payload);
+        return listener !== undefined;
+      },
       turnOver: () => send({ type: "turn-over", timeoutMs }),
     });
     started.afterTurn = () => readTimeout(db);

@@ -102,6 +102,24 @@ export async function objectForRead(
   return row;
 }
 
+/**
+ * An object read as the caller whatever its bucket (upstream's authenticated render finds it so):
+ * RLS decides even in a public bucket, and what the caller cannot see, or a bucket that does not
+ * exist, is NoSuchKey.
+ */
+export async function objectAsCaller(
+  db: PGlite,
+  caller: Caller,
+  bucketId: string,
+  name: string,
+  operation: string,
+): Promise<ObjectRow> {
+  mustBeValidKey(name);
+  const row = await asCaller(db, caller, operation, (tx) => findObject(tx, bucketId, name));
+  if (!row) throw ERRORS.noSuchKey();
+  return row;
+}
+
 /** The object behind a signed URL (its token already verified): read as the owner. */
 export async function objectByOwner(db: PGlite, bucketId: string, name: string) {
   const row = await asOwner(db, (tx) => findObject(tx, bucketId, name));
@@ -341,8 +359,15 @@ export async function copyObject(
     findObject(tx, copy.bucketId, copy.sourceKey),
   );
   if (!source?.version) throw ERRORS.noSuchKey();
-  const base = source.metadata ?? ({} as ObjectMetadata);
-  const metadata: ObjectMetadata = copy.copyMetadata ? base : { ...base, ...copy.metadata };
+  // Without copyMetadata, the request's cacheControl and mimetype replace the source's; a field it
+  // leaves out keeps the source's value (upstream's preserveUnspecifiedFileMetadata, on for this
+  // route since v1.67.6), rather than being dropped.
+  const metadata: ObjectMetadata = { ...(source.metadata ?? ({} as ObjectMetadata)) };
+  if (!copy.copyMetadata) {
+    if (copy.metadata?.cacheControl !== undefined)
+      metadata.cacheControl = copy.metadata.cacheControl;
+    if (copy.metadata?.mimetype !== undefined) metadata.mimetype = copy.metadata.mimetype;
+  }
   const userMetadata = copy.copyMetadata ? (source.user_metadata ?? undefined) : copy.userMetadata;
   const target: UploadTarget = {
     bucketId: copy.destinationBucket,
@@ -390,6 +415,7 @@ export async function searchObjects(
   mustBeValidBucketName(bucketId);
   let prefix = options.prefix;
   if (prefix.length > 0 && !prefix.endsWith("/")) prefix = `${prefix}/`;
+  const search = options.search ?? "";
   return asCaller(db, caller, "storage.object.list", async (tx) => {
     const { rows } = await tx.query(
       "select * from storage.search($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -397,9 +423,11 @@ export async function searchObjects(
         prefix,
         bucketId,
         options.limit ?? 100,
-        prefix.split("/").length,
+        // the level listed is the one where prefix || search ends (upstream since v1.70.5): a
+        // search with a slash reaches below the prefix's own level
+        (prefix + search).split("/").length,
         options.offset ?? 0,
-        options.search ?? "",
+        search,
         options.sortBy?.column ?? "name",
         options.sortBy?.order ?? "asc",
       ],

@@ -43,6 +43,12 @@ export interface StorageContext {
   resumable: (request: Request, caller: Caller, signed?: boolean) => Promise<Response>;
 }
 
+/** What list() may sort by (upstream's schema; list v2 has no last_accessed_at). */
+const LIST_SORT_COLUMNS = ["name", "updated_at", "created_at", "last_accessed_at"];
+
+/** Upstream's MAX_OBJECTS_PER_REQUEST: the most paths one request may sign. */
+const MAX_OBJECTS_PER_REQUEST = 1000;
+
 /** How long a signed upload URL lives: 2 hours, as storage-js documents it. */
 const SIGNED_UPLOAD_EXPIRES_IN = 2 * 60 * 60;
 
@@ -137,17 +143,23 @@ export function storageRoutes(ctx: StorageContext): Hono {
   app.post("/object/list/:bucket", async (c) => {
     const caller = await callerOf(c.req.raw);
     const body = await jsonBody(c);
+    // upstream's schema, field by field in its order: a sortBy names one of its columns
+    const prefix = requiredString(body, "prefix");
+    const limit = optionalInteger(body, "limit", 1);
+    const offset = optionalInteger(body, "offset", 0);
     const sortBy = objectField(body, "sortBy");
+    const sort = sortBy && {
+      column: oneOf(sortBy, "sortBy", "column", LIST_SORT_COLUMNS, true),
+      order: oneOf(sortBy, "sortBy", "order", ["asc", "desc"]),
+    };
+    const search = optionalString(body, "search");
     return c.json(
       await objects.searchObjects(db, caller, c.req.param("bucket"), {
-        prefix: requiredString(body, "prefix"),
-        limit: optionalInteger(body, "limit", 1),
-        offset: optionalInteger(body, "offset", 0),
-        search: optionalString(body, "search"),
-        sortBy: sortBy && {
-          column: optionalString(sortBy, "column"),
-          order: optionalString(sortBy, "order"),
-        },
+        prefix,
+        limit,
+        offset,
+        search,
+        sortBy: sort,
       }),
     );
   });
@@ -213,15 +225,16 @@ export function storageRoutes(ctx: StorageContext): Hono {
   app.post("/object/sign/:bucket", async (c) => {
     const caller = await callerOf(c.req.raw);
     const body = await jsonBody(c);
-    const expiresIn = mustBeValidExpiresIn(requiredField(body, "expiresIn"));
-    const paths = body.paths;
-    if (!Array.isArray(paths) || paths.some((p) => typeof p !== "string"))
-      throw new BodyError("body/paths must be array");
+    // upstream's schema: both required, then each in turn (1 to 1000 paths)
+    requiredField(body, "expiresIn");
+    requiredField(body, "paths");
+    const expiresIn = mustBeValidExpiresIn(coercedInteger(body, "expiresIn", 1));
+    const paths = coercedStrings(body, "paths", 1, MAX_OBJECTS_PER_REQUEST);
     const bucketId = c.req.param("bucket");
-    const visible = await objects.visibleNames(db, caller, bucketId, paths as string[]);
+    const visible = await objects.visibleNames(db, caller, bucketId, paths);
     return c.json(
       await Promise.all(
-        (paths as string[]).map(async (path) => {
+        paths.map(async (path) => {
           if (!visible.has(path))
             return {
               error: "Either the object does not exist or you do not have access to it",
@@ -239,7 +252,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const caller = await callerOf(c.req.raw);
     const { bucket, key } = target(c, "/object/sign/");
     const body = await jsonBody(c);
-    const expiresIn = mustBeValidExpiresIn(requiredField(body, "expiresIn"));
+    requiredField(body, "expiresIn");
+    const expiresIn = mustBeValidExpiresIn(coercedInteger(body, "expiresIn", 1));
     const transform = objectField(body, "transform");
     // upstream's body schema checks the transform before anything else
     const transformations = transform
@@ -423,9 +437,20 @@ export function storageRoutes(ctx: StorageContext): Hono {
       row = await objects.objectByOwner(db, bucket, key);
       transformations = transformationsFromToken(token.transformations, token.format);
       expires = new Date(token.exp * 1000);
+    } else if (kind === "public") {
+      row = await objects.objectForRead(db, ANON_PUBLIC, bucket, key, { publicOnly: true });
+      transformations = transformationsFrom(c.req.query());
     } else {
-      const caller = kind === "public" ? ANON_PUBLIC : await callerOf(c.req.raw);
-      row = await objects.objectForRead(db, caller, bucket, key, { publicOnly: kind === "public" });
+      // unlike a download, upstream's authenticated render skips the bucket: the caller reads
+      // the object under RLS, in a public bucket too
+      const caller = await callerOf(c.req.raw);
+      row = await objects.objectAsCaller(
+        db,
+        caller,
+        bucket,
+        key,
+        "storage.render.image_authenticated",
+      );
       transformations = transformationsFrom(c.req.query());
     }
     return renderImage(c.req.raw, files, row, transformations, {
@@ -605,6 +630,56 @@ function oneOf(
   if (!values.includes(value))
     throw new BodyError(`body/${path}/${name} must be equal to one of the allowed values`);
   return value;
+}
+
+// Upstream's Fastify validates with Ajv's coerceTypes "array": a field of the wrong type is
+// converted where Ajv knows how before its type is refused (so {"expiresIn":"60"} signs for a
+// minute): a one-item array stands for its item and a lone scalar for an array of it; a numeric
+// string, a boolean or null stands for a number, and a number, a boolean or null for a string.
+
+/** A required integer field of at least `min`, coerced as Fastify's Ajv coerces it. */
+function coercedInteger(body: Body, name: string, min: number): number {
+  let value = body[name];
+  if (!Number.isInteger(value) && Array.isArray(value) && value.length === 1) value = value[0];
+  if (!Number.isInteger(value)) value = numberFrom(value);
+  if (typeof value !== "number") throw new BodyError(`body/${name} must be integer`);
+  // only a string can become an infinity ("Infinity", "1e400"), for upstream's own finite
+  // keyword (checked before the minimum) to refuse: a JSON number past range is no integer
+  if (!Number.isFinite(value))
+    throw new BodyError(`body/${name} must pass "finite" keyword validation`);
+  if (value < min) throw new BodyError(`body/${name} must be >= ${min}`);
+  return value;
+}
+
+/** Ajv's integer from a scalar of another type: undefined when there is none. */
+function numberFrom(value: unknown): number | undefined {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (value === null) return 0;
+  if (typeof value !== "string" || value === "") return undefined;
+  const n = Number(value);
+  if (Number.isNaN(n)) return undefined;
+  // Ajv's `!(value % 1)`: an infinity has no fraction either
+  return Number.isInteger(n) || !Number.isFinite(n) ? n : undefined;
+}
+
+/** A required array field of `min` to `max` strings, coerced as Fastify's Ajv coerces it. */
+function coercedStrings(body: Body, name: string, min: number, max: number): string[] {
+  let value = body[name];
+  if (!Array.isArray(value)) {
+    if (value !== null && typeof value === "object")
+      throw new BodyError(`body/${name} must be array`);
+    value = [value];
+  }
+  const items = value as unknown[];
+  if (items.length < min) throw new BodyError(`body/${name} must NOT have fewer than ${min} items`);
+  if (items.length > max) throw new BodyError(`body/${name} must NOT have more than ${max} items`);
+  return items.map((item, i) => {
+    const one = Array.isArray(item) && item.length === 1 ? item[0] : item;
+    if (typeof one === "string") return one;
+    if (one === null) return "";
+    if (typeof one === "number" || typeof one === "boolean") return String(one);
+    throw new BodyError(`body/${name}/${i} must be string`);
+  });
 }
 
 function optionalInteger(body: Body, name: string, min: number): number | undefined {

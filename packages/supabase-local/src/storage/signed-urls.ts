@@ -23,7 +23,11 @@ export interface SignedToken {
   format?: string;
 }
 
-/** Upstream's bound on a numeric expiresIn: at least a second, and exp representable. */
+/**
+ * Upstream's check of expiresIn in the handler (assertValidNumericJWTExpiration), after its schema
+ * refused what is no integer or under a second (routes.ts): an exp past what a safe integer of
+ * milliseconds holds is InvalidParameter.
+ */
 export function mustBeValidExpiresIn(expiresIn: unknown): number {
   if (
     typeof expiresIn !== "number" ||

@@ -20,7 +20,7 @@ import type { FileStore } from "./file-store.ts";
 import { mustBeAllowedMimeType, mustBeValidBucketName, mustBeValidKey } from "./names.ts";
 import * as objects from "./objects.ts";
 import { verifyToken } from "./signed-urls.ts";
-import { uploadLimit } from "./upload.ts";
+import { resumableUploadLimit } from "./upload.ts";
 
 export const RESUMABLE_PATH = "/storage/v1/upload/resumable";
 
@@ -120,10 +120,9 @@ export function createResumable(options: {
         if (!id) return options.fileSizeLimit;
         try {
           const bucket = await objects.bucketForObjects(db, decodeId(id).bucket);
-          return uploadLimit({
+          return resumableUploadLimit({
             bucketLimit: bucket.file_size_limit,
             globalLimit: options.fileSizeLimit,
-            allowedMimeTypes: null,
           });
         } catch {
           // no such bucket: refused by onIncomingRequest
@@ -174,10 +173,9 @@ export function createResumable(options: {
             }
             const size = Number(request.headers.get("upload-length"));
             const bucket = await objects.bucketForObjects(db, uploadId.bucket);
-            const limit = uploadLimit({
+            const limit = resumableUploadLimit({
               bucketLimit: bucket.file_size_limit,
               globalLimit: options.fileSizeLimit,
-              allowedMimeTypes: bucket.allowed_mime_types,
             });
             if (Number.isFinite(size) && size > limit) throw ERRORS.entityTooLarge();
             // as upstream's: checked when the metadata names a type (without one the object is
@@ -225,7 +223,8 @@ export function createResumable(options: {
               cacheControl: cacheControlOf(upload.metadata?.cacheControl) ?? "no-cache",
             },
           );
-          return {};
+          // upstream's onUploadFinish says so on the request that completed the upload
+          return { headers: { "Tus-Complete": "1" } };
         } catch (error) {
           throw tusError(error);
         }

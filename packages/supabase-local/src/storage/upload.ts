@@ -31,7 +31,7 @@ export interface IncomingFile {
 }
 
 export interface UploadLimits {
-  /** The bucket's file_size_limit (null or 0: none). */
+  /** The bucket's file_size_limit (null: none). */
   bucketLimit: number | null;
   /** [storage] file_size_limit. */
   globalLimit: number;
@@ -41,8 +41,24 @@ export interface UploadLimits {
 /** Upstream's MAX_CUSTOM_METADATA_SIZE: user metadata up to 1 MiB. */
 const MAX_USER_METADATA = 1024 * 1024;
 
-export function uploadLimit(limits: UploadLimits): number {
-  // a bucket's limit of 0 is none, as upstream's `if (bucketLimit)`
+type SizeLimits = Pick<UploadLimits, "bucketLimit" | "globalLimit">;
+
+/**
+ * The most bytes a plain upload may have, as upstream's getStandardMaxFileSizeLimit: any number a
+ * bucket sets counts, so a bucket's limit of 0 takes only empty objects.
+ */
+export function uploadLimit(limits: SizeLimits): number {
+  return limits.bucketLimit === null
+    ? limits.globalLimit
+    : Math.min(limits.bucketLimit, limits.globalLimit);
+}
+
+/**
+ * The most bytes a resumable upload may have. Upstream's TUS server reads the bucket's limit with
+ * `||`, so there a limit of 0 is none: the same bucket refuses a plain upload of a byte and takes a
+ * resumable one of any size up to [storage] file_size_limit.
+ */
+export function resumableUploadLimit(limits: SizeLimits): number {
   return limits.bucketLimit ? Math.min(limits.bucketLimit, limits.globalLimit) : limits.globalLimit;
 }
 

@@ -68,6 +68,60 @@ describe("an object in a private bucket", () => {
     expect(await names("desc")).toEqual(["c.txt", "b/", "B.txt", "a/"]);
   });
 
+  test("list() searches from where prefix and search end together: a search with a slash reaches below the prefix", async () => {
+    const owner = await member();
+    const mine = owner.client.storage.from("storage-private");
+    const ids: Record<string, string | undefined> = {};
+    for (const name of ["lst/a.txt", "lst/sub/b.txt", "lst/sub/bee/c.txt", "lst/sub/x.txt"]) {
+      const { data, error } = await mine.upload(`${owner.id}/${name}`, text(name));
+      expect(error).toBeNull();
+      ids[name] = data?.id;
+    }
+    // the file lst/sub/b.txt and the folder lst/sub/bee (entries of the level "sub/b" ends in),
+    // not the folder lst/sub the prefix's own level would show. Their names are storage.search's
+    // to give, and not checked here: upstream's (migration 0063) are from after the prefix
+    // ("sub/b.txt", "sub/bee"), this storage.search's the last segment ("b.txt", "bee").
+    const { data, error } = await mine.list(`${owner.id}/lst`, { search: "sub/b" });
+    expect(error).toBeNull();
+    expect(data?.map((o) => [o.id, o.id === null ? null : o.metadata?.size])).toEqual([
+      [ids["lst/sub/b.txt"], 13],
+      [null, null],
+    ]);
+    // without a slash in the search, the prefix's level as before
+    const plain = await mine.list(`${owner.id}/lst`, { search: "s" });
+    expect(plain.data?.map((o) => o.name)).toEqual(["sub"]);
+  });
+
+  test("list()'s sortBy as upstream's schema: a column of its four, required, and asc or desc", async () => {
+    const owner = await member();
+    const list = (sortBy: unknown) =>
+      storageFetch("/object/list/storage-private", {
+        method: "POST",
+        token: owner.token,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ prefix: owner.id, sortBy }),
+      });
+    for (const column of ["name", "updated_at", "created_at", "last_accessed_at"])
+      expect([column, (await list({ column, order: "desc" })).status]).toEqual([column, 200]);
+    for (const [sortBy, message] of [
+      [{ column: "size" }, "body/sortBy/column must be equal to one of the allowed values"],
+      [{ order: "desc" }, "body/sortBy must have required property 'column'"],
+      [
+        { column: "name", order: "up" },
+        "body/sortBy/order must be equal to one of the allowed values",
+      ],
+    ] as const) {
+      const refused = await list(sortBy);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toEqual({
+        statusCode: "400",
+        error: "FastifyError",
+        code: "InternalError",
+        message,
+      });
+    }
+  });
+
   test("list v2 pages through folders, sorts by a timestamp, and refuses a cursor that is not one", async () => {
     const owner = await member();
     const mine = owner.client.storage.from("storage-private");
@@ -235,6 +289,36 @@ describe("move, copy, info, list v2", () => {
     expect(stolen.error).toMatchObject({ statusCode: "404", message: "Object not found" });
   });
 
+  test("a copy without copyMetadata replaces only the metadata it names; the rest is the source's", async () => {
+    const owner = await member();
+    const bucket = owner.client.storage.from("storage-private");
+    const source = `${owner.id}/partial/source.txt`;
+    await bucket.upload(source, text("alpha"), { cacheControl: "60" });
+    const copy = (destination: string, metadata: Record<string, string>) =>
+      storageFetch("/object/copy", {
+        method: "POST",
+        token: owner.token,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          bucketId: "storage-private",
+          sourceKey: source,
+          destinationKey: `${owner.id}/partial/${destination}`,
+          copyMetadata: false,
+          metadata,
+        }),
+      });
+    expect((await copy("typed.csv", { mimetype: "text/csv" })).status).toBe(200);
+    expect((await bucket.info(`${owner.id}/partial/typed.csv`)).data).toMatchObject({
+      contentType: "text/csv",
+      cacheControl: "max-age=60",
+    });
+    expect((await copy("cached.txt", { cacheControl: "no-store" })).status).toBe(200);
+    expect((await bucket.info(`${owner.id}/partial/cached.txt`)).data).toMatchObject({
+      contentType: "text/plain",
+      cacheControl: "no-store",
+    });
+  });
+
   test("the service role's overwrite, move and upload URL keep the object its owner's", async () => {
     // upstream writes an owner column only when the writer has a value for it; the service role
     // has no sub, so the row keeps its owner, and a policy keyed on owner_id keeps letting them in
@@ -258,7 +342,7 @@ describe("move, copy, info, list v2", () => {
       ["overwritten.txt", "theirs"],
       ["moved-here.txt", "moved"],
       ["signed.txt", "second"],
-    ]) {
+    ] as const) {
       expect(await (await mine.download(path(name))).data?.text()).toBe(body);
     }
   });

@@ -200,7 +200,7 @@ describe("resumable uploads", () => {
     expect(data).toBe(false);
   });
 
-  test("upstream's metadata rules: cacheControl in seconds or no-cache, a type checked when named, no limit of 0", async () => {
+  test("upstream's metadata rules: cacheControl in seconds or no-cache, a type checked when named", async () => {
     const owner = await member();
     const headers = {
       apikey: PUBLISHABLE_KEY,
@@ -253,8 +253,11 @@ describe("resumable uploads", () => {
     expect(unnamed.status).toBe(204);
     const info = await owner.client.storage.from("storage-limited").info(`${owner.id}/unnamed.bin`);
     expect(info.data?.contentType).toBe("application/octet-stream");
+  });
 
-    // a bucket's file_size_limit of 0 is no limit (upstream: `bucket.file_size_limit || global`)
+  test("a bucket's file_size_limit of 0: a plain upload may hold no byte, a resumable one has no limit", async () => {
+    // upstream reads the limit twice: getStandardMaxFileSizeLimit counts any number, the TUS
+    // server's `bucket.file_size_limit || global` counts 0 as none
     const admin = adminClient();
     const bucket = `zero-limit-${crypto.randomUUID().slice(0, 8)}`;
     expect(
@@ -262,21 +265,73 @@ describe("resumable uploads", () => {
     ).toBeNull();
     try {
       const plain = await admin.storage.from(bucket).upload("plain.txt", "some bytes");
-      expect(plain.error).toBeNull();
+      expect(plain.error).toMatchObject({
+        statusCode: "413",
+        message: "The object exceeded the maximum allowed size",
+      });
+      const form = new FormData();
+      form.append("file", new Blob(["some bytes"], { type: "text/plain" }));
+      const multipart = await fetch(`${STORAGE_URL}/object/${bucket}/form.txt`, {
+        method: "POST",
+        headers: { apikey: SECRET_KEY },
+        body: form,
+      });
+      expect(await multipart.json()).toMatchObject({ statusCode: "413", code: "EntityTooLarge" });
+      expect((await admin.storage.from(bucket).list()).data).toEqual([]);
+
+      const headers = { apikey: SECRET_KEY, "tus-resumable": "1.0.0" };
       const resumable = await fetch(ENDPOINT, {
         method: "POST",
         headers: {
-          apikey: SECRET_KEY,
-          "tus-resumable": "1.0.0",
+          ...headers,
           "upload-length": "4",
           "upload-metadata": metadata({ bucketName: bucket, objectName: "tus.bin" }),
         },
       });
       expect(resumable.status).toBe(201);
+      const patch = await fetch(resumable.headers.get("location") ?? "", {
+        method: "PATCH",
+        headers: {
+          ...headers,
+          "upload-offset": "0",
+          "content-type": "application/offset+octet-stream",
+        },
+        body: "data",
+      });
+      expect(patch.status).toBe(204);
+      expect((await admin.storage.from(bucket).info("tus.bin")).data?.size).toBe(4);
     } finally {
       await admin.storage.emptyBucket(bucket);
       await admin.storage.deleteBucket(bucket);
     }
+  });
+
+  test("the PATCH that completes an upload answers Tus-Complete: 1; one that does not, none", async () => {
+    const owner = await member();
+    const created = await create(owner.token, `${owner.id}/in-two.bin`, 8);
+    expect(created.status).toBe(201);
+    const patch = (offset: number, body: string) =>
+      fetch(created.headers.get("location") ?? "", {
+        method: "PATCH",
+        headers: {
+          apikey: PUBLISHABLE_KEY,
+          authorization: `Bearer ${owner.token}`,
+          "tus-resumable": "1.0.0",
+          "upload-offset": String(offset),
+          "content-type": "application/offset+octet-stream",
+        },
+        body,
+      });
+    const first = await patch(0, "half");
+    expect(first.status).toBe(204);
+    expect(first.headers.get("tus-complete")).toBeNull();
+    const last = await patch(4, "done");
+    expect(last.status).toBe(204);
+    expect(last.headers.get("tus-complete")).toBe("1");
+    const { data } = await owner.client.storage
+      .from("storage-private")
+      .download(`${owner.id}/in-two.bin`);
+    expect(await data?.text()).toBe("halfdone");
   });
 
   test("upstream's refusals of a creation without metadata or a signed one without its token", async () => {

@@ -60,7 +60,12 @@ describe("bad input is a 4xx, never a 500", () => {
     ["POST", "/object/list/storage-private", '{"prefix":1}', "body/prefix must be string"],
     ["POST", "/object/list/storage-private", '{"prefix":"","limit":-1}', "body/limit must be >= 1"],
     ["POST", "/object/list-v2/storage-private", '{"limit":1.5}', "body/limit must be integer"],
-    ["POST", "/object/sign/storage-private", '{"expiresIn":60}', "body/paths must be array"],
+    [
+      "POST",
+      "/object/sign/storage-private",
+      '{"expiresIn":60,"paths":{}}',
+      "body/paths must be array",
+    ],
     [
       "POST",
       "/object/move",

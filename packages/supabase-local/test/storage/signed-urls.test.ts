@@ -4,7 +4,7 @@
 import { SignJWT } from "jose";
 import { describe, expect, test } from "vitest";
 import { KEYS } from "../../src/project/keys.ts";
-import { anonClient, member, STORAGE_URL } from "./support.ts";
+import { anonClient, member, STORAGE_URL, storageFetch } from "./support.ts";
 
 describe("signed URLs", () => {
   test("the owner signs one and a batch; anyone holding them downloads; others cannot sign", async () => {
@@ -102,13 +102,80 @@ describe("signed URLs", () => {
     });
   });
 
-  test("expiresIn must be a positive number: upstream's InvalidParameter", async () => {
+  test("signing bodies as upstream's schemas: expiresIn an integer of at least 1 (coerced as Fastify does), 1 to 1000 paths", async () => {
     const owner = await member();
-    await owner.client.storage.from("storage-private").upload(`${owner.id}/x.txt`, "x");
-    const { error } = await owner.client.storage
-      .from("storage-private")
-      .createSignedUrl(`${owner.id}/x.txt`, 0);
-    expect(error).toMatchObject({ statusCode: "400", message: "Invalid Parameter expiresIn" });
+    const path = `${owner.id}/x.txt`;
+    await owner.client.storage.from("storage-private").upload(path, "x");
+    const sign = (body: Record<string, unknown>, batch = false) =>
+      storageFetch(
+        batch ? "/object/sign/storage-private" : `/object/sign/storage-private/${path}`,
+        {
+          method: "POST",
+          token: owner.token,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        },
+      );
+    const schemaError = (message: string) => ({
+      statusCode: "400",
+      error: "FastifyError",
+      code: "InternalError",
+      message,
+    });
+
+    // Fastify's Ajv coerces a numeric string: a minute's URL
+    const single = await sign({ expiresIn: "60" });
+    expect(single.status).toBe(200);
+    const token = new URL(`http://x${(await single.json()).signedURL}`).searchParams.get("token");
+    const claims = JSON.parse(Buffer.from(token?.split(".")[1] ?? "", "base64url").toString());
+    expect(claims.exp - claims.iat).toBe(60);
+    const batch = await sign({ expiresIn: "60", paths: [path] }, true);
+    expect((await batch.json())[0]).toMatchObject({ path, error: null });
+
+    for (const batched of [false, true]) {
+      const paths = batched ? { paths: [path] } : {};
+      for (const [expiresIn, message] of [
+        [1.5, "body/expiresIn must be integer"],
+        ["1.5", "body/expiresIn must be integer"],
+        [0, "body/expiresIn must be >= 1"],
+        ["Infinity", 'body/expiresIn must pass "finite" keyword validation'],
+      ] as const) {
+        const refused = await sign({ expiresIn, ...paths }, batched);
+        expect([batched, expiresIn, refused.status]).toEqual([batched, expiresIn, 400]);
+        expect(await refused.json()).toEqual(schemaError(message));
+      }
+      // an integer past what an exp can be: the handler's InvalidParameter
+      const far = await sign({ expiresIn: 1e15, ...paths }, batched);
+      expect(await far.json()).toMatchObject({
+        statusCode: "400",
+        code: "InvalidParameter",
+        message: "Invalid Parameter expiresIn",
+      });
+    }
+
+    // storage-js sends a number as it is given
+    const { error } = await owner.client.storage.from("storage-private").createSignedUrl(path, 0);
+    expect(error).toMatchObject({ statusCode: "400", message: "body/expiresIn must be >= 1" });
+
+    for (const [body, message] of [
+      [{ expiresIn: 60 }, "body must have required property 'paths'"],
+      [{ paths: [path] }, "body must have required property 'expiresIn'"],
+      [{ expiresIn: 60, paths: [] }, "body/paths must NOT have fewer than 1 items"],
+      [
+        { expiresIn: 60, paths: Array.from({ length: 1001 }, (_, i) => `${i}.txt`) },
+        "body/paths must NOT have more than 1000 items",
+      ],
+      [{ expiresIn: 60, paths: [path, {}] }, "body/paths/1 must be string"],
+    ] as const) {
+      const refused = await sign(body, true);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toEqual(schemaError(message));
+    }
+    const most = await sign(
+      { expiresIn: 60, paths: Array.from({ length: 1000 }, (_, i) => `${i}.txt`) },
+      true,
+    );
+    expect(await most.json()).toHaveLength(1000);
   });
 });
 

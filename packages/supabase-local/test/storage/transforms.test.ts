@@ -139,6 +139,27 @@ describe("image transformations", () => {
     expect(badSign.error?.message).toBe("body/transform/quality must be >= 20");
   });
 
+  test("an authenticated render reads the object as the caller, under RLS, in a public bucket too", async () => {
+    // storage-js's download with a transform is the authenticated render; no policy lets a user
+    // select this bucket's objects, though anyone may fetch them by their public URL
+    const { client } = await local.signedIn();
+    const asUser = await client.storage.from(bucket).download(path, { transform: { width: 20 } });
+    expect(asUser.error).toMatchObject({ statusCode: "404", message: "Object not found" });
+    const asAdmin = await local
+      .admin()
+      .storage.from(bucket)
+      .download(path, { transform: { width: 20 } });
+    expect(asAdmin.error).toBeNull();
+    const meta = await sharp(Buffer.from(await (asAdmin.data as Blob).arrayBuffer())).metadata();
+    expect(meta.width).toBe(20);
+    // no bucket is looked up first: a missing one is a missing object
+    const nowhere = await local
+      .admin()
+      .storage.from("no-such-bucket")
+      .download(path, { transform: { width: 20 } });
+    expect(nowhere.error).toMatchObject({ statusCode: "404", message: "Object not found" });
+  });
+
   test("an image uploaded with an X-Robots-Tag is rendered with it; the original's none", async () => {
     const storage = local.admin().storage.from(bucket);
     const tagged = "tagged.png";

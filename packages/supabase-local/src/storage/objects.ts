@@ -423,8 +423,8 @@ export async function searchObjects(
         prefix,
         bucketId,
         options.limit ?? 100,
-        // the level listed is the one where prefix || search ends (upstream since v1.70.5): a
-        // search with a slash reaches below the prefix's own level
+        // the level listed is where prefix || search ends (upstream since v1.70.5);
+        // storage.search works it out itself and keeps this argument for its signature
         (prefix + search).split("/").length,
         options.offset ?? 0,
         search,

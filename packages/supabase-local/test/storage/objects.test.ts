@@ -78,14 +78,13 @@ describe("an object in a private bucket", () => {
       ids[name] = data?.id;
     }
     // the file lst/sub/b.txt and the folder lst/sub/bee (entries of the level "sub/b" ends in),
-    // not the folder lst/sub the prefix's own level would show. Their names are storage.search's
-    // to give, and not checked here: upstream's (migration 0063) are from after the prefix
-    // ("sub/b.txt", "sub/bee"), this storage.search's the last segment ("b.txt", "bee").
+    // not the folder lst/sub the prefix's own level would show; named from after the prefix, as
+    // upstream's storage.search names them since its migration 0063, so prefix + name is the path
     const { data, error } = await mine.list(`${owner.id}/lst`, { search: "sub/b" });
     expect(error).toBeNull();
-    expect(data?.map((o) => [o.id, o.id === null ? null : o.metadata?.size])).toEqual([
-      [ids["lst/sub/b.txt"], 13],
-      [null, null],
+    expect(data?.map((o) => [o.name, o.id, o.id === null ? null : o.metadata?.size])).toEqual([
+      ["sub/b.txt", ids["lst/sub/b.txt"], 13],
+      ["sub/bee", null, null],
     ]);
     // without a slash in the search, the prefix's level as before
     const plain = await mine.list(`${owner.id}/lst`, { search: "s" });

@@ -187,8 +187,8 @@ drop trigger if exists protect_objects_delete on storage.objects;
 create trigger protect_objects_delete before delete on storage.objects
   for each statement execute function storage.protect_delete();
 
--- The list endpoint (storage-js list()): one level below `prefix`, folders (id null) and files
--- named by their segment at that level, matched case-insensitively on prefix || search, at most
+-- The list endpoint (storage-js list()): the level where prefix || search ends, folders (id null)
+-- and files named from after the prefix, matched case-insensitively on prefix || search, at most
 -- 1500 a page. Security invoker: the caller sees what RLS lets them see.
 create or replace function storage.search(
   prefix text, bucketname text, limits int default 100, levels int default 1,
@@ -203,6 +203,11 @@ language plpgsql stable
 as $$
 declare
   v_match text := lower(coalesce(prefix, '') || coalesce(search, ''));
+  -- the entries' names run from the prefix's last segment to where prefix || search ends (so a
+  -- search with a slash lists below the prefix, named from it: "sub/b.txt" under "lst/"); the
+  -- `levels` argument is kept for the signature and not read, as upstream's since 0063
+  v_start int := coalesce(array_length(string_to_array(coalesce(prefix, ''), '/'), 1), 1);
+  v_levels int := coalesce(array_length(string_to_array(coalesce(prefix, '') || coalesce(search, ''), '/'), 1), 1);
   v_order text := case when lower(coalesce(sortorder, 'asc')) = 'desc' then 'desc' else 'asc' end;
   v_column text := case lower(coalesce(sortcolumn, 'name'))
     when 'updated_at' then 'updated_at' when 'created_at' then 'created_at'
@@ -211,7 +216,8 @@ begin
   return query execute format(
     $sql$
     with matched as (
-      select o.path_tokens[$1] as entry, array_length(o.path_tokens, 1) > $1 as is_folder,
+      select array_to_string(o.path_tokens[$6:$1], '/') as entry,
+             array_length(o.path_tokens, 1) > $1 as is_folder,
              o.id, o.updated_at, o.created_at, o.last_accessed_at, o.metadata
       from storage.objects o
       where o.bucket_id = $2 and left(lower(o.name), length($3)) = $3
@@ -234,6 +240,7 @@ begin
       then format('lower(e.name || case when e.is_folder then %L else %L end) collate "C" %s', '/', '', v_order)
       else format('e.is_folder desc, e.%I %s, lower(e.name) collate "C" %s', v_column, v_order, v_order)
     end
-  ) using levels, bucketname, v_match, least(coalesce(limits, 100), 1500), coalesce(offsets, 0);
+  ) using v_levels, bucketname, v_match, least(coalesce(limits, 100), 1500), coalesce(offsets, 0),
+    v_start;
 end;
 $$;

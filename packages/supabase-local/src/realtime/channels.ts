@@ -18,6 +18,8 @@ export interface Member {
   pushBinary(broadcast: UserBroadcast): void;
   /** Told after each broadcast it was sent: upstream counts every delivery (the events limit). */
   delivered(): void;
+  /** Stored broadcasts (by id) its join replayed, which it is not sent again. */
+  readonly replayed?: ReadonlySet<string>;
 }
 
 /** A broadcast: a JSON payload ({type, event, payload}) or a user broadcast from a binary frame. */
@@ -59,6 +61,7 @@ export class Hub {
     if (!members) return;
     for (const member of members) {
       if ((member === from && !member.self) || !member.readsBroadcast) continue;
+      if (replayedTo(member, broadcast)) continue;
       deliver(member, broadcast);
       member.delivered();
     }
@@ -125,6 +128,13 @@ function metasOf(tracked: Tracked[]): PresenceMap {
 /** The hub's key of a topic: public and private channels of one name never meet. */
 export function topicKey(subTopic: string, isPrivate: boolean): string {
   return `${isPrivate ? "private" : "public"}:${subTopic}`;
+}
+
+/** Whether this stored broadcast (its metadata's id) was already replayed to the member. */
+function replayedTo(member: Member, broadcast: Broadcast): boolean {
+  if (!member.replayed?.size || !("user" in broadcast)) return false;
+  const id = broadcast.user.metadata?.id;
+  return typeof id === "string" && member.replayed.has(id);
 }
 
 function deliver(member: Member, broadcast: Broadcast): void {

@@ -57,6 +57,8 @@ interface JoinConfig {
    * (after the join's checks).
    */
   broadcast: { self: boolean; ack: boolean; replicationReady: boolean } | { raised: string };
+  /** Whether `broadcast` has a `replay` key (any value), and its value: upstream reads it raw. */
+  replay: { value: unknown } | undefined;
   presenceKey: string;
   presenceEnabled: boolean;
   private: boolean;
@@ -162,6 +164,9 @@ class Channel implements Member, ChangeSubscriber {
   delivered(): void {
     this.#socket.counted(this);
   }
+
+  /** The ids of the stored broadcasts its join replayed: not delivered to it again. */
+  readonly replayed = new Set<string>();
 
   /** A change, as upstream's fastlane sends it: no refs, the bindings' ids and the change. */
   change(ids: number[], dataJson: string, type: string): void {
@@ -444,6 +449,16 @@ export class RealtimeSocket {
         return;
       }
     }
+    let replayed: Replayed[] = [];
+    if (config.replay) {
+      const replay = await this.#replay(channel, config.replay.value);
+      if (this.#ended) return;
+      if (typeof replay === "string") {
+        this.#reply(message, "error", { reason: replay });
+        return;
+      }
+      replayed = replay;
+    }
     if ("raised" in broadcast) {
       // upstream reads `replication_ready` once the join's checks have passed (and raises then)
       this.#reply(message, "error", { reason: `UnknownErrorOnChannel: ${broadcast.raised}` });
@@ -456,6 +471,21 @@ export class RealtimeSocket {
     // each binding as the client sent it, with its id, in the client's order
     const postgresChanges = channel.bindings.map((b) => ({ ...b.params, id: b.id }));
     this.#reply(message, "ok", { postgres_changes: postgresChanges });
+    // the replayed messages, as upstream's channel pushes them to itself during the join
+    for (const row of replayed) {
+      channel.push({
+        join_ref: channel.joinRef,
+        ref: null,
+        topic,
+        event: "broadcast",
+        payload: {
+          payload: row.payload,
+          event: row.event,
+          type: "broadcast",
+          meta: { replayed: true, id: row.id },
+        },
+      });
+    }
     // the change feed here is always up: upstream's answer once its replication connection is
     if (broadcast.replicationReady) {
       this.#system(channel, "system", "ok", "Replication connection established");
@@ -558,6 +588,50 @@ export class RealtimeSocket {
       payload: this.#options.hub.presenceState(channel.key),
     });
     return true;
+  }
+
+  /**
+   * A join's `broadcast.replay` (upstream's can_replay? and maybe_replay_messages): on a private
+   * channel that may read broadcasts, the last `limit` (1 to 25, 25 unless given) broadcasts
+   * stored for the topic since `since` (milliseconds), oldest first; kept on the channel, so the
+   * same message is not delivered to it again live. The refusal's reason otherwise.
+   */
+  async #replay(channel: Channel, params: unknown): Promise<Replayed[] | string> {
+    if (channel.isPrivate && !channel.policies?.broadcast.read) {
+      return `Unauthorized: ${unauthorized(channel.subTopic)}`;
+    }
+    if (!channel.isPrivate) {
+      return "UnableToReplayMessages: Replay is not allowed for public channels";
+    }
+    if (!isObject(params)) return [];
+    const since = params.since;
+    const limit = truthy(params.limit) ? params.limit : 25;
+    if (
+      !Number.isInteger(since) ||
+      !Number.isInteger(limit) ||
+      (since as number) > MAX_UNIX_MS ||
+      (since as number) < MIN_UNIX_MS
+    ) {
+      return "UnableToReplayMessages: Replay params are not valid";
+    }
+    try {
+      const { rows } = await this.#options.db.query<Replayed>(
+        `select id, event, payload from realtime.messages
+         where topic = $1 and private and extension = 'broadcast'
+           and inserted_at >= ($2::timestamptz at time zone 'utc')
+           and inserted_at < (now() at time zone 'utc') + interval '1 minute'
+         order by inserted_at desc limit $3`,
+        [
+          channel.subTopic,
+          new Date(since as number).toISOString(),
+          Math.max(Math.min(limit as number, 25), 1),
+        ],
+      );
+      for (const row of rows) channel.replayed.add(row.id);
+      return rows.reverse();
+    } catch {
+      return "UnableToReplayMessages: Realtime was unable to replay messages";
+    }
   }
 
   /** access_token: `sb_` keys, nulls and the same token are ignored; another is confirmed. */
@@ -683,6 +757,17 @@ function joinToken(params: Record<string, unknown>, socketToken: string): string
   return socketToken;
 }
 
+/** A stored broadcast a join replays. */
+interface Replayed {
+  id: string;
+  event: string | null;
+  payload: unknown;
+}
+
+/** The unix milliseconds Elixir's DateTime.from_unix takes: years -9999 to 9999. */
+const MAX_UNIX_MS = 253_402_300_799_999;
+const MIN_UNIX_MS = -377_705_116_800_000;
+
 function isHeartbeat(message: Message): boolean {
   return message.topic === "phoenix" && message.event === "heartbeat";
 }
@@ -728,8 +813,10 @@ function joinConfig(config: unknown, legacy: boolean): JoinConfig {
     broadcast = { raised: error.message };
   }
   const changes = map.postgres_changes;
+  const given = isObject(map.broadcast) ? map.broadcast : undefined;
   return {
     broadcast,
+    replay: given && Object.hasOwn(given, "replay") ? { value: given.replay } : undefined,
     presenceKey: typeof presence.key === "string" ? presence.key : "",
     presenceEnabled: flexibleBoolean(presence.enabled),
     private: flexibleBoolean(map.private),

@@ -354,6 +354,87 @@ describe("the presence read right alone", () => {
   });
 });
 
+describe("replay", () => {
+  it("a private join replays the topic's stored broadcasts since a time; a public one may not", async () => {
+    const a = await user();
+    const token = (await a.client.auth.getSession()).data.session?.access_token as string;
+    const name = `open:${crypto.randomUUID()}`;
+    const since = Date.now() - 1000;
+    for (const n of [1, 2, 3]) {
+      await backend.db.query("select realtime.send($1, 'note', $2, true)", [{ n }, name]);
+    }
+    // a public send on the same name is no private channel's
+    await backend.db.query("select realtime.send($1, 'note', $2, false)", [{ n: 9 }, name]);
+    const { ws, frames } = await rawSocket<unknown[]>(backend.url, backend.keys.publishable);
+    try {
+      const join = (ref: string, config: Record<string, unknown>) =>
+        ws.send(
+          JSON.stringify([
+            ref,
+            ref,
+            `realtime:${name}`,
+            "phx_join",
+            { config, access_token: token },
+          ]),
+        );
+      join("1", { private: true, broadcast: { replay: { since, limit: 2 } } });
+      await expect.poll(() => frames.length).toBe(3);
+      expect(frames[0]).toMatchObject([
+        "1",
+        "1",
+        `realtime:${name}`,
+        "phx_reply",
+        { status: "ok" },
+      ]);
+      // the last two, oldest first, as the channel pushes them (its join_ref, no ref)
+      expect(frames.slice(1)).toEqual(
+        [2, 3].map((n) => [
+          "1",
+          null,
+          `realtime:${name}`,
+          "broadcast",
+          {
+            type: "broadcast",
+            event: "note",
+            payload: { n, id: expect.any(String) },
+            meta: { replayed: true, id: expect.any(String) },
+          },
+        ]),
+      );
+      const refused = async (ref: string, config: Record<string, unknown>, topic = name) => {
+        ws.send(
+          JSON.stringify([
+            ref,
+            ref,
+            `realtime:${topic}`,
+            "phx_join",
+            { config, access_token: token },
+          ]),
+        );
+        await expect.poll(() => frames.some((f) => f[1] === ref)).toBe(true);
+        return (frames.find((f) => f[1] === ref)?.[4] as { response: { reason: string } }).response
+          .reason;
+      };
+      const other = `open:${crypto.randomUUID()}`;
+      expect(await refused("2", { broadcast: { replay: { since } } }, other)).toBe(
+        "UnableToReplayMessages: Replay is not allowed for public channels",
+      );
+      expect(
+        await refused("3", { private: true, broadcast: { replay: { since: "yesterday" } } }, other),
+      ).toBe("UnableToReplayMessages: Replay params are not valid");
+      expect(
+        await refused(
+          "4",
+          { private: true, broadcast: { replay: { since } } },
+          `user:${crypto.randomUUID()}`,
+        ),
+      ).toMatch(/^Unauthorized: You do not have permissions to read from this Channel topic: /);
+    } finally {
+      ws.terminate();
+    }
+  });
+});
+
 describe("a new token on a private channel", () => {
   it("that loses one read right closes it, as upstream's check_read_permissions_revoked", async () => {
     const a = await user();

@@ -58,7 +58,7 @@ begin
     values (generated_id, final_payload, event, topic, private, 'broadcast');
   exception
     when others then
-      raise warning 'ErrorSendingBroadcastMessage: %', sqlerrm;
+      raise warning 'WarnSendingBroadcastMessage: %', sqlerrm;
   end;
 end;
 $$;

@@ -15,6 +15,12 @@ export interface GatewayContext {
   key?: KeyKind;
   /** The JWT passed on as the caller: the request's own `Authorization: Bearer`, or the key's. */
   bearer?: string;
+  /**
+   * The JWT the project key itself stands for (the publishable key's anon JWT, the secret key's
+   * service_role JWT, a legacy JWT key as it is), whatever `Authorization` says: what Realtime
+   * takes as a socket's token (upstream reads the key, never the Authorization header).
+   */
+  keyJwt?: string;
   /** The bearer's claims, verified on first use and then remembered (a JwtRejected otherwise). */
   claims(): Promise<Claims>;
   /** The caller's address: Sb-Forwarded-For's when honoured, else the peer's (client-address.ts). */

@@ -99,6 +99,7 @@ export async function gateway(
     context: {
       key,
       bearer,
+      keyJwt: key && keyBearer(key, apikey, keys),
       claims,
       clientAddress: forwardedFor ?? call.peer,
       forwarded: forwardedFor !== undefined,

@@ -113,14 +113,18 @@ export function createRealtime(options: RealtimeOptions): Realtime {
         // a plain GET: what Phoenix's websocket transport answers one
         return new Response(null, { status: 400 });
       }
+      // a version no serializer takes: Phoenix's transport answers 403, no body
       const vsn = parseVsn(new URL(request.url).searchParams.get("vsn"));
-      if (!vsn) return new Response(null, { status: 400 });
-      const token = requestContext(request).bearer;
-      // The socket's own token must verify and be current, and the tenant's users and joins be
-      // under their limits (upstream's UserSocket.connect and TenantRateLimiters: 403, no body).
-      if (!token || !(await confirmToken(token, options.verify)).ok || limits.connectRefused()) {
-        return new Response(null, { status: 403 });
-      }
+      if (!vsn) return new Response(null, { status: 403 });
+      // The socket's token is its API key's JWT (upstream reads the key, never Authorization);
+      // it must verify and be current, and the tenant's users and joins be under their limits
+      // (upstream's UserSocket.connect and TenantRateLimiters, answered by its handle_error).
+      const token = requestContext(request).keyJwt;
+      if (!token) return connectError(401, "API key is missing");
+      const confirmed = await confirmToken(token, options.verify);
+      if (!confirmed.ok) return connectError(401, connectMessage(confirmed.message));
+      const refusal = limits.connectRefusal();
+      if (refusal) return connectError(429, refusal);
       await listen();
       const headers = requestHeaders(request.headers, "x-");
       const accept: Accept = (ws) => {
@@ -147,4 +151,16 @@ export function createRealtime(options: RealtimeOptions): Realtime {
 /** The accepted upgrade's socket start, if the app accepted this request's upgrade. */
 export function acceptedUpgrade(request: Request): Accept | undefined {
   return (request as Carrier)[ACCEPTED];
+}
+
+/** A refused upgrade as upstream's UserSocket.handle_error answers it: JSON {error}. */
+function connectError(status: number, error: string): Response {
+  return Response.json({ error }, { status });
+}
+
+/** confirmToken's words for a token, as the connect refusal words them (no "n seconds ago"). */
+function connectMessage(message: string): string {
+  if (message.startsWith("Token has expired") || message === "Token expiration time is invalid")
+    return "Token has expired";
+  return message;
 }

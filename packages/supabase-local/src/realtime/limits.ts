@@ -87,8 +87,11 @@ export class Limits {
   }
 
   /** Upstream's TenantRateLimiters.check_tenant at connect: users at the limit, or joins over it. */
-  connectRefused(): boolean {
-    return this.#users.size >= this.settings.maxConcurrentUsers || this.joins.triggered;
+  /** Why a new socket is refused, in upstream's words (TenantRateLimiters), if it is. */
+  connectRefusal(): string | undefined {
+    if (this.#users.size >= this.settings.maxConcurrentUsers) return "Too many connected users";
+    if (this.joins.triggered) return "Too many joins per second";
+    return undefined;
   }
 
   userJoined(socket: object): void {

@@ -40,9 +40,12 @@ const encoder = new TextEncoder();
 
 /** The versions upstream serves; any other `vsn` is refused at the upgrade. */
 export function parseVsn(value: string | null): Vsn | undefined {
-  if (value === null || value === "1.0.0") return "1.0.0";
-  if (value === "2.0.0") return "2.0.0";
-  return undefined;
+  // Phoenix's negotiate_serializer: no vsn is 1.0.0, and a version matches "~> 1.0.0" or
+  // "~> 2.0.0" (any patch release of either)
+  if (value === null) return "1.0.0";
+  const match = /^([12])\.0\.(0|[1-9]\d*)$/.exec(value);
+  if (!match) return undefined;
+  return match[1] === "1" ? "1.0.0" : "2.0.0";
 }
 
 /** A frame from a client, or `invalid` when it is not one the version can carry. */

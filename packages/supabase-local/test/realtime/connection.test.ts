@@ -31,8 +31,11 @@ function topic() {
 
 /** A raw socket that collects every frame it gets. Its joins carry `config`, as realtime-js's do:
  * without it a join is the legacy postgres_changes form (postgres-changes.test.ts). */
-async function raw(query = `apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`) {
-  const ws = new WebSocket(`${WS_URL}?${query}`);
+async function raw(
+  query = `apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`,
+  headers?: Record<string, string>,
+) {
+  const ws = new WebSocket(`${WS_URL}?${query}`, { headers });
   sockets.push(ws);
   const frames: unknown[] = [];
   const waiters: Array<() => void> = [];
@@ -325,6 +328,30 @@ describe("the socket", () => {
     ]);
   });
 
+  it("takes the socket's token from its API key, never from Authorization, as upstream", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await jwt({ role: "anon" }, now - 30);
+    const userToken = await jwt({ role: "authenticated", sub: crypto.randomUUID() }, now + 60);
+    // an expired bearer does not refuse the socket: its key's token is the one that counts
+    const socket = await raw(`apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`, {
+      authorization: `Bearer ${expired}`,
+    });
+    socket.ws.close();
+    // and a join without a token of its own is the key's role, not the bearer's
+    const asUser = await raw(`apikey=${PUBLISHABLE_KEY}&vsn=2.0.0`, {
+      authorization: `Bearer ${userToken}`,
+    });
+    const name = `realtime:${topic()}`;
+    asUser.send(["1", "1", name, "phx_join", { config: { private: true } }]);
+    expect(await asUser.next()).toMatchObject([
+      "1",
+      "1",
+      name,
+      "phx_reply",
+      { status: "error", response: { reason: expect.stringMatching(/^Unauthorized: /) } },
+    ]);
+  });
+
   it("allows 100 channels per client", async () => {
     const socket = await raw();
     for (let i = 0; i < 100; i++) {
@@ -478,7 +505,16 @@ describe("the upgrade", () => {
     expect(JSON.parse(foreign.body).message).toBe(
       "Forbidden use of a service_role or HS256 JWT from another origin",
     );
-    expect((await refusal(`${WS_URL}?apikey=${PUBLISHABLE_KEY}&vsn=3.0.0`)).status).toBe(400);
+    // a version no serializer takes: Phoenix's 403, no body; a patch release of one is that one
+    for (const vsn of ["3.0.0", "1.1.0", "abc", "", "2.0.01"]) {
+      expect(await refusal(`${WS_URL}?apikey=${PUBLISHABLE_KEY}&vsn=${vsn}`)).toEqual({
+        status: 403,
+        body: "",
+      });
+    }
+    for (const vsn of ["1.0.1", "2.0.7"]) {
+      (await raw(`apikey=${PUBLISHABLE_KEY}&vsn=${vsn}`)).ws.close();
+    }
     // the secret key from a server is fine; a plain GET is not an upgrade
     const server = await raw(`apikey=${SECRET_KEY}&vsn=2.0.0`);
     server.ws.close();

@@ -129,7 +129,7 @@ describe("tenant limits", () => {
       status: "error",
       response: { reason: "ConnectionRateLimitReached: Too many connected users" },
     });
-    // a new connection is refused at the upgrade, as upstream's UserSocket.connect: 403, no body
+    // a new connection is refused at the upgrade, as upstream's UserSocket.handle_error: 429
     const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const ws = new WebSocket(
         `${backend.url.replace("http", "ws")}/realtime/v1/websocket?apikey=${backend.keys.publishable}&vsn=2.0.0`,
@@ -144,7 +144,10 @@ describe("tenant limits", () => {
       });
       ws.on("error", () => {});
     });
-    expect(refused).toEqual({ status: 403, body: "" });
+    expect(refused).toEqual({
+      status: 429,
+      body: JSON.stringify({ error: "Too many connected users" }),
+    });
     // a counted socket may join more channels; one leaving makes room
     const first = users[0] as Awaited<ReturnType<typeof raw>>;
     expect((await first.reply(first.join("second-channel"))).status).toBe("ok");

@@ -97,6 +97,7 @@ export async function ownRealtime(
   server.on("upgrade", async (req, socket, head) => {
     const request = withContext(upgradeRequest(req), {
       bearer: token,
+      keyJwt: token,
       claims: () => claims(token),
       clientAddress: "127.0.0.1",
       forwarded: false,

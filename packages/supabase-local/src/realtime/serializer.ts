@@ -181,7 +181,13 @@ export function encode(vsn: Vsn, message: Message): string {
       message.payload,
     ]);
   }
-  return JSON.stringify(message);
+  // Phoenix's V1 serializer writes four fields (no join_ref), in Jason's order for a small map
+  return JSON.stringify({
+    event: message.event,
+    payload: message.payload,
+    ref: message.ref,
+    topic: message.topic,
+  });
 }
 
 /**
@@ -203,7 +209,7 @@ export function encodeChange(
   const quoted = JSON.stringify(topic);
   const eventJson = JSON.stringify(event);
   if (vsn === "2.0.0") return `[null,null,${quoted},${eventJson},${payload}]`;
-  return `{"join_ref":null,"ref":null,"topic":${quoted},"event":${eventJson},"payload":${payload}}`;
+  return `{"event":${eventJson},"payload":${payload},"ref":null,"topic":${quoted}}`;
 }
 
 /** The most bytes a binary frame's topic, event or metadata can have: its length is one byte. */

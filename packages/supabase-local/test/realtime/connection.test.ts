@@ -1,6 +1,7 @@
 // Realtime's socket through @supabase/supabase-js (Node's WebSocket) and, where the client hides
 // the wire, a raw `ws`: both serializers, heartbeats, joins and their errors, public broadcasts
 // (binary frames from the default client, `self`, `ack`), tokens, and the upgrade's rules.
+import { once } from "node:events";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
 import { decodeJwt, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
@@ -129,16 +130,23 @@ describe("the socket", () => {
     expect(await socket.next()).toEqual(["2", "2", `realtime:${name}`, "phx_close", {}]);
   });
 
-  it("speaks 1.0.0 as JSON objects", async () => {
-    const socket = await raw(`apikey=${PUBLISHABLE_KEY}&vsn=1.0.0`);
-    socket.send({ topic: "phoenix", event: "heartbeat", payload: {}, ref: "7", join_ref: null });
-    expect(await socket.next()).toEqual({
-      topic: "phoenix",
-      event: "phx_reply",
-      payload: { status: "ok", response: {} },
-      ref: "7",
-      join_ref: null,
-    });
+  it("speaks 1.0.0 as JSON objects of four fields, no join_ref (Phoenix's V1 serializer)", async () => {
+    const ws = new WebSocket(`${WS_URL}?apikey=${PUBLISHABLE_KEY}&vsn=1.0.0`);
+    sockets.push(ws);
+    await once(ws, "open");
+    ws.send(
+      JSON.stringify({
+        topic: "phoenix",
+        event: "heartbeat",
+        payload: {},
+        ref: "7",
+        join_ref: null,
+      }),
+    );
+    const [data] = await once(ws, "message");
+    expect(String(data)).toBe(
+      '{"event":"phx_reply","payload":{"status":"ok","response":{}},"ref":"7","topic":"phoenix"}',
+    );
   });
 
   it("gives unknown topics and events upstream's answers, and drops a frame it cannot read, the socket going on", async () => {

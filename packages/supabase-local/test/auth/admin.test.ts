@@ -107,6 +107,44 @@ describe("admin users API (secret key)", () => {
     }
   });
 
+  it("a ban refuses the tokens a user already holds (403 user_banned), and lifting it lets them back", async () => {
+    const { client, user, session } = await signedInClient();
+    const admin = adminClient();
+    expect(
+      (await admin.auth.admin.updateUserById(user.id, { ban_duration: "1h" })).error,
+    ).toBeNull();
+    const bearer = { authorization: `Bearer ${session.access_token}` };
+    for (const [method, path] of [
+      ["GET", "/user"],
+      ["PUT", "/user"],
+      ["GET", "/reauthenticate"],
+      ["POST", "/factors"],
+      ["GET", "/passkeys"],
+      ["POST", "/logout"],
+    ] as const) {
+      const answer = await authFetch(path, {
+        method,
+        headers: bearer,
+        body: method === "GET" ? undefined : "{}",
+      });
+      expect([path, answer.status, await answer.json()]).toEqual([
+        path,
+        403,
+        { code: 403, error_code: "user_banned", msg: "User is banned" },
+      ]);
+    }
+    const refreshed = await anonClient().auth.refreshSession({
+      refresh_token: session.refresh_token,
+    });
+    expect(refreshed.error).toMatchObject({
+      code: "user_banned",
+      message: "Invalid Refresh Token: User Banned",
+    });
+    // the session was kept, as upstream keeps it: unbanned, the same token works again
+    await admin.auth.admin.updateUserById(user.id, { ban_duration: "none" });
+    expect((await client.auth.getUser(session.access_token)).data.user?.id).toBe(user.id);
+  });
+
   it("ban_duration is a Go duration: overflowing or malformed is 400, as time.ParseDuration", async () => {
     const { user } = await freshUser();
     const update = async (ban_duration: string) => {

@@ -3,7 +3,7 @@ import { type Claims, JwtRejected } from "../../http/jwt.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
 import { findSession, type SessionRow } from "../models/sessions.ts";
-import { findUserById, type UserRow } from "../models/users.ts";
+import { findUserById, isBanned, type UserRow } from "../models/users.ts";
 import { UUID } from "./validate.ts";
 
 export type { Claims };
@@ -51,6 +51,8 @@ export async function requireUser(ctx: AuthContext, request: Request): Promise<C
     session = await findSession(ctx.db, sessionId);
     if (!session) throw authError("sessionFromJwtMissing");
   }
+  // an access token issued before a ban is refused while it lasts (upstream since v2.195)
+  if (isBanned(user, ctx.now())) throw authError("userBanned").withStatus(403);
   return { claims, user, session };
 }
 

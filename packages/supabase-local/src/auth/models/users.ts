@@ -456,9 +456,13 @@ export async function touchUpdatedAt(db: Db, userId: string): Promise<void> {
 }
 
 /** A ban until `until` (null lifts it); a banned user's sessions end. */
+/**
+ * User.Ban: only banned_until changes. The user's sessions stay, as upstream's: every use of them
+ * is refused while the ban lasts (requireUser's and a refresh's user_banned), and they work again
+ * once it is lifted.
+ */
 export async function setBan(db: Db, userId: string, until: Date | null): Promise<void> {
   await run(db, "update auth.users set banned_until = $2 where id = $1", [userId, until]);
-  if (until) await run(db, "delete from auth.sessions where user_id = $1", [userId]);
 }
 
 /** An anonymous user who gained an address is a permanent user. */

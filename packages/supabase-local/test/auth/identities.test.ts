@@ -9,6 +9,7 @@ import {
   randomEmail,
   signedInClient,
 } from "../../../../tests/support/backend.ts";
+import { latestMessage } from "../../../../tests/support/inbox.ts";
 import { followOAuth, type ProviderAccountInput } from "../../../../tests/support/oauth.ts";
 
 const APP_CALLBACK = "http://localhost:5173/auth/callback";
@@ -149,6 +150,29 @@ describe("unlinkIdentity", () => {
     const { data: user } = await client.auth.getUser();
     expect(user.user?.email).toBe(providerEmail);
     expect(user.user?.app_metadata).toMatchObject({ provider: "github", providers: ["github"] });
+  });
+
+  it("when the address moves, every token sent to the old one stops working; an unverified one is not confirmed", async () => {
+    const { client, user, email } = await signedInClient({ flowType: "pkce" });
+    const providerEmail = randomEmail("unverified");
+    await linkAndExchange(client, "github", { email: providerEmail, email_verified: false });
+    // a recovery link sent to the old address, before it moves
+    expect((await anonClient().auth.resetPasswordForEmail(email)).error).toBeNull();
+    const recovery = await latestMessage(email, "recovery");
+    const { data } = await client.auth.getUserIdentities();
+    const emailIdentity = data?.identities.find((i) => i.provider === "email");
+    if (!emailIdentity) throw new Error("no email identity");
+    expect((await client.auth.unlinkIdentity(emailIdentity)).error).toBeNull();
+
+    const verified = await anonClient().auth.verifyOtp({
+      token_hash: recovery.tokenHash ?? "",
+      type: "recovery",
+    });
+    expect(verified.error).toMatchObject({ code: "otp_expired" });
+    const after = (await adminClient().auth.admin.getUserById(user.id)).data.user;
+    expect(after?.email).toBe(providerEmail);
+    expect(after?.email_confirmed_at).toBeFalsy();
+    expect(after?.user_metadata.email_verified).toBe(false);
   });
 
   it("refuses another user's identity and a malformed id, and changes nothing", async () => {

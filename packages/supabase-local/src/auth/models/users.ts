@@ -394,13 +394,26 @@ export async function updateEmailFromIdentities(
     if (taken) continue;
     const confirmed =
       email !== "" && (candidate.identity_data.email_verified === true || autoconfirm);
+    // Every pending token and change was issued for the address before: none may be used once
+    // the email changes hands (upstream's ClearAllPendingTokens, since v2.195). An address the
+    // provider did not verify, outside autoconfirm, is not confirmed (and the metadata says so);
+    // a confirmed one keeps the confirmation it had.
     await run(
       db,
       `update auth.users set email = nullif($2, ''),
-         email_confirmed_at = case when $3::boolean then coalesce(email_confirmed_at, now()) else null end,
+         email_confirmed_at = case when $3::boolean then email_confirmed_at end,
+         raw_user_meta_data = case when $3::boolean then raw_user_meta_data
+           else coalesce(raw_user_meta_data, '{}') || '{"email_verified": false}' end,
+         confirmation_token = '', confirmation_sent_at = null,
+         recovery_token = '', recovery_sent_at = null,
+         email_change = '', email_change_token_current = '', email_change_token_new = '',
+         email_change_sent_at = null, email_change_confirm_status = 0,
+         phone_change = '', phone_change_token = '', phone_change_sent_at = null,
+         reauthentication_token = '', reauthentication_sent_at = null,
          updated_at = now() where id = $1`,
       [user.id, email, confirmed],
     );
+    await run(db, "delete from auth.one_time_tokens where user_id = $1", [user.id]);
     return;
   }
   throw authError("emailConflictIdentity");

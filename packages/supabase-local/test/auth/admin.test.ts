@@ -145,6 +145,32 @@ describe("admin users API (secret key)", () => {
     expect((await client.auth.getUser(session.access_token)).data.user?.id).toBe(user.id);
   });
 
+  it("an admin token of a user's session stops working once that session is signed out", async () => {
+    const { client, user, session } = await signedInClient();
+    // a user whose role is service_role (set by an admin): their own sessions' tokens are admin
+    await adminClient().auth.admin.updateUserById(user.id, { role: "service_role" });
+    const { data } = await client.auth.refreshSession();
+    const token = data.session?.access_token ?? "";
+    const asAdmin = () =>
+      authFetch("/admin/users?per_page=1", { headers: { authorization: `Bearer ${token}` } });
+    expect((await asAdmin()).status).toBe(200);
+    const out = await authFetch("/logout?scope=local", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(out.status).toBe(204);
+    const refused = await asAdmin();
+    expect([refused.status, await refused.json()]).toEqual([
+      403,
+      {
+        code: 403,
+        error_code: "session_not_found",
+        msg: "Session from session_id claim in JWT does not exist",
+      },
+    ]);
+    expect(session.access_token).not.toBe(token);
+  });
+
   it("ban_duration is a Go duration: overflowing or malformed is 400, as time.ParseDuration", async () => {
     const { user } = await freshUser();
     const update = async (ban_duration: string) => {

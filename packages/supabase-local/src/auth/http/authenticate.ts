@@ -34,7 +34,14 @@ export interface Caller {
 
 /** A signed-in user: valid JWT whose sub is a user and whose session_id still exists. */
 export async function requireUser(ctx: AuthContext, request: Request): Promise<Caller> {
-  const claims = await requireClaims(ctx, request);
+  const caller = await loadCaller(ctx, await requireClaims(ctx, request));
+  // an access token issued before a ban is refused while it lasts (upstream since v2.195)
+  if (isBanned(caller.user, ctx.now())) throw authError("userBanned").withStatus(403);
+  return caller;
+}
+
+/** maybeLoadUserOrSession: the token's user, and its session when it names one; both must exist. */
+async function loadCaller(ctx: AuthContext, claims: Claims): Promise<Caller> {
   const sub = claims.sub;
   if (typeof sub !== "string" || sub === "") throw authError("jwtMissingSub");
   // Auth answers an unparseable sub with a 400 (its other claim refusals are 403s)
@@ -51,8 +58,6 @@ export async function requireUser(ctx: AuthContext, request: Request): Promise<C
     session = await findSession(ctx.db, sessionId);
     if (!session) throw authError("sessionFromJwtMissing");
   }
-  // an access token issued before a ban is refused while it lasts (upstream since v2.195)
-  if (isBanned(user, ctx.now())) throw authError("userBanned").withStatus(403);
   return { claims, user, session };
 }
 
@@ -73,6 +78,13 @@ export function audienceMatches(request: Request, claims: Claims): boolean {
 /** requireAdmin: a JWT whose role is service_role (or supabase_admin). */
 export async function requireAdmin(ctx: AuthContext, request: Request): Promise<Claims> {
   const claims = await requireClaims(ctx, request);
+  // an admin token of a user's session is only as good as the session: one signed out (or its
+  // user gone) is refused though the JWT has not expired (upstream since v2.190); a token of no
+  // session (the service_role key) is not looked up
+  const sessionId = claims.session_id;
+  if (typeof sessionId === "string" && sessionId !== "" && sessionId !== NIL_UUID) {
+    await loadCaller(ctx, claims);
+  }
   if (claims.role !== "service_role" && claims.role !== "supabase_admin")
     throw authError("notAdmin");
   return claims;

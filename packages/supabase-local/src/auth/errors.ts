@@ -90,6 +90,7 @@ const TABLE = {
     "Invalid Refresh Token: Already Used",
   ],
   refreshNoSession: [400, "session_not_found", "Invalid Refresh Token: No Valid Session Found"],
+  sessionExpired: [400, "session_expired", "Invalid Refresh Token: Session Expired"],
   pkceParamsMissing: [
     400,
     "validation_failed",

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parse, TomlError } from "smol-toml";
+import { parseGoDuration } from "./go-duration.ts";
 import { projectPaths } from "./paths.ts";
 
 /** The parts of supabase/config.toml the local backend honours, with the Supabase CLI's defaults. */
@@ -56,6 +57,12 @@ export interface Config {
      * (crypto.QuickHashCost): a hash then takes about 1 ms instead of 70.
      */
     passwordHashCost: number;
+    /**
+     * [auth.sessions] timebox and inactivity_timeout (Go durations; unset or 0 is none): a
+     * session older than the timebox, or not refreshed for the timeout, refreshes no more
+     * (session_expired), as Auth's Session.CheckValidity. In milliseconds.
+     */
+    sessions: { timeboxMs: number; inactivityTimeoutMs: number };
     email: {
       /** [auth.email] enabled: the email provider (sign-up and sign-in with email; hosted's
        * external_email_enabled). The CLI still reads the deprecated enable_signup, with a warning. */
@@ -212,6 +219,15 @@ export const REALTIME_DEFAULTS: RealtimeSettings = {
 type Table = Record<string, unknown>;
 
 /** A project setting the backend cannot start with (the CLI prints its message, no stack). */
+/** A Go duration Auth reads (as the CLI passes it on), in milliseconds; unset or negative: 0. */
+function goDurationMs(value: unknown, key: string): number {
+  if (value === undefined || value === "") return 0;
+  if (typeof value !== "string") throw new ConfigError(`${key}: expected a duration such as "24h"`);
+  const nanoseconds = parseGoDuration(value);
+  if (typeof nanoseconds === "string") throw new ConfigError(`${key}: ${nanoseconds}`);
+  return nanoseconds > 0n ? Number(nanoseconds / 1_000_000n) : 0;
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -358,6 +374,13 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
       enableManualLinking: bool(auth.enable_manual_linking, false),
       minimumPasswordLength: num(auth.minimum_password_length, 6),
       passwordHashCost: 10,
+      sessions: {
+        timeboxMs: goDurationMs(table(auth.sessions).timebox, "auth.sessions.timebox"),
+        inactivityTimeoutMs: goDurationMs(
+          table(auth.sessions).inactivity_timeout,
+          "auth.sessions.inactivity_timeout",
+        ),
+      },
       email: {
         enabled: emailEnabled(email, warn),
         enableConfirmations: bool(email.enable_confirmations, false),

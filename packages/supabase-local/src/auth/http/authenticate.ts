@@ -2,7 +2,7 @@ import { requestContext } from "../../http/context.ts";
 import { type Claims, JwtRejected } from "../../http/jwt.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
-import { findSession, type SessionRow } from "../models/sessions.ts";
+import { findSession, type SessionRow, sessionExpiry } from "../models/sessions.ts";
 import { findUserById, isBanned, type UserRow } from "../models/users.ts";
 import { UUID } from "./validate.ts";
 
@@ -83,7 +83,9 @@ export async function requireAdmin(ctx: AuthContext, request: Request): Promise<
   // session (the service_role key) is not looked up
   const sessionId = claims.session_id;
   if (typeof sessionId === "string" && sessionId !== "" && sessionId !== NIL_UUID) {
-    await loadCaller(ctx, claims);
+    const { session } = await loadCaller(ctx, claims);
+    if (session && (await sessionExpiry(ctx.db, session.id, null, ctx.config.auth.sessions)))
+      throw authError("sessionExpired", "Session is no longer valid").withStatus(403);
   }
   if (claims.role !== "service_role" && claims.role !== "supabase_admin")
     throw authError("notAdmin");

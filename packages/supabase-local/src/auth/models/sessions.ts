@@ -53,6 +53,35 @@ export async function findSession(db: Db, id: string): Promise<SessionRow | unde
   return one<SessionRow>(db, "select * from auth.sessions where id = $1", [id]);
 }
 
+/**
+ * Session.CheckValidity: why the session may no longer be used, or undefined while it may: past
+ * its not_after, older than the timebox, or idle longer than the inactivity timeout since it was
+ * last refreshed (refreshed_at; before any refresh, the refresh token's last use, or its start).
+ * A limit of 0 is none.
+ */
+export async function sessionExpiry(
+  db: Db,
+  sessionId: string,
+  refreshTokenId: number | null,
+  limits: { timeboxMs: number; inactivityTimeoutMs: number },
+): Promise<"not_after" | "timebox" | "inactivity" | undefined> {
+  const row = await one<{ not_after: boolean; timebox: boolean; inactivity: boolean }>(
+    db,
+    `select coalesce(now() > s.not_after, false) as not_after,
+       $3::float8 > 0 and now() > s.created_at + make_interval(secs => $3::float8 / 1000) as timebox,
+       $4::float8 > 0 and now() > coalesce(s.refreshed_at::timestamptz,
+         greatest(s.created_at, rt.updated_at::timestamptz))
+         + make_interval(secs => $4::float8 / 1000) as inactivity
+     from auth.sessions s left join auth.refresh_tokens rt on rt.id = $2
+     where s.id = $1`,
+    [sessionId, refreshTokenId, limits.timeboxMs, limits.inactivityTimeoutMs],
+  );
+  if (row?.not_after) return "not_after";
+  if (row?.timebox) return "timebox";
+  if (row?.inactivity) return "inactivity";
+  return undefined;
+}
+
 /** The session was authenticated (again) with `method`. */
 export async function addAmrClaim(db: Db, sessionId: string, method: string): Promise<void> {
   await run(

@@ -18,6 +18,7 @@ import {
   createSession,
   findSession,
   sessionAuthClaims,
+  sessionExpiry,
   setAal2,
   touchRefreshed,
 } from "../models/sessions.ts";
@@ -97,6 +98,10 @@ export async function refreshSession(
     throw authError("userBanned", "Invalid Refresh Token: User Banned");
   const session = row.session_id ? await findSession(db, row.session_id) : undefined;
   if (!session) throw authError("refreshNoSession");
+  const expired = await sessionExpiry(db, session.id, row.id, ctx.config.auth.sessions);
+  if (expired === "inactivity")
+    throw authError("sessionExpired", "Invalid Refresh Token: Session Expired (Inactivity)");
+  if (expired) throw authError("sessionExpired");
 
   let issued: string | undefined;
   if (row.revoked) {

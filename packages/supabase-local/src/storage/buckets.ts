@@ -60,7 +60,7 @@ export async function createBucket(
   const fileSizeLimit = sizeLimit(input.fileSizeLimit, limits);
   const allowed = allowedMimeTypes(input.allowedMimeTypes);
   try {
-    await asCaller(db, caller, "storage.bucket.create", (tx) =>
+    await asCaller(db, caller, (tx) =>
       tx.query(
         `insert into storage.buckets (id, name, owner, owner_id, public, file_size_limit, allowed_mime_types, type)
          values ($1, $2, $3, $4, $5, $6, $7, 'STANDARD')`,
@@ -83,7 +83,7 @@ export async function createBucket(
 }
 
 export async function getBucket(db: PGlite, caller: Caller, id: string): Promise<BucketRow> {
-  const rows = await asCaller(db, caller, "storage.bucket.get", (tx) => findBucket(tx, id));
+  const rows = await asCaller(db, caller, (tx) => findBucket(tx, id));
   if (!rows) throw ERRORS.noSuchBucket();
   return rows;
 }
@@ -122,7 +122,7 @@ export async function listBuckets(
     params.push(options.offset);
     sql += ` offset $${params.length}`;
   }
-  return asCaller(db, caller, "storage.bucket.list", async (tx) => {
+  return asCaller(db, caller, async (tx) => {
     const { rows } = await tx.query<BucketRow>(sql, params);
     return rows;
   });
@@ -154,7 +154,7 @@ export async function updateBucket(
     set("file_size_limit", sizeLimit(update.fileSizeLimit, limits) ?? null);
   if (update.allowedMimeTypes !== undefined)
     set("allowed_mime_types", allowedMimeTypes(update.allowedMimeTypes) ?? null);
-  const { affectedRows } = await asCaller(db, caller, "storage.bucket.update", (tx) =>
+  const { affectedRows } = await asCaller(db, caller, (tx) =>
     tx.query(`update storage.buckets set ${sets.join(", ")} where id = $1`, params),
   );
   if (!affectedRows) throw ERRORS.noSuchBucket();
@@ -173,7 +173,7 @@ export async function deleteBucket(db: PGlite, caller: Caller, id: string): Prom
     return true;
   });
   if (!exists) throw ERRORS.noSuchBucket();
-  const { affectedRows } = await asCaller(db, caller, "storage.bucket.delete", (tx) =>
+  const { affectedRows } = await asCaller(db, caller, (tx) =>
     tx.query("delete from storage.buckets where id = $1", [id]),
   );
   if (!affectedRows) throw ERRORS.noSuchBucket();
@@ -191,7 +191,7 @@ export async function emptyBucket(
   files: FileStore,
 ): Promise<void> {
   await getBucket(db, caller, id);
-  const { rows } = await asCaller(db, caller, "storage.bucket.empty", (tx) =>
+  const { rows } = await asCaller(db, caller, (tx) =>
     tx.query<{ name: string }>(
       `select name from storage.objects where bucket_id = $1 order by name limit ${EMPTY_BUCKET_MAX + 1}`,
       [id],
@@ -200,7 +200,7 @@ export async function emptyBucket(
   if (rows.length > EMPTY_BUCKET_MAX) throw ERRORS.unableToEmptyBucket();
   const first = rows[0];
   if (!first) return;
-  await testPermission(db, caller, "storage.bucket.empty", async (tx) => {
+  await testPermission(db, caller, async (tx) => {
     const { affectedRows } = await tx.query(
       "delete from storage.objects where bucket_id = $1 and name = $2",
       [id, first.name],

@@ -1,10 +1,12 @@
 // Who is asking, and the transactions Storage runs for them. Every read and write of
-// storage.buckets and storage.objects a request makes runs in a transaction as the caller's role
-// with its claims (request.jwt.claims, as PostgREST and upstream's Storage set them), so the
-// project's RLS policies decide; only what upstream does as its superuser (finding a bucket's
-// limits, completing an upload once it was allowed, a signed URL's object) runs as the database
-// owner. A permission is tested as upstream's testPermission does: the write is made as the caller,
-// then rolled back.
+// storage.buckets and storage.objects a request makes runs in a transaction as the caller's role,
+// with what upstream's Storage tells the database of the request in each one (its setScope): the
+// caller's claims and token (request.jwt.claims, as PostgREST sets them, and request.jwt), the
+// request's headers, method and path, and its route's operation (storage.operation()), so the
+// project's RLS policies decide as on the real server; only what upstream does as its superuser
+// (finding a bucket's limits, completing an upload once it was allowed, a signed URL's object)
+// runs as the database owner. A permission is tested as upstream's testPermission does: the write
+// is made as the caller, then rolled back.
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { requestContext } from "../http/context.ts";
 import { type Claims, JwtRejected } from "../http/jwt.ts";
@@ -18,6 +20,25 @@ export interface Caller {
   owner?: string;
   /** Whether a JWT verified (false: no token, upstream's allowInvalidJwt routes count anon). */
   authenticated: boolean;
+  /** The JWT the claims came from (request.jwt), when one verified. */
+  jwt?: string;
+  /** The request it makes, for the transactions made as it (none outside a request). */
+  scope?: RequestScope;
+}
+
+/**
+ * What upstream's policies see of the request besides the caller, the same in each of its
+ * transactions: its route's operation (operations.ts), its method, its path as the server behind
+ * the gateway has it (Fastify's request.url: without /storage/v1, which the gateway strips, and
+ * with the query), and every header it came with as JSON, names in lower case (Node's
+ * request.headers, serialized whole).
+ */
+export interface RequestScope {
+  operation: string;
+  method: string;
+  path: string;
+  /** The headers' JSON, made once for every transaction of the request. */
+  headers: string;
 }
 
 const API_ROLES = ["anon", "authenticated", "service_role"];
@@ -34,14 +55,19 @@ export const SERVICE_ROLE: Caller = {
 };
 
 /**
- * The caller of a request, from the gateway's context (http/context.ts). A token that does not
- * verify is refused as upstream's JWT plugin refuses it (AccessDenied, with jose's words), unless
- * the route lets an invalid token count as anon (`lenient`: upstream's allowInvalidJwt).
+ * The caller of a request, from the gateway's context (http/context.ts), making it for the route
+ * named by `operation` (operations.ts). A token that does not verify is refused as upstream's JWT
+ * plugin refuses it (AccessDenied, with jose's words), unless the route lets an invalid token
+ * count as anon (`lenient`: upstream's allowInvalidJwt).
  */
-export async function callerOf(request: Request, lenient = false): Promise<Caller> {
+export async function callerOf(
+  request: Request,
+  operation: string,
+  lenient = false,
+): Promise<Caller> {
   const context = requestContext(request);
   if (!context.bearer) {
-    if (lenient) return ANON;
+    if (lenient) return inRequest(ANON, request, operation);
     throw ERRORS.accessDenied("Access denied: JWT is not authenticated");
   }
   let claims: Claims;
@@ -49,15 +75,42 @@ export async function callerOf(request: Request, lenient = false): Promise<Calle
     claims = await context.claims();
   } catch (error) {
     if (!(error instanceof JwtRejected)) throw error;
-    if (lenient) return ANON;
+    if (lenient) return inRequest(ANON, request, operation);
     throw ERRORS.accessDenied(joseMessage(error));
   }
   if (!API_ROLES.includes(claims.role)) throw ERRORS.accessDeniedJwt("Access denied: Invalid role");
-  return {
+  const caller: Caller = {
     role: claims.role,
     claims,
     owner: typeof claims.sub === "string" && claims.sub !== "" ? claims.sub : undefined,
     authenticated: true,
+    jwt: context.bearer,
+  };
+  return inRequest(caller, request, operation);
+}
+
+/**
+ * `caller` making this request for the route named by `operation`: ANON or SERVICE_ROLE where
+ * upstream acts for a request without its caller's token (a signed upload URL's upload runs as its
+ * superuser, with the request's headers, path and operation all the same).
+ */
+export function inRequest(caller: Caller, request: Request, operation: string): Caller {
+  const url = new URL(request.url);
+  const headers: Record<string, string> = {};
+  // Headers iterates names in lower case and joins a repeated header's values with ", ", as
+  // Node's request.headers does for most (it joins Cookie's with "; ", and keeps the first of a
+  // repeated Authorization or Content-Type: headers a request does not repeat in practice).
+  request.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return {
+    ...caller,
+    scope: {
+      operation,
+      method: request.method,
+      path: url.pathname.replace(/^\/storage\/v1(?=\/|$)/, "") + url.search,
+      headers: JSON.stringify(headers),
+    },
   };
 }
 
@@ -72,26 +125,37 @@ function joseMessage(error: JwtRejected): string {
 type Work<T> = (tx: Transaction) => Promise<T>;
 
 /**
- * Runs `work` in one transaction as the caller (role and claims set for it alone; the operation
- * for policies that read storage.operation()). Deletes are allowed past protect_delete: this is
- * the Storage API, which removes the bytes as well. Postgres errors come out as upstream's.
+ * Runs `work` in one transaction as the caller, with upstream's settings for it alone, in one
+ * statement: the role, the claims and token, the request's headers, method, path and operation
+ * (each empty outside a request, the headers `{}`, as upstream leaves what it does not have).
+ * Deletes are allowed past protect_delete: this is the Storage API, which removes the bytes as
+ * well. Postgres errors come out as upstream's.
  */
-export async function asCaller<T>(
-  db: PGlite,
-  caller: Caller,
-  operation: string,
-  work: Work<T>,
-): Promise<T> {
+export async function asCaller<T>(db: PGlite, caller: Caller, work: Work<T>): Promise<T> {
+  const scope = caller.scope;
   try {
     return await db.transaction(async (tx) => {
       await tx.query(
-        `select set_config('request.jwt.claims', $1, true),
-                set_config('request.jwt.claim.sub', $2, true),
-                set_config('request.jwt.claim.role', $3, true),
-                set_config('storage.operation', $4, true),
-                set_config('storage.allow_delete_query', 'true', true),
-                set_config('role', $3, true)`,
-        [JSON.stringify(caller.claims), caller.owner ?? "", caller.role, operation],
+        `select set_config('role', $1, true),
+                set_config('request.jwt.claim.role', $1, true),
+                set_config('request.jwt', $2, true),
+                set_config('request.jwt.claim.sub', $3, true),
+                set_config('request.jwt.claims', $4, true),
+                set_config('request.headers', $5, true),
+                set_config('request.method', $6, true),
+                set_config('request.path', $7, true),
+                set_config('storage.operation', $8, true),
+                set_config('storage.allow_delete_query', 'true', true)`,
+        [
+          caller.role,
+          caller.jwt ?? "",
+          caller.owner ?? "",
+          JSON.stringify(caller.claims),
+          scope?.headers ?? "{}",
+          scope?.method ?? "",
+          scope?.path ?? "",
+          scope?.operation ?? "",
+        ],
       );
       return work(tx);
     });
@@ -124,14 +188,9 @@ class Rollback extends Error {
  * Whether the caller may do what `work` does: it runs as the caller and is rolled back (upstream's
  * testPermission). A refusal throws as upstream's (an RLS refusal: AccessDenied).
  */
-export async function testPermission<T>(
-  db: PGlite,
-  caller: Caller,
-  operation: string,
-  work: Work<T>,
-): Promise<T> {
+export async function testPermission<T>(db: PGlite, caller: Caller, work: Work<T>): Promise<T> {
   try {
-    await asCaller(db, caller, operation, async (tx) => {
+    await asCaller(db, caller, async (tx) => {
       throw new Rollback(await work(tx));
     });
   } catch (error) {

@@ -79,7 +79,7 @@ export async function listObjectsV2(
     after: cursor?.sortColumnAfter,
   };
   const startAfter = cursor?.startAfter ?? "";
-  let entries = await asCaller(db, caller, "storage.object.list", (tx) =>
+  let entries = await asCaller(db, caller, (tx) =>
     options.withDelimiter
       ? sort.timestamp
         ? foldersByTimestamp(tx, bucketId, prefix, limit + 1, startAfter, sort)

@@ -97,7 +97,7 @@ export async function objectForRead(
   mustBeValidKey(name);
   const row = bucket.public
     ? await asOwner(db, (tx) => findObject(tx, bucketId, name))
-    : await asCaller(db, caller, "storage.object.get", (tx) => findObject(tx, bucketId, name));
+    : await asCaller(db, caller, (tx) => findObject(tx, bucketId, name));
   if (!row) throw ERRORS.noSuchKey();
   return row;
 }
@@ -112,10 +112,9 @@ export async function objectAsCaller(
   caller: Caller,
   bucketId: string,
   name: string,
-  operation: string,
 ): Promise<ObjectRow> {
   mustBeValidKey(name);
-  const row = await asCaller(db, caller, operation, (tx) => findObject(tx, bucketId, name));
+  const row = await asCaller(db, caller, (tx) => findObject(tx, bucketId, name));
   if (!row) throw ERRORS.noSuchKey();
   return row;
 }
@@ -154,7 +153,6 @@ export async function canUpload(
   caller: Caller,
   target: UploadTarget,
   metadata: Partial<ObjectMetadata>,
-  operation = "storage.object.upload",
 ): Promise<void> {
   mustBeValidKey(target.name);
   // sent back as Content-Type and Cache-Control on every download: a value no header may carry
@@ -165,7 +163,7 @@ export async function canUpload(
   if (metadata.cacheControl !== undefined && !isHeaderValue(metadata.cacheControl))
     throw ERRORS.invalidParameter("cacheControl");
   try {
-    await testPermission(db, caller, operation, (tx) =>
+    await testPermission(db, caller, (tx) =>
       tx.query(
         `insert into storage.objects (bucket_id, name, owner, owner_id, metadata, user_metadata, version)
          values ($1, $2, $3, $4, $5, $6, '1')
@@ -259,7 +257,7 @@ export async function removeObjects(
   names: string[],
 ): Promise<ObjectRow[]> {
   mustBeValidBucketName(bucketId);
-  const rows = await asCaller(db, caller, "storage.object.delete_many", async (tx) => {
+  const rows = await asCaller(db, caller, async (tx) => {
     const { rows } = await tx.query<ObjectRow>(
       `delete from storage.objects where bucket_id = $1 and name = any($2::text[])
        returning ${OBJECT_COLUMNS}`,
@@ -282,7 +280,7 @@ export async function removeObject(
   mustBeValidKey(name);
   const existing = await asOwner(db, (tx) => findObject(tx, bucketId, name));
   if (!existing) throw ERRORS.noSuchKey();
-  const rows = await asCaller(db, caller, "storage.object.delete", async (tx) => {
+  const rows = await asCaller(db, caller, async (tx) => {
     const result = await tx.query<{ version: string | null }>(
       "delete from storage.objects where bucket_id = $1 and name = $2 returning version",
       [bucketId, name],
@@ -326,7 +324,7 @@ export async function moveObject(
         caller.owner ?? null,
       ],
     );
-  await testPermission(db, caller, "storage.object.move", async (tx) => {
+  await testPermission(db, caller, async (tx) => {
     if (!(await findObject(tx, move.bucketId, move.sourceKey))) throw ERRORS.noSuchKey();
     if ((await update(tx)).rows.length === 0) throw ERRORS.noSuchKey();
   });
@@ -355,9 +353,7 @@ export async function copyObject(
   copy: CopyRequest,
 ): Promise<ObjectRow> {
   mustBeValidKey(copy.destinationKey);
-  const source = await asCaller(db, caller, "storage.object.copy", (tx) =>
-    findObject(tx, copy.bucketId, copy.sourceKey),
-  );
+  const source = await asCaller(db, caller, (tx) => findObject(tx, copy.bucketId, copy.sourceKey));
   if (!source?.version) throw ERRORS.noSuchKey();
   // Without copyMetadata, the request's cacheControl and mimetype replace the source's; a field it
   // leaves out keeps the source's value (upstream's preserveUnspecifiedFileMetadata, on for this
@@ -376,7 +372,7 @@ export async function copyObject(
     upsert: copy.upsert,
     userMetadata,
   };
-  await canUpload(db, caller, target, metadata, "storage.object.copy");
+  await canUpload(db, caller, target, metadata);
   const version = await files.copy(source.version);
   return completeUpload(
     db,
@@ -416,7 +412,7 @@ export async function searchObjects(
   let prefix = options.prefix;
   if (prefix.length > 0 && !prefix.endsWith("/")) prefix = `${prefix}/`;
   const search = options.search ?? "";
-  return asCaller(db, caller, "storage.object.list", async (tx) => {
+  return asCaller(db, caller, async (tx) => {
     const { rows } = await tx.query(
       "select * from storage.search($1, $2, $3, $4, $5, $6, $7, $8)",
       [
@@ -443,7 +439,7 @@ export async function visibleNames(
   bucketId: string,
   names: string[],
 ): Promise<Set<string>> {
-  const rows = await asCaller(db, caller, "storage.object.sign", async (tx) => {
+  const rows = await asCaller(db, caller, async (tx) => {
     const result = await tx.query<{ name: string }>(
       "select name from storage.objects where bucket_id = $1 and name = any($2::text[])",
       [bucketId, names],
@@ -461,9 +457,7 @@ export async function mustSee(
   name: string,
 ): Promise<void> {
   mustBeValidKey(name);
-  const row = await asCaller(db, caller, "storage.object.sign", (tx) =>
-    findObject(tx, bucketId, name),
-  );
+  const row = await asCaller(db, caller, (tx) => findObject(tx, bucketId, name));
   if (!row) throw ERRORS.noSuchKey();
 }
 

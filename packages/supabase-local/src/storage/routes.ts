@@ -8,7 +8,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { type Context, Hono } from "hono";
 import { BodyTooLarge, readLimitedBody } from "../http/request-body.ts";
 import * as buckets from "./buckets.ts";
-import { ANON, type Caller, callerOf, SERVICE_ROLE } from "./caller.ts";
+import { ANON, type Caller, callerOf, inRequest, SERVICE_ROLE } from "./caller.ts";
 import {
   ERRORS,
   featureNotEnabled,
@@ -20,6 +20,7 @@ import type { FileStore } from "./file-store.ts";
 import { listObjectsV2 } from "./list-v2.ts";
 import { mustBeValidBucketName, mustBeValidKey } from "./names.ts";
 import * as objects from "./objects.ts";
+import { OPERATIONS, tusOperation } from "./operations.ts";
 import { infoJson, serveObject } from "./serve.ts";
 import { mustBeValidExpiresIn, signToken, verifyToken } from "./signed-urls.ts";
 import {
@@ -75,7 +76,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
 
   // ---- buckets
   app.get("/bucket", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.listBuckets);
     const q = c.req.query();
     const rows = await buckets.listBuckets(db, caller, {
       limit: optionalInt(q.limit, "limit", 1),
@@ -87,11 +88,11 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json(rows.map(buckets.bucketJson));
   });
   app.get("/bucket/:id", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.getBucket);
     return c.json(buckets.bucketJson(await buckets.getBucket(db, caller, c.req.param("id"))));
   });
   app.post("/bucket", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.createBucket);
     const body = await jsonBody(c);
     const name = requiredString(body, "name");
     await buckets.createBucket(
@@ -109,7 +110,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json({ name });
   });
   app.put("/bucket/:id", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.updateBucket);
     const body = await jsonBody(c);
     await buckets.updateBucket(
       db,
@@ -125,7 +126,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json({ message: "Successfully updated" });
   });
   app.post("/bucket/:id/empty", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.emptyBucket);
     // the service role's alone (upstream's enforceJwtRoles, since v1.70.1): not a policy's call
     if (caller.role !== SERVICE_ROLE.role) {
       throw ERRORS.accessDeniedJwt("Access denied: Invalid role");
@@ -134,14 +135,14 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json({ message: "Empty bucket has been queued. Completion may take up to an hour." });
   });
   app.delete("/bucket/:id", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.deleteBucket);
     await buckets.deleteBucket(db, caller, c.req.param("id"));
     return c.json({ message: "Successfully deleted" });
   });
 
   // ---- objects: the fixed paths first (a bucket named "list" is upstream's problem too)
   app.post("/object/list/:bucket", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.listObjects);
     const body = await jsonBody(c);
     // upstream's schema, field by field in its order: a sortBy names one of its columns
     const prefix = requiredString(body, "prefix");
@@ -164,7 +165,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     );
   });
   app.post("/object/list-v2/:bucket", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.listObjectsV2);
     const body = await jsonBody(c);
     const sortBy = objectField(body, "sortBy");
     return c.json(
@@ -182,7 +183,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     );
   });
   app.post("/object/move", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.moveObject);
     const body = await jsonBody(c);
     const bucketId = requiredString(body, "bucketId");
     await objects.moveObject(db, caller, {
@@ -194,7 +195,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json({ message: "Successfully moved" });
   });
   app.post("/object/copy", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.copyObject);
     const body = await jsonBody(c);
     const bucketId = requiredString(body, "bucketId");
     const destinationBucket = optionalString(body, "destinationBucket") || bucketId;
@@ -223,7 +224,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
 
   // signed URLs: made for what the caller can read; used by anyone holding one
   app.post("/object/sign/:bucket", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.signObjectUrls);
     const body = await jsonBody(c);
     // upstream's schema: both required, then each in turn (1 to 1000 paths)
     requiredField(body, "expiresIn");
@@ -249,7 +250,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
     );
   });
   app.post("/object/sign/:bucket/*", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.signObjectUrl);
     const { bucket, key } = target(c, "/object/sign/");
     const body = await jsonBody(c);
     requiredField(body, "expiresIn");
@@ -303,7 +304,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
 
   // signed upload URLs: insert rights to make one, nothing to use one
   app.post("/object/upload/sign/:bucket/*", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.signUploadUrl);
     const { bucket, key } = target(c, "/object/upload/sign/");
     const upsert = c.req.header("x-upsert") === "true";
     const userMetadata = c.req.header("x-metadata");
@@ -319,7 +320,6 @@ export function storageRoutes(ctx: StorageContext): Hono {
         userMetadata: userMetadata ? parseMetadataHeader(userMetadata) : undefined,
       },
       { mimetype: c.req.header("content-type") },
-      "storage.object.upload_sign",
     );
     const url = `${bucket}/${key}`;
     const token = await signToken(
@@ -334,7 +334,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
     const token = await verifyToken(ctx.urlKey, c.req.query("token"), `${bucket}/${key}`, "upload");
     if (token.exp * 1000 < Date.now()) throw ERRORS.expiredSignature();
     // as upstream's superuser: the token stands for the rights checked when it was made
-    const row = await upload(c, SERVICE_ROLE, bucket, key, {
+    const uploader = inRequest(SERVICE_ROLE, c.req.raw, OPERATIONS.uploadSignedObject);
+    const row = await upload(c, uploader, bucket, key, {
       upsert: token.upsert === true,
       owner: token.owner,
     });
@@ -358,19 +359,20 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return info(row);
   });
   app.get("/object/info/authenticated/:bucket/*", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.getAuthObjectInfo);
     const { bucket, key } = target(c, "/object/info/authenticated/");
     return info(await objects.objectForRead(db, caller, bucket, key));
   });
   app.get("/object/info/:bucket/*", async (c) => {
-    const caller = await callerOf(c.req.raw, true);
+    const caller = await callerOf(c.req.raw, OPERATIONS.getAuthObjectInfo, true);
     const { bucket, key } = target(c, "/object/info/");
     return info(await objects.objectForRead(db, caller, bucket, key));
   });
 
-  // authenticated objects (a HEAD as for public ones)
+  // authenticated objects (a HEAD as for public ones: upstream's object-info route, its operation)
   const download = async (c: C, prefix: string, lenient: boolean, head: boolean) => {
-    const caller = await callerOf(c.req.raw, lenient);
+    const operation = head ? OPERATIONS.headAuthObjectInfo : OPERATIONS.getAuthObject;
+    const caller = await callerOf(c.req.raw, operation, lenient);
     const { bucket, key } = target(c, prefix);
     const row = await objects.objectForRead(db, caller, bucket, key);
     return serveObject(c.req.raw, files, row, {
@@ -386,7 +388,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
 
   // (the batch remove before the single one: `/*` also matches an empty key)
   app.delete("/object/:bucket", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.deleteObjects);
     const body = await jsonBody(c);
     const prefixes = body.prefixes;
     if (
@@ -400,7 +402,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   });
 
   app.post("/object/:bucket/*", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.createObject);
     const { bucket, key } = target(c, "/object/");
     const row = await upload(c, caller, bucket, key, {
       upsert: c.req.header("x-upsert") === "true",
@@ -409,13 +411,13 @@ export function storageRoutes(ctx: StorageContext): Hono {
     return c.json({ Id: row.id, Key: `${bucket}/${row.name}` });
   });
   app.put("/object/:bucket/*", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.updateObject);
     const { bucket, key } = target(c, "/object/");
     const row = await upload(c, caller, bucket, key, { upsert: true, owner: caller.owner });
     return c.json({ Id: row.id, Key: `${bucket}/${row.name}` });
   });
   app.delete("/object/:bucket/*", async (c) => {
-    const caller = await callerOf(c.req.raw);
+    const caller = await callerOf(c.req.raw, OPERATIONS.deleteObject);
     const { bucket, key } = target(c, "/object/");
     await objects.removeObject(db, caller, files, bucket, key);
     return c.json({ message: "Successfully deleted" });
@@ -443,14 +445,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
     } else {
       // unlike a download, upstream's authenticated render skips the bucket: the caller reads
       // the object under RLS, in a public bucket too
-      const caller = await callerOf(c.req.raw);
-      row = await objects.objectAsCaller(
-        db,
-        caller,
-        bucket,
-        key,
-        "storage.render.image_authenticated",
-      );
+      const caller = await callerOf(c.req.raw, OPERATIONS.renderAuthImage);
+      row = await objects.objectAsCaller(db, caller, bucket, key);
       transformations = transformationsFrom(c.req.query());
     }
     return renderImage(c.req.raw, files, row, transformations, {
@@ -464,8 +460,10 @@ export function storageRoutes(ctx: StorageContext): Hono {
 
   // ---- resumable uploads (tus.ts)
   // a signed upload URL's token in x-signature stands for the caller (checked by tus.ts)
-  app.all("/upload/resumable/sign", (c) => ctx.resumable(c.req.raw, ANON, true));
-  app.all("/upload/resumable/sign/*", (c) => ctx.resumable(c.req.raw, ANON, true));
+  const signedTus = (c: C) =>
+    ctx.resumable(c.req.raw, inRequest(ANON, c.req.raw, tusOperation(c.req.method, true)), true);
+  app.all("/upload/resumable/sign", signedTus);
+  app.all("/upload/resumable/sign/*", signedTus);
   app.all("/upload/resumable", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
   app.all("/upload/resumable/*", async (c) => ctx.resumable(c.req.raw, await tusCaller(c)));
 
@@ -523,8 +521,9 @@ const ANON_PUBLIC: Caller = ANON;
 
 /** TUS requests carry the caller's token like any upload (a preflight none). */
 async function tusCaller(c: C): Promise<Caller> {
-  if (c.req.method === "OPTIONS") return ANON;
-  return callerOf(c.req.raw);
+  const operation = tusOperation(c.req.method, false);
+  if (c.req.method === "OPTIONS") return inRequest(ANON, c.req.raw, operation);
+  return callerOf(c.req.raw, operation);
 }
 
 function isHead(c: C): boolean {

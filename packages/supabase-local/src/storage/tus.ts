@@ -156,8 +156,11 @@ export function createResumable(options: {
               `${uploadId.bucket}/${uploadId.name}`,
               "upload",
             );
+            // as upstream's superuser, in the request the route made (its headers, path and
+            // operation, for the transactions)
+            const scope = uploaders.get(request)?.caller.scope;
             uploaders.set(request, {
-              caller: SERVICE_ROLE,
+              caller: { ...SERVICE_ROLE, scope },
               owner: token.owner,
               upsert: token.upsert === true,
             });
@@ -234,12 +237,12 @@ export function createResumable(options: {
   const withSignature = server(true);
 
   return async (request, caller, signed = false) => {
-    if (!signed)
-      uploaders.set(request, {
-        caller,
-        owner: caller.owner,
-        upsert: request.headers.get("x-upsert") === "true",
-      });
+    // under /sign the caller is anon until the token in x-signature speaks (onIncomingRequest)
+    uploaders.set(request, {
+      caller,
+      owner: caller.owner,
+      upsert: !signed && request.headers.get("x-upsert") === "true",
+    });
     const response = await (signed ? withSignature : plain).handleWeb(request);
     // CORS is the app's to grant (http/app.ts: the project's origins only), never `*`
     const headers = new Headers(response.headers);

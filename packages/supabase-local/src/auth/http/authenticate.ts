@@ -84,7 +84,7 @@ export async function requireAdmin(ctx: AuthContext, request: Request): Promise<
   const sessionId = claims.session_id;
   if (typeof sessionId === "string" && sessionId !== "" && sessionId !== NIL_UUID) {
     const { session } = await loadCaller(ctx, claims);
-    if (session && (await sessionExpiry(ctx.db, session.id, null, ctx.config.auth.sessions)))
+    if (session && (await sessionExpiry(ctx.db, session, null, ctx.config.auth.sessions)))
       throw authError("sessionExpired", "Session is no longer valid").withStatus(403);
   }
   if (claims.role !== "service_role" && claims.role !== "supabase_admin")

@@ -61,10 +61,12 @@ export async function findSession(db: Db, id: string): Promise<SessionRow | unde
  */
 export async function sessionExpiry(
   db: Db,
-  sessionId: string,
+  session: SessionRow,
   refreshTokenId: number | null,
   limits: { timeboxMs: number; inactivityTimeoutMs: number },
 ): Promise<"not_after" | "timebox" | "inactivity" | undefined> {
+  // nothing can have run out (the usual case, no limits configured): no query
+  if (!session.not_after && !limits.timeboxMs && !limits.inactivityTimeoutMs) return undefined;
   const row = await one<{ not_after: boolean; timebox: boolean; inactivity: boolean }>(
     db,
     `select coalesce(now() > s.not_after, false) as not_after,
@@ -74,7 +76,7 @@ export async function sessionExpiry(
          + make_interval(secs => $4::float8 / 1000) as inactivity
      from auth.sessions s left join auth.refresh_tokens rt on rt.id = $2
      where s.id = $1`,
-    [sessionId, refreshTokenId, limits.timeboxMs, limits.inactivityTimeoutMs],
+    [session.id, refreshTokenId, limits.timeboxMs, limits.inactivityTimeoutMs],
   );
   if (row?.not_after) return "not_after";
   if (row?.timebox) return "timebox";

@@ -98,7 +98,7 @@ export async function refreshSession(
     throw authError("userBanned", "Invalid Refresh Token: User Banned");
   const session = row.session_id ? await findSession(db, row.session_id) : undefined;
   if (!session) throw authError("refreshNoSession");
-  const expired = await sessionExpiry(db, session.id, row.id, ctx.config.auth.sessions);
+  const expired = await sessionExpiry(db, session, row.id, ctx.config.auth.sessions);
   if (expired === "inactivity")
     throw authError("sessionExpired", "Invalid Refresh Token: Session Expired (Inactivity)");
   if (expired) throw authError("sessionExpired");

@@ -436,75 +436,63 @@ describe("replay", () => {
 });
 
 describe("a new token on a private channel", () => {
-  it("that loses one read right closes it, as upstream's check_read_permissions_revoked", async () => {
+  /**
+   * Ada joins `subTopic(ada's id)` with her token, then sends Grace's as the channel's new one:
+   * the frames that answer it, and the sub-topic.
+   */
+  async function joinThenSwapToken(subTopic: (id: string) => string, config: object) {
     const a = await user();
     const b = await user();
     const aToken = (await a.client.auth.getSession()).data.session?.access_token as string;
     const bToken = (await b.client.auth.getSession()).data.session?.access_token as string;
     const { ws, frames } = await rawSocket(backend.url, backend.keys.publishable);
     try {
-      // Ada reads her presence-only topic's broadcast and presence; Grace its presence alone
-      const topic = `realtime:presence-only:${a.id}`;
-      const config = { private: true, broadcast: {}, presence: { enabled: true, key: "a" } };
+      const topic = `realtime:${subTopic(a.id)}`;
       ws.send(JSON.stringify(["1", "1", topic, "phx_join", { config, access_token: aToken }]));
       await expect.poll(() => frames.length).toBeGreaterThanOrEqual(1);
       expect(frames[0]).toMatchObject(["1", "1", topic, "phx_reply", { status: "ok" }]);
       const before = frames.length;
       ws.send(JSON.stringify(["1", "2", topic, "access_token", { access_token: bToken }]));
       await expect.poll(() => frames.length).toBe(before + 2);
-      expect(frames.slice(before)).toEqual([
-        [
-          "1",
-          null,
-          topic,
-          "system",
-          {
-            extension: "system",
-            status: "error",
-            message: `You no longer have permission to read from this Channel topic: presence-only:${a.id}`,
-            channel: `presence-only:${a.id}`,
-          },
-        ],
-        ["1", "1", topic, "phx_close", {}],
-      ]);
+      return { name: subTopic(a.id), answer: frames.slice(before) };
     } finally {
       ws.terminate();
     }
+  }
+
+  /** Upstream's shutdown: a system error with `message`, then phx_close. */
+  const shutdown = (name: string, message: string) => [
+    [
+      "1",
+      null,
+      `realtime:${name}`,
+      "system",
+      { extension: "system", status: "error", message, channel: name },
+    ],
+    ["1", "1", `realtime:${name}`, "phx_close", {}],
+  ];
+
+  it("that loses one read right closes it, as upstream's check_read_permissions_revoked", async () => {
+    // Ada reads her presence-only topic's broadcast and presence; Grace its presence alone
+    const { name, answer } = await joinThenSwapToken((id) => `presence-only:${id}`, {
+      private: true,
+      broadcast: {},
+      presence: { enabled: true, key: "a" },
+    });
+    expect(answer).toEqual(
+      shutdown(name, `You no longer have permission to read from this Channel topic: ${name}`),
+    );
   });
 
   it("that may no longer read the topic closes it with upstream's system message", async () => {
-    const a = await user();
-    const b = await user();
-    const aToken = (await a.client.auth.getSession()).data.session?.access_token as string;
-    const bToken = (await b.client.auth.getSession()).data.session?.access_token as string;
-    const { ws, frames } = await rawSocket(backend.url, backend.keys.publishable);
-    try {
-      const topic = `realtime:user:${a.id}`;
-      const config = { private: true, broadcast: {}, presence: { enabled: false } };
-      ws.send(JSON.stringify(["1", "1", topic, "phx_join", { config, access_token: aToken }]));
-      await expect.poll(() => frames).toHaveLength(1);
-      expect(frames[0]).toMatchObject(["1", "1", topic, "phx_reply", { status: "ok" }]);
-      // the same user's new token keeps it open; another user's closes it
-      ws.send(JSON.stringify(["1", "2", topic, "access_token", { access_token: bToken }]));
-      await expect.poll(() => frames).toHaveLength(3);
-      expect(frames.slice(1)).toEqual([
-        [
-          "1",
-          null,
-          topic,
-          "system",
-          {
-            extension: "system",
-            status: "error",
-            message: `You do not have permissions to read from this Channel topic: user:${a.id}`,
-            channel: `user:${a.id}`,
-          },
-        ],
-        ["1", "1", topic, "phx_close", {}],
-      ]);
-    } finally {
-      ws.terminate();
-    }
+    const { name, answer } = await joinThenSwapToken((id) => `user:${id}`, {
+      private: true,
+      broadcast: {},
+      presence: { enabled: false },
+    });
+    expect(answer).toEqual(
+      shutdown(name, `You do not have permissions to read from this Channel topic: ${name}`),
+    );
   });
 });
 

@@ -15,11 +15,19 @@ const ANONYMOUS_REFUSAL = {
 };
 
 let local: MemoryBackend;
+/** The same with [auth.email] enable_confirmations off, as the Supabase CLI's default config. */
+let withoutConfirmations: MemoryBackend;
 
 beforeAll(async () => {
   local = await memoryBackend({ auth: { enableAnonymousSignIns: true } });
+  withoutConfirmations = await memoryBackend({
+    auth: { enableAnonymousSignIns: true, email: { enableConfirmations: false } },
+  });
 }, 60_000);
-afterAll(() => local?.close());
+afterAll(async () => {
+  await local?.close();
+  await withoutConfirmations?.close();
+});
 
 /** A fresh anonymous user signed in on its own client of the variant backend. */
 async function anonymous(options: { flowType?: "implicit" | "pkce" } = {}) {
@@ -102,6 +110,36 @@ describe("enable_anonymous_sign_ins = true (a variant backend): the Auth API", (
     expect(error).toBeNull();
     expect(data.user).toMatchObject({ is_anonymous: false, email });
     expect(data.user?.app_metadata.providers).toEqual(["google"]);
+  });
+
+  it("linking a provider whose email it has not verified: the address waits for its confirmation email, with confirmations on or off", async () => {
+    // Auth's linkIdentityToUser sends the confirmation for an unverified provider email whatever
+    // enable_confirmations says (mailer autoconfirm covers sign-ups, not a provider's claim).
+    for (const backend of [local, withoutConfirmations]) {
+      const client = backend.client({ flowType: "pkce" });
+      const signedIn = await client.auth.signInAnonymously();
+      if (signedIn.error) throw signedIn.error;
+      const email = randomEmail("unverified");
+      const linked = await client.auth.linkIdentity({
+        provider: "google",
+        options: { redirectTo: "http://localhost:5173/auth/callback", skipBrowserRedirect: true },
+      });
+      if (linked.error) throw linked.error;
+      const landed = await followOAuth(backend.fetch as never, linked.data.url, {
+        email,
+        email_verified: false,
+      });
+      expect(landed.searchParams.get("code")).toBeNull();
+      expect(landed.searchParams.get("error_code")).toBe("email_not_confirmed");
+      expect(landed.searchParams.get("error_description")).toBe(
+        "Unverified email with google. A confirmation email has been sent to your google email",
+      );
+      const user = (await backend.admin().auth.admin.getUserById(signedIn.data.user?.id ?? "")).data
+        .user;
+      expect(user).toMatchObject({ email, is_anonymous: true });
+      expect(user?.email_confirmed_at).toBeFalsy();
+      expect(backend.backend.inbox.list(email).map((m) => m.type)).toEqual(["confirmation"]);
+    }
   });
 
   it("anonymous users cannot enroll a second factor", async () => {

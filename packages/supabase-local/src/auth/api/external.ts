@@ -282,7 +282,9 @@ async function linkIdentityToUser(
     const email = account.email.toLowerCase();
     if (await emailTaken(tx, email)) throw authError("emailExists");
     await setEmail(tx, target.id, email);
-    if (!account.email_verified && ctx.config.auth.email.enableConfirmations) {
+    // An address the provider has not verified is confirmed by its own email, with confirmations
+    // on or off: autoconfirm covers sign-ups, not a provider's claim (Auth sends it either way).
+    if (!account.email_verified) {
       const fresh = (await findUserById(tx, target.id)) ?? target;
       await sendEmail(ctx, tx, fresh, "signup", {
         redirectTo: ctx.config.auth.siteUrl,

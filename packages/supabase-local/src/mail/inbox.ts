@@ -99,6 +99,7 @@ function page(messages: Message[]): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Local inbox</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}
 article{border:1px solid #ccc;border-radius:8px;padding:0 1rem;margin:1rem 0}.meta{color:#555}
 .code{font-size:1.4rem;letter-spacing:.15em}a{word-break:break-all}</style></head>

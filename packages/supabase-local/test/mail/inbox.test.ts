@@ -19,6 +19,8 @@ describe("the local inbox", () => {
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await page.text();
     expect(html).toContain("Local inbox");
+    // an empty icon of its own: the browser asks the backend for no /favicon.ico (a 404 each time)
+    expect(html).toContain('<link rel="icon" href="data:,">');
     expect(html).toContain(mail.token ?? "missing");
     expect(html).toContain("/auth/confirm?token_hash=");
 

@@ -17,11 +17,12 @@ import { mailpitRoutes } from "../mail/mailpit.ts";
 import type { KeyedProject } from "../project/project.ts";
 import { providerPageRoutes } from "../provider/page.ts";
 import { type Accept, acceptedUpgrade, createRealtime } from "../realtime/index.ts";
+import { channelTokenVerifier } from "../realtime/tokens.ts";
 import { API_ROLES, type Authenticate, createRestHandler } from "../rest/index.ts";
 import { createStorage, preloadStorage, type Storage } from "../storage/index.ts";
 import { requestContext, withContext } from "./context.ts";
 import { gateway, openGatewayRoute } from "./gateway.ts";
-import { JwtRejected, verifyJwt } from "./jwt.ts";
+import { JwtRejected } from "./jwt.ts";
 import { apiCaller, isLocalOnly, noFraming, ProjectOrigins, refuseForeign } from "./local-only.ts";
 
 export interface ApiOptions {
@@ -162,7 +163,7 @@ export function createApi(options: ApiOptions): Api {
     db,
     ownDatabase: options.ownDatabase ?? false,
     limits: config.local.realtime,
-    verify: (token) => verifyJwt(token, keys, signingKeys),
+    verify: channelTokenVerifier(keys.jwtSecret, signingKeys),
   });
   app.get("/realtime/v1/websocket", (c) => realtime.websocket(c.req.raw));
   app.post("/realtime/v1/api/broadcast", (c) => realtime.broadcast(c.req.raw));

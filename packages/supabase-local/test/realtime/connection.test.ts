@@ -3,7 +3,7 @@
 // (binary frames from the default client, `self`, `ack`), tokens, and the upgrade's rules.
 import { once } from "node:events";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
-import { decodeJwt, SignJWT } from "jose";
+import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import {
@@ -296,6 +296,51 @@ describe("the socket", () => {
       if (reason.includes("seconds ago"))
         expect(got).toMatch(/^InvalidJWTToken: Token has expired 3[01] seconds ago$/);
       else expect(got).toBe(reason);
+    }
+  });
+
+  it("takes the tokens upstream's JwtVerification takes, and names a signing key it cannot find", async () => {
+    const secret = new TextEncoder().encode(KEYS.jwtSecret);
+    const inAMinute = Math.floor(Date.now() / 1000) + 60;
+    const signed = (alg: string, claims: Record<string, unknown>) =>
+      new SignJWT({ role: "anon", exp: inAMinute, ...claims })
+        .setProtectedHeader({ alg, typ: "JWT" })
+        .sign(secret);
+    const { privateKey } = await generateKeyPair("ES256");
+    const foreign = (header: Record<string, unknown>) =>
+      new SignJWT({ role: "anon", exp: inAMinute })
+        .setProtectedHeader({ alg: "ES256", ...header })
+        .sign(privateKey);
+    const socket = await raw();
+    const cases: Array<[string, string | null]> = [
+      // HS384 and HS512 with the JWT secret, as HS256
+      [await signed("HS384", {}), null],
+      [await signed("HS512", {}), null],
+      // Joken checks exp and iat only: a not-yet-valid nbf joins
+      [await signed("HS256", { nbf: inAMinute }), null],
+      // a fractional exp is rounded, not refused
+      [await signed("HS256", { exp: inAMinute + 0.5 }), null],
+      // whitespace inside the token is taken out first (clean_token)
+      [(await signed("HS256", {})).replace(".", ".\n "), null],
+      [
+        await foreign({ kid: "not-a-project-key" }),
+        'JwtSignerError: Failed to generate JWT signer for key ID (kid) "not-a-project-key", check your JWT secret or JWKS configuration',
+      ],
+      [
+        await foreign({}),
+        "JwtSignerError: Failed to generate JWT signer, check your JWT secret or JWKS configuration",
+      ],
+      [
+        await signed("HS256", { iat: "yesterday" }),
+        "MalformedJWT: The token provided is not a valid JWT",
+      ],
+    ];
+    for (const [i, [token, reason]] of cases.entries()) {
+      const payload = { config: { broadcast: {} }, access_token: token };
+      socket.send([String(i), String(i), `realtime:${topic()}`, "phx_join", payload]);
+      const reply = (await socket.next()) as unknown[];
+      if (reason === null) expect(reply[4], `case ${i}`).toMatchObject({ status: "ok" });
+      else expect(reply[4], `case ${i}`).toMatchObject({ status: "error", response: { reason } });
     }
   });
 

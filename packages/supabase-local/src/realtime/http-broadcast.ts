@@ -101,8 +101,10 @@ export async function httpBroadcast(
       send({ topic: target.topic, isPrivate, broadcast });
       return new Response(null, { status: 202 });
     }
-    const body: unknown = JSON.parse(await readLimitedBody(request, MAX_BODY));
-    // a JSON body that is no object is Phoenix's `_json` param: no `messages`
+    const text = await readLimitedBody(request, MAX_BODY);
+    // an empty body is no params, as Plug's JSON parser reads it; a JSON body that is no object
+    // is Phoenix's `_json` param: no `messages` either way
+    const body: unknown = text === "" ? {} : JSON.parse(text);
     const params = isObject(body) ? body : {};
     if (!Object.hasOwn(params, "messages")) return errors({ messages: ["can't be blank"] });
     const list = embedsMany(params.messages);

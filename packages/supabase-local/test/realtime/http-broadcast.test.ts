@@ -79,6 +79,13 @@ describe("the batch endpoint's changeset", () => {
     const blank = { status: 422, body: { errors: { messages: ["can't be blank"] } } };
     expect(await batch([])).toEqual(blank);
     expect(await post(BATCH, "{}")).toEqual(blank);
+    // an empty body is Plug's JSON parser's empty params, and a JSON array its `_json` param
+    expect(await post(BATCH, "")).toEqual(blank);
+    expect(await post(BATCH, "[]")).toEqual(blank);
+    expect(await post(BATCH, "{")).toEqual({
+      status: 400,
+      body: { message: "Invalid request body" },
+    });
     expect(await batch(null)).toEqual({
       status: 422,
       body: { errors: { messages: ["is invalid"] } },

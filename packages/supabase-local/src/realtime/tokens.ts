@@ -72,7 +72,7 @@ export function channelTokenVerifier(jwtSecret: string, signingKeys: SigningKeys
   const secret = new TextEncoder().encode(jwtSecret);
   const keys = new Map<string, Promise<CryptoKey | Uint8Array>>();
   const keyFor = (alg: string, kid: string | undefined): Promise<CryptoKey | Uint8Array> => {
-    const type = KEY_TYPES[alg];
+    const type = Object.hasOwn(KEY_TYPES, alg) ? KEY_TYPES[alg] : undefined;
     if (type === "oct") return Promise.resolve(secret);
     const jwk = signingKeys.all.find((k) => k.kid === kid && k.publicJwk.kty === type)?.publicJwk;
     if (!type || kid === undefined || !jwk) throw noSigner(type ? kid : undefined);

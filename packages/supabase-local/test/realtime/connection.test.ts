@@ -330,6 +330,17 @@ describe("the socket", () => {
         await foreign({}),
         "JwtSignerError: Failed to generate JWT signer, check your JWT secret or JWKS configuration",
       ],
+      // an algorithm none of upstream's signers takes names no key, whatever the kid
+      ...["PS256", "none", "constructor"].map((alg): [string, string] => [
+        [{ alg, kid: "k" }, { role: "anon", exp: inAMinute }, "c2ln"]
+          .map((part) =>
+            typeof part === "string"
+              ? part
+              : Buffer.from(JSON.stringify(part)).toString("base64url"),
+          )
+          .join("."),
+        "JwtSignerError: Failed to generate JWT signer, check your JWT secret or JWKS configuration",
+      ]),
       [
         await signed("HS256", { iat: "yesterday" }),
         "MalformedJWT: The token provided is not a valid JWT",

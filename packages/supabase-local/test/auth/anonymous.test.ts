@@ -7,7 +7,7 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonClient, authFetch, randomEmail } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
-import { followOAuth } from "../../../../tests/support/oauth.ts";
+import { followOAuth, type ProviderAccountInput } from "../../../../tests/support/oauth.ts";
 
 const ANONYMOUS_REFUSAL = {
   code: "42501",
@@ -35,6 +35,21 @@ async function anonymous(options: { flowType?: "implicit" | "pkce" } = {}) {
   const { data, error } = await client.auth.signInAnonymously();
   if (error) throw error;
   return { client, id: data.user?.id as string };
+}
+
+/** Links Google to `client`'s user through the local provider page of `backend`, as a browser
+ * would: where the callback lands (redirect_to with a code, or with the error). */
+async function linkGoogle(
+  backend: MemoryBackend,
+  client: SupabaseClient,
+  account: ProviderAccountInput,
+): Promise<URL> {
+  const linked = await client.auth.linkIdentity({
+    provider: "google",
+    options: { redirectTo: "http://localhost:5173/auth/callback", skipBrowserRedirect: true },
+  });
+  if (linked.error) throw linked.error;
+  return followOAuth(backend.fetch as never, linked.data.url, account);
 }
 
 describe("enable_anonymous_sign_ins = false (config.toml)", () => {
@@ -95,15 +110,7 @@ describe("enable_anonymous_sign_ins = true (a variant backend): the Auth API", (
   it("an anonymous user who links a provider becomes a permanent user with its email", async () => {
     const { client } = await anonymous({ flowType: "pkce" });
     const email = randomEmail("anon");
-    const linked = await client.auth.linkIdentity({
-      provider: "google",
-      options: { redirectTo: "http://localhost:5173/auth/callback", skipBrowserRedirect: true },
-    });
-    if (linked.error) throw linked.error;
-    const landed = await followOAuth(local.fetch as never, linked.data.url, {
-      name: "Anon",
-      email,
-    });
+    const landed = await linkGoogle(local, client, { name: "Anon", email });
     const { data, error } = await client.auth.exchangeCodeForSession(
       landed.searchParams.get("code") ?? "",
     );
@@ -120,15 +127,7 @@ describe("enable_anonymous_sign_ins = true (a variant backend): the Auth API", (
       const signedIn = await client.auth.signInAnonymously();
       if (signedIn.error) throw signedIn.error;
       const email = randomEmail("unverified");
-      const linked = await client.auth.linkIdentity({
-        provider: "google",
-        options: { redirectTo: "http://localhost:5173/auth/callback", skipBrowserRedirect: true },
-      });
-      if (linked.error) throw linked.error;
-      const landed = await followOAuth(backend.fetch as never, linked.data.url, {
-        email,
-        email_verified: false,
-      });
+      const landed = await linkGoogle(backend, client, { email, email_verified: false });
       expect(landed.searchParams.get("code")).toBeNull();
       expect(landed.searchParams.get("error_code")).toBe("email_not_confirmed");
       expect(landed.searchParams.get("error_description")).toBe(

@@ -55,13 +55,16 @@ test("pgcrypto and uuid-ossp are in schema extensions", async () => {
   ]);
 });
 
-test("postgres's search_path is Supabase's; the API roles have none of their own", async () => {
+test("postgres's and supabase_auth_admin's search_path are Supabase's; the API roles have none of their own", async () => {
   const { rows } = await backend.db.query<{ role: string; config: string[] }>(
     `select s.setrole::regrole::text as role, s.setconfig as config from pg_db_role_setting s
      where s.setdatabase = 0 and exists (select from unnest(s.setconfig) c where c like 'search\\_path=%')
      order by 1`,
   );
-  expect(rows).toEqual([{ role: "postgres", config: ['search_path="$user", public, extensions'] }]);
+  expect(rows).toEqual([
+    { role: "postgres", config: ['search_path="$user", public, extensions'] },
+    { role: "supabase_auth_admin", config: ["search_path=auth"] },
+  ]);
   expect((await backend.db.query<{ search_path: string }>("show search_path")).rows).toEqual([
     { search_path: '"$user", public, extensions' },
   ]);

@@ -134,3 +134,55 @@ test("[auth.mfa.phone] and [auth.rate_limit] sms_sent: the CLI's defaults, and a
   });
   expect(config.auth.rateLimit.smsSent).toBe(7);
 });
+
+test("[auth.hook.*]: an enabled hook is read with its secrets, and one the CLI or Auth would refuse stops the start with their message", async () => {
+  const load = async (hook: string) => {
+    const file = join(dir, "hooks.toml");
+    await writeFile(file, `[auth.hook.custom_access_token]\nenabled = true\n${hook}`);
+    return () => loadConfig({ configFile: file });
+  };
+  const secret = `v1,whsec_${"a".repeat(32)}`;
+  const ok = await load(`uri = "pg-functions://postgres/public/claims_hook"\n`);
+  expect(ok().auth.hooks).toEqual({
+    custom_access_token: { uri: "pg-functions://postgres/public/claims_hook", secrets: [] },
+  });
+  const http = await load(`uri = "http://localhost:9000/hook"\nsecrets = "${secret}|${secret}"\n`);
+  expect(http().auth.hooks.custom_access_token?.secrets).toEqual([secret, secret]);
+  const off = join(dir, "hook-off.toml");
+  await writeFile(off, `[auth.hook.send_email]\nenabled = false\nuri = "nonsense"\n`);
+  expect(loadConfig({ configFile: off }).auth.hooks).toEqual({});
+
+  for (const [hook, message] of [
+    ["", "Missing required field in config: auth.hook.custom_access_token.uri"],
+    [
+      'uri = "ftp://example.com/hook"\n',
+      "Invalid hook config: auth.hook.custom_access_token.uri should be a HTTP, HTTPS, or pg-functions URI",
+    ],
+    [
+      'uri = "https://example.com/hook"\n',
+      "Missing required field in config: auth.hook.custom_access_token.secrets",
+    ],
+    [
+      'uri = "https://example.com/hook"\nsecrets = "whsec_abc"\n',
+      'Invalid hook config: auth.hook.custom_access_token.secrets must be formatted as "v1,whsec_<base64_encoded_secret>" with a minimum length of 32 characters.',
+    ],
+    [
+      `uri = "http://example.com/hook"\nsecrets = "${secret}"\n`,
+      "auth.hook.custom_access_token.uri: only localhost, 127.0.0.1, and ::1 are supported with http",
+    ],
+    [
+      `uri = "pg-functions://postgres/public/hook"\nsecrets = "${secret}"\n`,
+      "Invalid hook config: auth.hook.custom_access_token.secrets is unsupported for pg-functions URI",
+    ],
+    [
+      'uri = "pg-functions://postgres/public"\n',
+      "auth.hook.custom_access_token.uri: URI path does not contain enough parts",
+    ],
+    [
+      'uri = "pg-functions://postgres/public/drop-table"\n',
+      "auth.hook.custom_access_token.uri: invalid table name: drop-table",
+    ],
+  ] as const) {
+    expect(await load(hook)).toThrow(new ConfigError(message));
+  }
+});

@@ -8,17 +8,21 @@ export class AuthError extends Error {
   readonly reasons?: string[];
   /** OAuth-style errors ({ error, error_description }) use `code` as `error`. */
   readonly oauth: boolean;
+  /** An error Auth built without an error code (a hook's refusal): the body says `unknown` (or
+   * `unexpected_failure` for a 500) and no x-sb-error-code header is sent. */
+  readonly uncoded: boolean;
   constructor(
     status: number,
     code: string,
     message: string,
-    extra: { reasons?: string[]; oauth?: boolean } = {},
+    extra: { reasons?: string[]; oauth?: boolean; uncoded?: boolean } = {},
   ) {
     super(message);
     this.status = status;
     this.code = code;
     this.reasons = extra.reasons;
     this.oauth = extra.oauth ?? false;
+    this.uncoded = extra.uncoded ?? false;
   }
 
   /** The same message under another error_code. */
@@ -486,7 +490,7 @@ export function errorResponse(error: unknown, request: Request): Response {
       headers,
     });
   }
-  headers.set("x-sb-error-code", e.code);
+  if (!e.uncoded) headers.set("x-sb-error-code", e.code);
   const extra = e.reasons ? { weak_password: { reasons: e.reasons } } : {};
   let body: object;
   if (wantsNewShape(request)) {

@@ -119,6 +119,8 @@ export interface Config {
     };
     /** [auth.external.<provider>]: which OAuth providers are on (served by the local provider page). */
     external: Record<string, { enabled: boolean }>;
+    /** [auth.hook.<name>]: the Auth hooks that are on (auth/hooks/). Absent: off. */
+    hooks: Partial<Record<HookName, HookConfig>>;
     rateLimit: {
       emailSent: number;
       /** SMS codes an hour, project-wide (GOTRUE_RATE_LIMIT_SMS_SENT). */
@@ -154,6 +156,24 @@ export interface Config {
    * config.toml; hosted Supabase keeps these in the dashboard or has no such setting.
    */
   local: LocalSettings;
+}
+
+/** The Auth hooks config.toml can turn on ([auth.hook.<name>], the CLI's names). */
+export const HOOK_NAMES = [
+  "before_user_created",
+  "custom_access_token",
+  "mfa_verification_attempt",
+  "password_verification_attempt",
+  "send_email",
+  "send_sms",
+] as const;
+export type HookName = (typeof HOOK_NAMES)[number];
+
+/** An Auth hook that is on: a Postgres function (`pg-functions://<db>/<schema>/<function>`) or an
+ * HTTP endpoint, with the Standard Webhooks secrets (`v1,whsec_…`) its requests are signed with. */
+export interface HookConfig {
+  uri: string;
+  secrets: string[];
 }
 
 /** [storage.buckets.<name>], as the CLI reads it (objects_path resolved against supabase/). */
@@ -218,7 +238,6 @@ export const REALTIME_DEFAULTS: RealtimeSettings = {
 
 type Table = Record<string, unknown>;
 
-/** A project setting the backend cannot start with (the CLI prints its message, no stack). */
 /** A Go duration Auth reads (as the CLI passes it on), in milliseconds; unset or negative: 0. */
 function goDurationMs(value: unknown, key: string): number {
   if (value === undefined || value === "") return 0;
@@ -228,6 +247,7 @@ function goDurationMs(value: unknown, key: string): number {
   return nanoseconds > 0n ? Number(nanoseconds / 1_000_000n) : 0;
 }
 
+/** A project setting the backend cannot start with (the CLI prints its message, no stack). */
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -336,6 +356,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
   for (const [name, value] of Object.entries(table(auth.external))) {
     external[name] = { enabled: bool(table(value).enabled, false) };
   }
+  const hooks = hookConfigs(table(auth.hook));
   const templates: Config["auth"]["email"]["templates"] = {};
   for (const [name, value] of Object.entries(table(email.template))) {
     const t = table(value);
@@ -425,6 +446,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
         challengeExpirySeconds: 300,
       },
       external,
+      hooks,
       rateLimit: {
         emailSent: num(rate.email_sent, 2),
         smsSent: num(rate.sms_sent, 30),
@@ -444,6 +466,70 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
       },
     },
   };
+}
+
+/** Names Auth takes for a hook function's schema and name (conf.postgresNamesRegexp). */
+const POSTGRES_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,62}$/;
+/** A Standard Webhooks secret as the CLI requires it (config.go hookSecretPattern). */
+const HOOK_SECRET = /^v1,whsec_[A-Za-z0-9+/=]{32,88}$/;
+/** The hosts Auth calls over plain http (ValidateExtensibilityPoint). */
+const HTTP_HOOK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "host.docker.internal"]);
+
+/**
+ * [auth.hook.<name>] tables: each enabled one checked as the CLI checks it (hookConfig.validate)
+ * and then as Auth does when it starts (ValidateExtensibilityPoint), with their messages.
+ */
+function hookConfigs(hook: Table): Partial<Record<HookName, HookConfig>> {
+  const hooks: Partial<Record<HookName, HookConfig>> = {};
+  for (const name of HOOK_NAMES) {
+    const entry = table(hook[name]);
+    if (!bool(entry.enabled, false)) continue;
+    const uri = str(entry.uri) ?? "";
+    const secretsValue = str(entry.secrets) ?? "";
+    if (!uri) throw new ConfigError(`Missing required field in config: auth.hook.${name}.uri`);
+    let url: URL;
+    try {
+      url = new URL(uri);
+    } catch {
+      throw new ConfigError(`failed to parse template url: ${uri}`);
+    }
+    const secrets = secretsValue.split("|").filter(Boolean);
+    switch (url.protocol.toLowerCase()) {
+      case "http:":
+      case "https:":
+        if (!secretsValue)
+          throw new ConfigError(`Missing required field in config: auth.hook.${name}.secrets`);
+        if (!secrets.every((secret) => HOOK_SECRET.test(secret)))
+          throw new ConfigError(
+            `Invalid hook config: auth.hook.${name}.secrets must be formatted as "v1,whsec_<base64_encoded_secret>" with a minimum length of 32 characters.`,
+          );
+        if (url.protocol === "http:" && !HTTP_HOOK_HOSTS.has(url.hostname))
+          throw new ConfigError(
+            `auth.hook.${name}.uri: only localhost, 127.0.0.1, and ::1 are supported with http`,
+          );
+        break;
+      case "pg-functions:": {
+        if (secretsValue)
+          throw new ConfigError(
+            `Invalid hook config: auth.hook.${name}.secrets is unsupported for pg-functions URI`,
+          );
+        const [, schema, fn] = url.pathname.split("/");
+        if (schema === undefined || fn === undefined)
+          throw new ConfigError(`auth.hook.${name}.uri: URI path does not contain enough parts`);
+        if (!POSTGRES_NAME.test(schema))
+          throw new ConfigError(`auth.hook.${name}.uri: invalid schema name: ${schema}`);
+        if (!POSTGRES_NAME.test(fn))
+          throw new ConfigError(`auth.hook.${name}.uri: invalid table name: ${fn}`);
+        break;
+      }
+      default:
+        throw new ConfigError(
+          `Invalid hook config: auth.hook.${name}.uri should be a HTTP, HTTPS, or pg-functions URI`,
+        );
+    }
+    hooks[name] = { uri, secrets };
+  }
+  return hooks;
 }
 
 /**

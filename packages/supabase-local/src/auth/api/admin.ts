@@ -2,6 +2,7 @@ import { parseGoDuration } from "../../project/go-duration.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail, sendEmailChange } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { beforeUserCreated } from "../hooks/before-user-created.ts";
 import { requireAdmin } from "../http/authenticate.ts";
 import { redirectTarget } from "../http/redirect.ts";
 import { clientIp, parseJson, pick, readBody, readParams } from "../http/request.ts";
@@ -249,16 +250,18 @@ export async function generateLink(ctx: AuthContext, request: Request): Promise<
     let user = await findUserByEmail(tx, email);
     if (!user) {
       if (type !== "signup" && type !== "invite") throw authError("userWithEmailNotFound");
+      const userMetadata = params.data ?? {};
       user = await createUser(tx, {
+        id: await beforeUserCreated(ctx, tx, request, { email, provider: "email", userMetadata }),
         email,
         encryptedPassword: encrypted,
-        userMetadata: params.data ?? {},
+        userMetadata,
         provider: "email",
       });
     } else if ((type === "signup" || type === "invite") && user.email_confirmed_at) {
       throw authError("emailExists");
     }
-    const options = { redirectTo, pkce: false, deliver: false, checkFrequency: false };
+    const options = { request, redirectTo, pkce: false, deliver: false, checkFrequency: false };
     if (type === "email_change_current" || type === "email_change_new") {
       if (!newEmail) throw authError("emailRequired", "The new email address provided is invalid");
       const taken = await findUserByEmail(tx, newEmail);

@@ -3,6 +3,7 @@ import { type ProviderAccount, readProviderCode } from "../../provider/code.ts";
 import type { AuthContext } from "../context.ts";
 import { sendEmail, sendNotification } from "../emails/send.ts";
 import { AuthError, authError } from "../errors.ts";
+import { beforeUserCreated } from "../hooks/before-user-created.ts";
 import { clientIp, readBody } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
 import type { Db } from "../models/db.ts";
@@ -219,7 +220,8 @@ async function accountFromExternalIdentity(
           `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
         );
       }
-      user = await createUser(tx, { email, provider, userMetadata: data });
+      const id = await beforeUserCreated(ctx, tx, request, { email, provider, userMetadata: data });
+      user = await createUser(tx, { id, email, provider, userMetadata: data });
       identityId = (await createIdentity(tx, user.id, provider, data)).id;
     }
   }
@@ -239,6 +241,7 @@ async function accountFromExternalIdentity(
       await confirmEmail(tx, user.id);
     } else {
       await sendEmail(ctx, tx, user, "signup", {
+        request,
         redirectTo: ctx.config.auth.siteUrl,
         pkce: false,
       });
@@ -287,6 +290,7 @@ async function linkIdentityToUser(
     if (!account.email_verified) {
       const fresh = (await findUserById(tx, target.id)) ?? target;
       await sendEmail(ctx, tx, fresh, "signup", {
+        request,
         redirectTo: ctx.config.auth.siteUrl,
         pkce: false,
       });
@@ -303,7 +307,9 @@ async function linkIdentityToUser(
   }
   await updateProviders(tx, target.id);
   const linked = (await findUserById(tx, target.id)) ?? target;
-  await sendNotification(ctx, linked, "identity_linked", { provider: account.provider });
+  await sendNotification(ctx, tx, request, linked, "identity_linked", {
+    provider: account.provider,
+  });
   return linked;
 }
 

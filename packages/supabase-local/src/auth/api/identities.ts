@@ -51,7 +51,7 @@ export async function deleteIdentity(ctx: AuthContext, request: Request): Promis
     await updateProviders(tx, user.id);
   });
   // To the address the user had before: unlinking may have moved another identity's onto it.
-  await sendNotification(ctx, user, "identity_unlinked", {
+  await sendNotification(ctx, ctx.db, request, user, "identity_unlinked", {
     recipient: user.email ?? "",
     provider: identity.provider,
   });

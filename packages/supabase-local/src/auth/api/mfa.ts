@@ -3,6 +3,7 @@ import { Secret, TOTP } from "otpauth";
 import type { AuthContext } from "../context.ts";
 import { sendNotification } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { mfaVerificationAttempt } from "../hooks/verification.ts";
 import { type Caller, requireUser } from "../http/authenticate.ts";
 import { clientIp, readBody, readParams } from "../http/request.ts";
 import { UUID, validateFriendlyName, validatePhone } from "../http/validate.ts";
@@ -254,7 +255,10 @@ export async function challengeFactor(ctx: AuthContext, request: Request): Promi
   if (factor.factor_type === "phone") {
     if (!ctx.config.auth.mfa.phone.verifyEnabled) throw authError("phoneVerifyDisabled");
     const params = await readParams(request, { channel: "string", webauthn: "object" });
-    otpCode = await phoneChallengeCode(ctx, ctx.db, factor, params.channel);
+    otpCode = await phoneChallengeCode(ctx, ctx.db, factor, params.channel, {
+      request,
+      user: caller.user,
+    });
   } else {
     if (factor.factor_type !== "totp") throw authError("factorTypeInvalid");
     if (!ctx.config.auth.mfa.totp.verifyEnabled) throw authError("totpVerifyDisabled");
@@ -305,7 +309,9 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
   if (factor.factor_type === "phone") {
     if (!ctx.config.auth.mfa.phone.verifyEnabled) throw authError("phoneVerifyDisabled");
     const challenge = await validateChallenge(ctx, request, factor.id, challengeId);
-    if (!phoneCodeMatches(challenge.otp_code, code)) throw authError("phoneCodeInvalid");
+    const valid = phoneCodeMatches(challenge.otp_code, code);
+    await mfaVerificationAttempt(ctx, request, { ...factor, user_id: caller.user.id }, valid);
+    if (!valid) throw authError("phoneCodeInvalid");
     return Response.json(await raiseSession(ctx, request, caller, factor, challenge.id, code));
   }
   if (factor.factor_type !== "totp") throw authError("factorTypeInvalid");
@@ -323,6 +329,12 @@ export async function verifyFactor(ctx: AuthContext, request: Request): Promise<
   // valid (stricter than the hosted service, which only refuses a verified challenge).
   const reused =
     valid && (await codeRecentlyVerified(ctx.db, factor.id, code, PERIOD * (2 * SKEW + 1)));
+  await mfaVerificationAttempt(
+    ctx,
+    request,
+    { ...factor, user_id: caller.user.id },
+    valid && !reused,
+  );
   if (!valid || reused) throw authError("totpInvalid");
   return Response.json(await raiseSession(ctx, request, caller, factor, challenge.id, code));
 }
@@ -353,14 +365,16 @@ async function raiseSession(
     if (factor.status !== "verified") await markFactorVerified(tx, factor.id);
     const user = (await findUserById(tx, caller.user.id)) ?? caller.user;
     const method = factorType === "phone" ? "mfa/phone" : "totp";
-    const result = await upgradeSession(ctx, tx, user, session.id, method, factor.id);
+    const result = await upgradeSession(ctx, tx, user, session.id, method, factor.id, request);
     // InvalidateSessionsWithAALLessThan(aal2), DeleteUnverifiedFactors(type)
     await deleteSessionsBelowAal2(tx, user.id);
     await deleteUnverifiedFactors(tx, user.id, factorType);
     return result;
   });
   if (factor.status !== "verified") {
-    await sendNotification(ctx, caller.user, "mfa_factor_enrolled", { factorType });
+    await sendNotification(ctx, ctx.db, request, caller.user, "mfa_factor_enrolled", {
+      factorType,
+    });
   }
   return body;
 }
@@ -440,13 +454,23 @@ async function verifyWebAuthn(
       credential_response: result.response,
     });
     const user = (await findUserById(tx, caller.user.id)) ?? caller.user;
-    const upgraded = await upgradeSession(ctx, tx, user, session.id, "mfa/webauthn", factor.id);
+    const upgraded = await upgradeSession(
+      ctx,
+      tx,
+      user,
+      session.id,
+      "mfa/webauthn",
+      factor.id,
+      request,
+    );
     await deleteSessionsBelowAal2(tx, user.id);
     await deleteUnverifiedFactors(tx, user.id, "webauthn");
     return upgraded;
   });
   if (newlyVerified) {
-    await sendNotification(ctx, caller.user, "mfa_factor_enrolled", { factorType: "webauthn" });
+    await sendNotification(ctx, ctx.db, request, caller.user, "mfa_factor_enrolled", {
+      factorType: "webauthn",
+    });
   }
   return Response.json(body);
 }
@@ -479,7 +503,7 @@ export async function unenrollFactor(ctx: AuthContext, request: Request): Promis
     });
     await deleteFactor(tx, factor);
   });
-  await sendNotification(ctx, caller.user, "mfa_factor_unenrolled", {
+  await sendNotification(ctx, ctx.db, request, caller.user, "mfa_factor_unenrolled", {
     factorType: factor.factor_type,
   });
   return Response.json({ id: factor.id });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { beforeUserCreated } from "../hooks/before-user-created.ts";
 import { redirectTarget } from "../http/redirect.ts";
 import { clientIp, readParams } from "../http/request.ts";
 import { validateChannel, validateEmail, validatePhone } from "../http/validate.ts";
@@ -41,11 +42,21 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
   const createUserAllowed = params.create_user ?? true;
   const redirectTo = redirectTarget(ctx.config, request);
 
+  const known = await findUserByEmail(ctx.db, email);
+  const newId =
+    known || !createUserAllowed || !ctx.config.auth.enableSignup
+      ? undefined
+      : await beforeUserCreated(ctx, ctx.db, request, {
+          email,
+          provider: "email",
+          userMetadata: params.data ?? {},
+        });
   await ctx.db.transaction(async (tx) => {
     let user = await findUserByEmail(tx, email);
     if (!user) {
       if (!createUserAllowed || !ctx.config.auth.enableSignup) throw authError("otpSignupDisabled");
       user = await createUser(tx, {
+        id: newId,
         email,
         encryptedPassword: null,
         userMetadata: params.data ?? {},
@@ -62,7 +73,7 @@ export async function otp(ctx: AuthContext, request: Request): Promise<Response>
     if (pkce)
       await createFlowState(tx, params, flow === "signup" ? "email/signup" : "magiclink", user.id);
     await audit(tx, clientIp(request), user, "user_recovery_requested");
-    await sendEmail(ctx, tx, user, flow, { redirectTo, pkce });
+    await sendEmail(ctx, tx, user, flow, { request, redirectTo, pkce });
   });
   return Response.json({});
 }
@@ -110,7 +121,8 @@ async function smsOtp(
   const known = user;
   const messageId = await ctx.db.transaction(async (tx) => {
     await audit(tx, clientIp(request), known, "user_recovery_requested", { channel });
-    return sendSms(ctx, tx, known, phone, "confirmation");
+    return sendSms(ctx, tx, known, phone, "confirmation", request);
   });
-  return Response.json({ message_id: messageId });
+  // message_id is left out when there is none (the send SMS hook reports no id)
+  return Response.json(messageId ? { message_id: messageId } : {});
 }

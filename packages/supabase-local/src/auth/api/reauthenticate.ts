@@ -16,14 +16,15 @@ export async function reauthenticate(ctx: AuthContext, request: Request): Promis
     const phone = user.phone;
     const messageId = await ctx.db.transaction(async (tx) => {
       await audit(tx, clientIp(request), user, "user_reauthenticate_requested");
-      return sendSms(ctx, tx, user, phone, "reauthentication");
+      return sendSms(ctx, tx, user, phone, "reauthentication", request);
     });
-    return Response.json({ message_id: messageId });
+    return Response.json(messageId ? { message_id: messageId } : {});
   }
   if (!user.email_confirmed_at) throw authError("verifyEmailFirst");
   await ctx.db.transaction(async (tx) => {
     await audit(tx, clientIp(request), user, "user_reauthenticate_requested");
     await sendEmail(ctx, tx, user, "reauthentication", {
+      request,
       redirectTo: ctx.config.auth.siteUrl,
       pkce: false,
     });

@@ -27,7 +27,7 @@ export async function recover(ctx: AuthContext, request: Request): Promise<Respo
     if (!user) return;
     if (pkce) await createFlowState(tx, params, "recovery", user.id);
     await audit(tx, clientIp(request), user, "user_recovery_requested");
-    await sendEmail(ctx, tx, user, "recovery", { redirectTo, pkce });
+    await sendEmail(ctx, tx, user, "recovery", { request, redirectTo, pkce });
   });
   return Response.json({});
 }

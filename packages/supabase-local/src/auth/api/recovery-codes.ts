@@ -115,7 +115,9 @@ export async function generateRecoveryCodes(ctx: AuthContext, request: Request):
       count: codes.length,
     });
   });
-  await sendNotification(ctx, user, "mfa_factor_enrolled", { factorType: "recovery_code" });
+  await sendNotification(ctx, ctx.db, request, user, "mfa_factor_enrolled", {
+    factorType: "recovery_code",
+  });
   return Response.json({
     id: factorId,
     type: "recovery_code",
@@ -212,6 +214,7 @@ export async function verifyRecoveryCode(ctx: AuthContext, request: Request): Pr
       session.id,
       "mfa/recovery_code",
       locked.mfa_factor_id,
+      request,
     );
     await deleteSessionsBelowAal2(tx, user.id);
     return { body };
@@ -232,6 +235,8 @@ export async function deleteRecoveryCodes(ctx: AuthContext, request: Request): P
     await audit(tx, clientIp(request), user, "recovery_codes_deleted", { factor_id: factor.id });
     await deleteFactor(tx, factor);
   });
-  await sendNotification(ctx, user, "mfa_factor_unenrolled", { factorType: "recovery_code" });
+  await sendNotification(ctx, ctx.db, request, user, "mfa_factor_unenrolled", {
+    factorType: "recovery_code",
+  });
   return Response.json({ id: factor.id });
 }

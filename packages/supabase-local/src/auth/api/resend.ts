@@ -45,10 +45,10 @@ export async function resend(ctx: AuthContext, request: Request): Promise<Respon
     if (type === "signup") {
       if (user.email_confirmed_at) return;
       if (challenged) await createFlowState(tx, params, "email/signup", user.id);
-      await sendEmail(ctx, tx, user, "signup", { redirectTo, pkce });
+      await sendEmail(ctx, tx, user, "signup", { request, redirectTo, pkce });
     } else if (user.email_change) {
       if (challenged) await createFlowState(tx, params, "email_change", user.id);
-      await sendEmailChange(ctx, tx, user, user.email_change, { redirectTo, pkce });
+      await sendEmailChange(ctx, tx, user, user.email_change, { request, redirectTo, pkce });
     }
   });
   return Response.json({});
@@ -71,9 +71,9 @@ async function resendSms(
   const messageId = await ctx.db.transaction(async (tx) => {
     if (type === "sms") {
       await audit(tx, clientIp(request), user, "user_recovery_requested");
-      return sendSms(ctx, tx, user, phone, "confirmation");
+      return sendSms(ctx, tx, user, phone, "confirmation", request);
     }
-    return sendSms(ctx, tx, user, user.phone_change, "phone_change");
+    return sendSms(ctx, tx, user, user.phone_change, "phone_change", request);
   });
-  return Response.json({ message_id: messageId });
+  return Response.json(messageId ? { message_id: messageId } : {});
 }

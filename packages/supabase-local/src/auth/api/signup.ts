@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { AuthContext } from "../context.ts";
 import { sendEmail } from "../emails/send.ts";
 import { authError } from "../errors.ts";
+import { beforeUserCreated } from "../hooks/before-user-created.ts";
 import { redirectTarget } from "../http/redirect.ts";
 import { clientIp, readParams } from "../http/request.ts";
 import { validateChannel, validateEmail } from "../http/validate.ts";
@@ -68,6 +69,9 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
     return Response.json(obfuscatedUser(email, data));
   }
   const encryptedPassword = existing ? null : await hashPassword(ctx.config, params.password);
+  const newId = existing
+    ? undefined
+    : await beforeUserCreated(ctx, db, request, { email, provider: "email", userMetadata: data });
 
   const user = await db.transaction(async (tx) => {
     // Looked up again inside the transaction: a concurrent sign-up for the same address may have
@@ -77,7 +81,13 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
     if (current?.email_confirmed_at) return null;
     const user =
       current ??
-      (await createUser(tx, { email, encryptedPassword, userMetadata: data, provider: "email" }));
+      (await createUser(tx, {
+        id: newId,
+        email,
+        encryptedPassword,
+        userMetadata: data,
+        provider: "email",
+      }));
     if (autoconfirm) {
       await audit(tx, clientIp(request), user, "user_signedup", { provider: "email" });
       await confirmEmail(tx, user.id);
@@ -86,7 +96,7 @@ export async function signup(ctx: AuthContext, request: Request): Promise<Respon
         provider: "email",
       });
       if (pkce) await createFlowState(tx, params, "email/signup", user.id);
-      await sendEmail(ctx, tx, user, "signup", { redirectTo, pkce });
+      await sendEmail(ctx, tx, user, "signup", { request, redirectTo, pkce });
     }
     return (await findUserById(tx, user.id)) ?? user;
   });
@@ -110,8 +120,10 @@ async function signupAnonymously(
   request: Request,
   data: Record<string, unknown>,
 ) {
+  const id = await beforeUserCreated(ctx, ctx.db, request, { userMetadata: data });
   const body = await ctx.db.transaction(async (tx) => {
     const user = await createUser(tx, {
+      id,
       provider: "anonymous",
       isAnonymous: true,
       userMetadata: data,

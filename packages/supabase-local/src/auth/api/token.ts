@@ -1,5 +1,6 @@
 import type { AuthContext } from "../context.ts";
 import { authError, oauthError } from "../errors.ts";
+import { passwordVerificationAttempt } from "../hooks/verification.ts";
 import { requireUser } from "../http/authenticate.ts";
 import { clientIp, readParams } from "../http/request.ts";
 import { audit } from "../models/audit.ts";
@@ -55,9 +56,9 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
     throw authError("invalidCredentials");
   }
   if (isBanned(user, ctx.now())) throw authError("userBanned");
-  if (!(await comparePasswordForSignIn(ctx.config, password, user.encrypted_password))) {
-    throw authError("invalidCredentials");
-  }
+  const valid = await comparePasswordForSignIn(ctx.config, password, user.encrypted_password);
+  await passwordVerificationAttempt(ctx, request, user.id, valid);
+  if (!valid) throw authError("invalidCredentials");
   if (!byPhone && !user.email_confirmed_at) throw authError("emailNotConfirmed");
   if (byPhone && !user.phone_confirmed_at) throw authError("phoneNotConfirmed");
   const body = await ctx.db.transaction(async (tx) => {
@@ -75,7 +76,7 @@ async function refreshTokenGrant(ctx: AuthContext, request: Request): Promise<Re
   if (!/^[a-z0-9]{12}$/.test(value)) throw authError("refreshTokenInvalid");
   const body = await ctx.db
     .transaction(async (tx) => {
-      const result = await refreshSession(ctx, tx, value);
+      const result = await refreshSession(ctx, tx, value, request);
       const user = result.user as { id: string; email: string; phone: string };
       await audit(
         tx,

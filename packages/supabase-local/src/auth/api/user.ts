@@ -113,7 +113,7 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
       } else {
         if (pkce) await createFlowState(tx, params, "email_change", user.id);
         const fresh = (await findUserById(tx, user.id)) ?? user;
-        await sendEmailChange(ctx, tx, fresh, emailChange, { redirectTo, pkce });
+        await sendEmailChange(ctx, tx, fresh, emailChange, { request, redirectTo, pkce });
       }
     }
     if (changesPhone) {
@@ -125,12 +125,19 @@ export async function updateUser(ctx: AuthContext, request: Request): Promise<Re
         await applyPhoneChange(tx, user.id);
         if (user.is_anonymous) await markPermanent(tx, user.id);
       } else {
-        await sendSms(ctx, tx, (await findUserById(tx, user.id)) ?? user, newPhone, "phone_change");
+        await sendSms(
+          ctx,
+          tx,
+          (await findUserById(tx, user.id)) ?? user,
+          newPhone,
+          "phone_change",
+          request,
+        );
       }
     }
     await audit(tx, clientIp(request), user, "user_modified");
     return (await findUserById(tx, user.id)) ?? user;
   });
-  if (encrypted) await sendNotification(ctx, updated, "password_changed");
+  if (encrypted) await sendNotification(ctx, ctx.db, request, updated, "password_changed");
   return Response.json(await userJson(ctx.db, updated));
 }

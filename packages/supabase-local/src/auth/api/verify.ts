@@ -326,10 +326,17 @@ async function applyVerification(
       await audit(db, clientIp(request), user, "user_modified");
       // To the address the account had: whoever holds it learns of the change.
       if (user.email && user.email.toLowerCase() !== user.email_change.toLowerCase()) {
-        await sendNotification(ctx, { ...user, email: user.email_change }, "email_changed", {
-          recipient: user.email,
-          oldEmail: user.email,
-        });
+        await sendNotification(
+          ctx,
+          db,
+          request,
+          { ...user, email: user.email_change },
+          "email_changed",
+          {
+            recipient: user.email,
+            oldEmail: user.email,
+          },
+        );
       }
       break;
     }

@@ -1,5 +1,6 @@
 import type { AuthContext } from "../context.ts";
 import { rateLimited } from "../errors.ts";
+import { hookEnabled, invokeHook } from "../hooks/hooks.ts";
 import type { Db } from "../models/db.ts";
 import { generateOtp, storeToken, type TokenType } from "../models/one-time-tokens.ts";
 import {
@@ -9,8 +10,57 @@ import {
   stampSent,
   startEmailChange,
   type UserRow,
+  userJson,
 } from "../models/users.ts";
 import { type MailType, type NotificationKind, sendMail, verifyUrl } from "./templates.ts";
+
+/** How an email is sent: the request it is for, where its link leads, whether it is PKCE's, and
+ * whether it is delivered at all (admin generate_link only makes it) and max_frequency applies. */
+export interface SendOptions {
+  request: Request;
+  redirectTo: string;
+  pkce: boolean;
+  deliver?: boolean;
+  checkFrequency?: boolean;
+}
+
+/**
+ * The send email hook ([auth.hook.send_email]): when it is on, Auth sends no email itself; the
+ * hook gets the user and what the email would carry (EmailData: every field, empty where it does
+ * not apply), and its error fails the request. Returns whether it took the email.
+ */
+async function sendThroughHook(
+  ctx: AuthContext,
+  db: Db,
+  request: Request,
+  user: UserRow,
+  data: Partial<Record<(typeof EMAIL_DATA_FIELDS)[number], string>>,
+): Promise<boolean> {
+  if (!hookEnabled(ctx, "send_email")) return false;
+  const emailData = Object.fromEntries(
+    EMAIL_DATA_FIELDS.map((field) => [field, data[field] ?? ""]),
+  );
+  emailData.site_url = ctx.externalUrl();
+  await invokeHook(ctx, db, "send_email", request, {
+    user: await userJson(db, user),
+    email_data: emailData,
+  });
+  return true;
+}
+
+const EMAIL_DATA_FIELDS = [
+  "token",
+  "token_hash",
+  "redirect_to",
+  "email_action_type",
+  "site_url",
+  "token_new",
+  "token_hash_new",
+  "old_email",
+  "old_phone",
+  "provider",
+  "factor_type",
+] as const;
 
 /** What a sent (or, for generate_link, only generated) email carries. */
 export interface Sent {
@@ -99,7 +149,7 @@ export async function sendEmail(
   db: Db,
   user: UserRow,
   flow: EmailFlow,
-  options: { redirectTo: string; pkce: boolean; deliver?: boolean; checkFrequency?: boolean },
+  options: SendOptions,
 ): Promise<Sent> {
   const spec: Flow = FLOWS[flow];
   const email = user.email ?? "";
@@ -110,7 +160,15 @@ export async function sendEmail(
   await stampSent(db, user.id, spec.sentAt);
   if (flow === "invite") await markInvited(db, user.id);
   const actionLink = verifyUrl(ctx, hashedToken, spec.verifyType, options.redirectTo);
-  if (options.deliver !== false) {
+  const hooked =
+    options.deliver !== false &&
+    (await sendThroughHook(ctx, db, options.request, user, {
+      token: otp,
+      token_hash: hashedToken,
+      redirect_to: options.redirectTo,
+      email_action_type: spec.verifyType,
+    }));
+  if (options.deliver !== false && !hooked) {
     sendMail(ctx, {
       type: spec.mail,
       to: email,
@@ -139,17 +197,18 @@ export async function sendEmailChange(
   db: Db,
   user: UserRow,
   newEmail: string,
-  options: { redirectTo: string; pkce: boolean; deliver?: boolean; checkFrequency?: boolean },
+  options: SendOptions,
 ): Promise<{ newSide: Sent; currentSide?: Sent }> {
   if (options.checkFrequency !== false)
     await assertCanSend(ctx, db, user.id, "email_change_sent_at");
   if (options.deliver !== false) checkEmailRate(ctx);
   const double = ctx.config.auth.email.doubleConfirmChanges && !!user.email;
+  const deliver = options.deliver !== false && !hookEnabled(ctx, "send_email");
   const make = async (to: string, type: TokenType): Promise<Sent> => {
     const otp = generateOtp(ctx.config.auth.email.otpLength);
     const hashedToken = await storeToken(db, user.id, type, to, otp, options.pkce);
     const actionLink = verifyUrl(ctx, hashedToken, "email_change", options.redirectTo);
-    if (options.deliver !== false) {
+    if (deliver) {
       sendMail(ctx, {
         type: "email_change",
         to,
@@ -175,6 +234,18 @@ export async function sendEmailChange(
   const currentSide = double
     ? await make(user.email ?? "", "email_change_token_current")
     : undefined;
+  if (options.deliver !== false) {
+    // One hook call for both addresses, with Auth's pairing of codes and hashes: with a double
+    // confirmation `token` is the current address's code and `token_hash` the new one's hash.
+    await sendThroughHook(ctx, db, options.request, user, {
+      token: (currentSide ?? newSide).otp,
+      token_hash: newSide.hashedToken,
+      token_new: currentSide ? newSide.otp : "",
+      token_hash_new: currentSide?.hashedToken ?? "",
+      redirect_to: options.redirectTo,
+      email_action_type: "email_change",
+    });
+  }
   return { newSide, currentSide };
 }
 
@@ -186,7 +257,9 @@ export async function sendEmailChange(
  */
 export async function sendNotification(
   ctx: AuthContext,
-  user: Pick<UserRow, "email" | "raw_user_meta_data">,
+  db: Db,
+  request: Request,
+  user: UserRow,
   kind: NotificationKind,
   details: { recipient?: string; oldEmail?: string; provider?: string; factorType?: string } = {},
 ): Promise<void> {
@@ -195,6 +268,13 @@ export async function sendNotification(
   if (!to) return;
   try {
     checkEmailRate(ctx);
+    const hooked = await sendThroughHook(ctx, db, request, user, {
+      email_action_type: `${kind}_notification`,
+      old_email: details.oldEmail,
+      provider: details.provider,
+      factor_type: details.factorType,
+    });
+    if (hooked) return;
     sendMail(ctx, {
       type: `${kind}_notification`,
       to,

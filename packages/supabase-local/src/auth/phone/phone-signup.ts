@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
+import { beforeUserCreated } from "../hooks/before-user-created.ts";
 import { clientIp } from "../http/request.ts";
 import { validatePhone } from "../http/validate.ts";
 import { audit } from "../models/audit.ts";
@@ -42,10 +43,18 @@ export async function signUpWithPhone(
     return { kind: "user", body: obfuscatedPhoneUser(phone, input.data), user: existing };
   }
   const encryptedPassword = existing ? null : await hashPassword(config, input.password);
+  const newId = existing
+    ? undefined
+    : await beforeUserCreated(ctx, db, request, {
+        phone,
+        provider: "phone",
+        userMetadata: input.data,
+      });
   const user = await db.transaction(async (tx) => {
     const user =
       existing ??
       (await createUser(tx, {
+        id: newId,
         phone,
         encryptedPassword,
         userMetadata: input.data,
@@ -66,7 +75,7 @@ export async function signUpWithPhone(
       await audit(tx, clientIp(request), user, "user_confirmation_requested", {
         provider: "phone",
       });
-      await sendSms(ctx, tx, user, phone, "confirmation");
+      await sendSms(ctx, tx, user, phone, "confirmation", request);
     }
     return (await findUserById(tx, user.id)) ?? user;
   });

@@ -1,19 +1,23 @@
 import type { AuthContext } from "../context.ts";
 import { authError, rateLimited } from "../errors.ts";
+import { hookEnabled, invokeHook } from "../hooks/hooks.ts";
 import type { Db } from "../models/db.ts";
-import { storeToken, type TokenType } from "../models/one-time-tokens.ts";
+import { generateOtp, storeToken, type TokenType } from "../models/one-time-tokens.ts";
 import {
   type SentAtColumn,
   secondsUntilCanSend,
   stampSent,
   startPhoneChange,
   type UserRow,
+  userJson,
 } from "../models/users.ts";
 
 /**
- * SMS codes (sendPhoneConfirmation). Nothing is ever sent: a number in [auth.sms.test_otp] gets
- * its fixed code, as the real service uses it instead of its provider; any other number meets what
- * the real service answers without an SMS provider.
+ * SMS codes (sendPhoneConfirmation). No SMS provider is ever called: a number in
+ * [auth.sms.test_otp] gets its fixed code, as the real service uses it instead of its provider; any
+ * other number gets a fresh code through the send SMS hook ([auth.hook.send_sms]) when it is on,
+ * as the real service hands it the code instead of its provider, and otherwise meets what the real
+ * service answers without an SMS provider.
  */
 
 /** How long an SMS code is valid, in seconds: the CLI gives Auth GOTRUE_SMS_OTP_EXP=6000. */
@@ -34,12 +38,16 @@ export function testOtp(ctx: AuthContext, phone: string): string | undefined {
     : undefined;
 }
 
+/** The length of the codes Auth makes for SMS (GOTRUE_SMS_OTP_LENGTH; the CLI leaves it at 6). */
+const SMS_OTP_LENGTH = 6;
+
 /**
  * "Sends" the code of `kind` to `phone` (for a phone change, the new number): [auth.sms]
  * max_frequency first (as for real codes), then the hashed code stored with its send time. Returns
- * the message id the real service reports for a test code. A number without a test code would need
- * a real SMS: with confirmations on it first counts against [auth.rate_limit] sms_sent (as the real
- * service counts before it calls its provider), then meets the missing provider.
+ * the message id the real service reports ("test-otp" for a test code, none for the hook). A number
+ * without a test code needs a real SMS: with confirmations on it first counts against
+ * [auth.rate_limit] sms_sent (as the real service counts before it calls its provider), then goes
+ * to the send SMS hook, or meets the missing provider.
  */
 export async function sendSms(
   ctx: AuthContext,
@@ -47,6 +55,7 @@ export async function sendSms(
   user: UserRow,
   phone: string,
   kind: SmsKind,
+  request: Request,
 ): Promise<string> {
   const spec = KINDS[kind];
   const period = ctx.config.auth.sms.maxFrequencySeconds;
@@ -57,13 +66,20 @@ export async function sendSms(
       `For security purposes, you can only request this after ${Math.floor(left)} seconds.`,
     );
   }
-  const otp = testOtp(ctx, phone);
+  let otp = testOtp(ctx, phone);
+  let messageId = "test-otp";
   if (otp === undefined) {
     if (ctx.config.auth.sms.enableConfirmations) ctx.rateLimits.checkSms();
-    throw authError("smsProviderMissing");
+    if (!hookEnabled(ctx, "send_sms")) throw authError("smsProviderMissing");
+    otp = generateOtp(SMS_OTP_LENGTH);
+    messageId = "";
+    await invokeHook(ctx, db, "send_sms", request, {
+      user: await userJson(db, user),
+      sms: { otp, phone },
+    });
   }
   if (kind === "phone_change") await startPhoneChange(db, user.id, phone);
   await storeToken(db, user.id, spec.token, phone, otp, false);
   await stampSent(db, user.id, spec.sentAt);
-  return "test-otp";
+  return messageId;
 }

@@ -57,7 +57,14 @@ export async function issueSession(
   const token = newRefreshToken();
   await insertRefreshToken(db, { token, userId: user.id, sessionId });
   const fresh = (await findUserById(db, user.id)) ?? user;
-  return tokenResponse(ctx, db, fresh, sessionId, token);
+  return tokenResponse(ctx, db, fresh, sessionId, token, { request, method });
+}
+
+/** The request a token is issued for, and how the session was authenticated this time (as the
+ * custom access token hook is told: `token_refresh` for a refresh, the factor for an MFA step). */
+interface Grant {
+  request: Request;
+  method: AuthMethod | "token_refresh";
 }
 
 async function tokenResponse(
@@ -66,8 +73,10 @@ async function tokenResponse(
   user: UserRow,
   sessionId: string,
   refreshToken: string,
+  grant: Grant,
 ): Promise<Record<string, unknown>> {
-  const access = await signAccessToken(ctx, user, await sessionAuthClaims(db, sessionId));
+  const claims = await sessionAuthClaims(db, sessionId);
+  const access = await signAccessToken(ctx, db, user, claims, grant);
   return {
     access_token: access.token,
     token_type: "bearer",
@@ -88,6 +97,7 @@ export async function refreshSession(
   ctx: AuthContext,
   db: Db,
   token: string,
+  request: Request,
 ): Promise<Record<string, unknown>> {
   const { refreshTokenReuseInterval, enableRefreshTokenRotation } = ctx.config.auth;
   const row = await findRefreshToken(db, token, refreshTokenReuseInterval);
@@ -124,7 +134,7 @@ export async function refreshSession(
     });
   }
   await touchRefreshed(db, session.id);
-  return tokenResponse(ctx, db, user, session.id, issued);
+  return tokenResponse(ctx, db, user, session.id, issued, { request, method: "token_refresh" });
 }
 
 /**
@@ -139,6 +149,7 @@ export async function upgradeSession(
   sessionId: string,
   method: AuthMethod,
   factorId: string,
+  request: Request,
 ): Promise<Record<string, unknown>> {
   await addAmrClaim(db, sessionId, method);
   await setAal2(db, sessionId, factorId);
@@ -147,5 +158,5 @@ export async function upgradeSession(
   await deleteSessionRefreshTokens(db, sessionId);
   const token = newRefreshToken();
   await insertRefreshToken(db, { token, userId: user.id, sessionId });
-  return tokenResponse(ctx, db, user, sessionId, token);
+  return tokenResponse(ctx, db, user, sessionId, token, { request, method });
 }

@@ -300,3 +300,9 @@ grant usage on schema auth to anon, authenticated, service_role;
 grant execute on function auth.uid(), auth.role(), auth.email(), auth.jwt()
   to anon, authenticated, service_role;
 grant select on auth.users to service_role;
+-- Auth's database user has the auth schema (its owner on a hosted project), with its search path.
+grant usage, create on schema auth to supabase_auth_admin;
+grant all on all tables in schema auth to supabase_auth_admin;
+grant all on all sequences in schema auth to supabase_auth_admin;
+grant all on all routines in schema auth to supabase_auth_admin;
+alter role supabase_auth_admin set search_path = auth;

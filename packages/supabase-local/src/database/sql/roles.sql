@@ -15,6 +15,12 @@ begin
   if not exists (select from pg_roles where rolname = 'authenticator') then
     create role authenticator login noinherit;
   end if;
+  -- Auth's own database user (supabase/postgres), not a superuser: Auth hooks that are Postgres
+  -- functions run as it, so a project's migrations grant it what they use, as on a hosted project
+  -- (`grant execute on function … to supabase_auth_admin`, a policy `to supabase_auth_admin`).
+  if not exists (select from pg_roles where rolname = 'supabase_auth_admin') then
+    create role supabase_auth_admin noinherit createrole login noreplication;
+  end if;
 end
 $$;
 

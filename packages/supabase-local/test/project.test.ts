@@ -186,3 +186,22 @@ test("[auth.hook.*]: an enabled hook is read with its secrets, and one the CLI o
     expect(await load(hook)).toThrow(new ConfigError(message));
   }
 });
+
+test("password_requirements: the CLI's names, each the sets Auth is given; any other is refused", async () => {
+  const load = async (value: string) => {
+    const file = join(dir, "password.toml");
+    await writeFile(file, `[auth]\npassword_requirements = ${value}\n`);
+    return () => loadConfig({ configFile: file }).auth.passwordRequiredCharacters;
+  };
+  expect((await load('""'))()).toEqual([]);
+  expect((await load('"letters_digits"'))()).toEqual([
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "0123456789",
+  ]);
+  expect((await load('"lower_upper_letters_digits_symbols"'))()).toHaveLength(4);
+  expect(await load('"symbols"')).toThrow(
+    new ConfigError(
+      "Invalid config for auth.password_requirements: must be one of [ letters_digits lower_upper_letters_digits lower_upper_letters_digits_symbols]",
+    ),
+  );
+});

@@ -126,11 +126,34 @@ export function checkPasswordHash(hash: string): void {
   if (!(cost >= 4 && cost <= 31)) refuse("the bcrypt cost must be from 4 to 31");
 }
 
-/** checkPasswordStrength: length limits from config (422 weak_password with reasons). */
+/** checkPasswordStrength: a password a new one may be (422 weak_password with the reasons). */
 export function checkPasswordStrength(config: Config, password: string): void {
-  if (password.length > MAX_PASSWORD_LENGTH) throw authError("passwordTooLong");
+  if (Buffer.byteLength(password) > MAX_PASSWORD_LENGTH) throw authError("passwordTooLong");
+  const weakness = passwordWeakness(config, password);
+  if (weakness) throw weakPassword(weakness.message, weakness.reasons);
+}
+
+/**
+ * What makes a password weak under [auth] minimum_password_length (in bytes, as Go's len) and
+ * password_requirements (a character of each set), in Auth's words; undefined if nothing does. A
+ * password sign-in that succeeds reports it as `weak_password`, so that the app can ask for a new
+ * one after the rules got stricter.
+ */
+export function passwordWeakness(
+  config: Config,
+  password: string,
+): { message: string; reasons: string[] } | undefined {
+  const messages: string[] = [];
+  const reasons: string[] = [];
   const min = config.auth.minimumPasswordLength;
-  if (password.length < min) {
-    throw weakPassword(`Password should be at least ${min} characters.`, ["length"]);
+  if (Buffer.byteLength(password) < min) {
+    reasons.push("length");
+    messages.push(`Password should be at least ${min} characters.`);
   }
+  const sets = config.auth.passwordRequiredCharacters;
+  if (sets.some((set) => ![...set].some((character) => password.includes(character)))) {
+    reasons.push("characters");
+    messages.push(`Password should contain at least one character of each: ${sets.join(", ")}.`);
+  }
+  return reasons.length > 0 ? { message: messages.join(" "), reasons } : undefined;
 }

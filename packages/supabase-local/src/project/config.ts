@@ -51,6 +51,9 @@ export interface Config {
     refreshTokenReuseInterval: number;
     enableManualLinking: boolean;
     minimumPasswordLength: number;
+    /** [auth] password_requirements, as the CLI passes it to Auth (GOTRUE_PASSWORD_REQUIRED_CHARACTERS):
+     * the sets a new password needs a character of each of. */
+    passwordRequiredCharacters: string[];
     /**
      * bcrypt cost of new password hashes: 10 as the real service (Go's bcrypt.DefaultCost). Not a
      * config.toml key; a test run may lower it to bcrypt's minimum, 4, as upstream's own tests do
@@ -394,6 +397,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
       refreshTokenReuseInterval: num(auth.refresh_token_reuse_interval, 10),
       enableManualLinking: bool(auth.enable_manual_linking, false),
       minimumPasswordLength: num(auth.minimum_password_length, 6),
+      passwordRequiredCharacters: passwordRequirements(auth.password_requirements),
       passwordHashCost: 10,
       sessions: {
         timeboxMs: goDurationMs(table(auth.sessions).timebox, "auth.sessions.timebox"),
@@ -466,6 +470,26 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
       },
     },
   };
+}
+
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const DIGITS = "0123456789";
+/** The character sets of each `password_requirements` value (the CLI's ToChar, as Auth splits it). */
+const PASSWORD_REQUIREMENTS: Record<string, string[]> = {
+  "": [],
+  letters_digits: [LOWER + UPPER, DIGITS],
+  lower_upper_letters_digits: [LOWER, UPPER, DIGITS],
+  lower_upper_letters_digits_symbols: [LOWER, UPPER, DIGITS, "!@#$%^&*()_+-=[]{};'\\:\"|<>?,./`~"],
+};
+
+function passwordRequirements(value: unknown): string[] {
+  const sets = PASSWORD_REQUIREMENTS[typeof value === "string" ? value : ""];
+  if (value !== undefined && (typeof value !== "string" || !sets))
+    throw new ConfigError(
+      `Invalid config for auth.password_requirements: must be one of [${Object.keys(PASSWORD_REQUIREMENTS).join(" ")}]`,
+    );
+  return sets ?? [];
 }
 
 /** Names Auth takes for a hook function's schema and name (conf.postgresNamesRegexp). */

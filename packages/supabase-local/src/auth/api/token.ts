@@ -8,7 +8,7 @@ import { consumeFlowState } from "../models/flow-state.ts";
 import { revokeFamilyOf } from "../models/refresh-tokens.ts";
 import type { AuthMethod } from "../models/sessions.ts";
 import { findUserByEmail, findUserById, findUserByPhone, isBanned } from "../models/users.ts";
-import { comparePasswordForSignIn } from "../passwords.ts";
+import { comparePasswordForSignIn, passwordWeakness } from "../passwords.ts";
 import { issueSession, refreshSession } from "../tokens/token-response.ts";
 
 /** POST /token?grant_type=password|refresh_token|pkce|id_token|web3 */
@@ -57,6 +57,8 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
   }
   if (isBanned(user, ctx.now())) throw authError("userBanned");
   const valid = await comparePasswordForSignIn(ctx.config, password, user.encrypted_password);
+  // A right password that today's rules call weak still signs in, and the answer says so.
+  const weakness = valid ? passwordWeakness(ctx.config, password) : undefined;
   await passwordVerificationAttempt(ctx, request, user.id, valid);
   if (!valid) throw authError("invalidCredentials");
   if (!byPhone && !user.email_confirmed_at) throw authError("emailNotConfirmed");
@@ -65,7 +67,7 @@ async function passwordGrant(ctx: AuthContext, request: Request): Promise<Respon
     await audit(tx, clientIp(request), user, "login", { provider: byPhone ? "phone" : "email" });
     return issueSession(ctx, tx, user, "password", request);
   });
-  return Response.json(body);
+  return Response.json(weakness ? { ...body, weak_password: weakness } : body);
 }
 
 async function refreshTokenGrant(ctx: AuthContext, request: Request): Promise<Response> {

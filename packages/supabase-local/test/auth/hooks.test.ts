@@ -2,7 +2,7 @@
 // supabase-js: each runs as Auth's database user, supabase_auth_admin, with what a migration
 // grants that role, as on a hosted project. HTTP hooks: hooks-http.test.ts.
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { PASSWORD, PUBLISHABLE_KEY, randomEmail } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
 import { otherCode, totpCode } from "../../../../tests/support/mfa.ts";
@@ -36,6 +36,8 @@ begin
     perform * from hooks_test.not_granted;
   elsif email like 'bad-claims-%' then
     return jsonb_build_object('claims', (claims - 'aud') || '{"exp": "soon"}');
+  elsif email like 'endless-%' then
+    loop perform 1; end loop;
   elsif email like 'no-claims-%' then
     return '{}';
   elsif email like 'refused-%' then
@@ -196,6 +198,8 @@ describe("the custom access token hook", () => {
   });
 
   it("refuses the sign-in when the function fails, returns claims Auth's schema refuses, or returns none", async () => {
+    // the cause is the developer's to read in the backend's log, not the caller's
+    const logged = vi.spyOn(console, "warn").mockImplementation(() => {});
     const notGranted = await user("reads-not-granted");
     expect(await passwordGrant(notGranted.email, PASSWORD)).toMatchObject({
       status: 500,
@@ -223,10 +227,24 @@ describe("the custom access token hook", () => {
       status: 403,
       body: { code: 403, error_code: "unknown", msg: "No tokens for you" },
     });
+    // a function that never ends is stopped after 2 s; the sign-in fails and the backend goes on
+    const endless = await user("endless");
+    const started = Date.now();
+    expect((await passwordGrant(endless.email, PASSWORD)).body).toMatchObject({
+      code: 500,
+      msg: `Error running hook URI: ${uri("access_token")}`,
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    expect((await passwordGrant(refused.email, PASSWORD)).status).toBe(403);
+    expect(logged.mock.calls.map(([line]) => line)).toEqual([
+      `[local auth] hook ${uri("access_token")} failed: permission denied for table not_granted`,
+      `[local auth] hook ${uri("access_token")} failed: canceling statement due to statement timeout`,
+    ]);
+    logged.mockRestore();
     // nothing was half done: no session was left behind by the failed sign-ins
     const { rows } = await local.backend.db.query(
       "select 1 from auth.sessions where user_id = any($1::uuid[])",
-      [[notGranted.id, badClaims.id, noClaims.id, refused.id]],
+      [[notGranted.id, badClaims.id, noClaims.id, refused.id, endless.id]],
     );
     expect(rows).toEqual([]);
   });

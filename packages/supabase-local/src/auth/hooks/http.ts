@@ -12,10 +12,10 @@ const ANSWER_LIMIT = 200 * 1024;
 
 /**
  * An HTTP hook, called as Auth's hookshttp calls it: a POST of the event, signed with each secret
- * by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`), given 5 s
- * in all; a connection that fails is tried again (3 attempts), as is a 429 or 503 that says
- * `retry-after`. Returns the JSON it answered (a string), or undefined for a 204. Its other
- * answers are Auth's errors, with Auth's messages.
+ * by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`), given
+ * 5 s in all, redirects followed (as Go's client does); a connection that fails is tried again (3
+ * attempts), as is a 429 or 503 that says `retry-after`. Returns the JSON it answered (a string),
+ * or undefined for a 204. Its other answers are Auth's errors, with Auth's messages.
  */
 export async function callHttpHook(hook: HookConfig, payload: string): Promise<unknown> {
   const deadline = AbortSignal.timeout(TIMEOUT_MS);
@@ -38,7 +38,6 @@ export async function callHttpHook(hook: HookConfig, payload: string): Promise<u
         method: "POST",
         body: payload,
         signal: deadline,
-        redirect: "manual",
         headers: {
           "Content-Type": "application/json",
           "webhook-id": id,

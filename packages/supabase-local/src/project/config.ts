@@ -90,7 +90,13 @@ export interface Config {
        * [auth.mfa.phone]: a code by SMS as a second factor. otp_length and template shape the SMS
        * of a real provider; none is sent here ([auth.sms.test_otp] numbers get their fixed code).
        */
-      phone: { enrollEnabled: boolean; verifyEnabled: boolean; maxFrequencySeconds: number };
+      phone: {
+        enrollEnabled: boolean;
+        verifyEnabled: boolean;
+        maxFrequencySeconds: number;
+        /** The length of a challenge's code (GOTRUE_MFA_PHONE_OTP_LENGTH), for the send SMS hook. */
+        otpLength: number;
+      };
       /**
        * Recovery codes (GOTRUE_MFA_RECOVERY_CODES_*), a preview of Supabase Auth that hosted
        * projects do not have: the CLI has no config.toml key for them, so enroll_enabled /
@@ -431,6 +437,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
           enrollEnabled: bool(phoneFactor.enroll_enabled, false),
           verifyEnabled: bool(phoneFactor.verify_enabled, false),
           maxFrequencySeconds: duration(phoneFactor.max_frequency, 5),
+          otpLength: num(phoneFactor.otp_length, 6),
         },
         recoveryCodes: {
           enrollEnabled: false,

@@ -64,7 +64,10 @@ beforeAll(async () => {
     auth: {
       email: { enableConfirmations: true },
       sms: { enableSignup: true, enableConfirmations: true },
-      mfa: { phone: { enrollEnabled: true, verifyEnabled: true, maxFrequencySeconds: 0 } },
+      // [auth.mfa.phone] otp_length: the length of the codes the hook gets for MFA
+      mfa: {
+        phone: { enrollEnabled: true, verifyEnabled: true, maxFrequencySeconds: 0, otpLength: 8 },
+      },
       hooks: {
         custom_access_token: hook("/access-token"),
         before_user_created: hook("/before-user-created"),
@@ -216,7 +219,7 @@ describe("HTTP hooks", () => {
     const challenge = await client.auth.mfa.challenge({ factorId: enrolled.data.id });
     if (challenge.error) throw challenge.error;
     const mfa = callsTo("/send-sms", phone).map((c) => JSON.parse(c.body).sms);
-    expect(mfa.at(-1)).toEqual({ otp: expect.stringMatching(/^\d{6}$/), sms_type: "mfa", phone });
+    expect(mfa.at(-1)).toEqual({ otp: expect.stringMatching(/^\d{8}$/), sms_type: "mfa", phone });
     const verified = await client.auth.mfa.verify({
       factorId: enrolled.data.id,
       challengeId: challenge.data.id,

@@ -17,9 +17,6 @@ import { testOtp } from "./sms.ts";
  * meets what the real service answers without an SMS provider.
  */
 
-/** [auth.mfa.phone] otp_length: the CLI passes none, so Auth's default. */
-const MFA_OTP_LENGTH = 6;
-
 /** The code of a new challenge of `factor`: the channel is checked, then [auth.mfa.phone]
  * max_frequency since the factor's last challenge, then the number's code. */
 export async function phoneChallengeCode(
@@ -39,7 +36,7 @@ export async function phoneChallengeCode(
     );
   }
   if (hookEnabled(ctx, "send_sms")) {
-    const code = generateOtp(MFA_OTP_LENGTH);
+    const code = generateOtp(ctx.config.auth.mfa.phone.otpLength);
     const sms = { otp: code, sms_type: "mfa", phone: factor.phone ?? "" };
     const user = await userJson(db, caller.user);
     await invokeHook(ctx, db, "send_sms", caller.request, { user, sms }).catch(() => {

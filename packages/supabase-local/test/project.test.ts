@@ -119,18 +119,20 @@ test("[auth.mfa.phone] and [auth.rate_limit] sms_sent: the CLI's defaults, and a
     enrollEnabled: false,
     verifyEnabled: false,
     maxFrequencySeconds: 5,
+    otpLength: 6,
   });
   expect(defaults.auth.rateLimit.smsSent).toBe(30);
   const file = join(dir, "phone-mfa.toml");
   await writeFile(
     file,
-    `[auth.rate_limit]\nsms_sent = 7\n[auth.mfa.phone]\nenroll_enabled = true\nverify_enabled = true\nmax_frequency = "1m"\n`,
+    `[auth.rate_limit]\nsms_sent = 7\n[auth.mfa.phone]\nenroll_enabled = true\nverify_enabled = true\nmax_frequency = "1m"\notp_length = 8\n`,
   );
   const config = loadConfig({ configFile: file });
   expect(config.auth.mfa.phone).toEqual({
     enrollEnabled: true,
     verifyEnabled: true,
     maxFrequencySeconds: 60,
+    otpLength: 8,
   });
   expect(config.auth.rateLimit.smsSent).toBe(7);
 });
@@ -204,4 +206,33 @@ test("password_requirements: the CLI's names, each the sets Auth is given; any o
       "Invalid config for auth.password_requirements: must be one of [ letters_digits lower_upper_letters_digits lower_upper_letters_digits_symbols]",
     ),
   );
+});
+
+test("[auth.captcha]: read when enabled, refused as the CLI refuses it without a provider or a secret", async () => {
+  const load = async (toml: string) => {
+    const file = join(dir, "captcha.toml");
+    await writeFile(file, `[auth.captcha]\n${toml}`);
+    return () => loadConfig({ configFile: file }).auth.captcha;
+  };
+  expect(
+    (
+      await load(
+        'enabled = true\nprovider = "turnstile"\nsecret = " 1x0000000000000000000000000000000AA "\n',
+      )
+    )(),
+  ).toEqual({ provider: "turnstile", secret: "1x0000000000000000000000000000000AA" });
+  expect((await load('enabled = false\nprovider = "hcaptcha"\n'))()).toBeUndefined();
+  for (const [toml, message] of [
+    ["enabled = true\n", "Missing required field in config: auth.captcha.provider"],
+    [
+      'enabled = true\nprovider = "hcaptcha"\n',
+      "Missing required field in config: auth.captcha.secret",
+    ],
+    [
+      'enabled = false\nprovider = "recaptcha"\n',
+      "Invalid config for auth.captcha.provider: must be one of [hcaptcha turnstile]",
+    ],
+  ] as const) {
+    expect(await load(toml)).toThrow(new ConfigError(message));
+  }
 });

@@ -128,6 +128,8 @@ export interface Config {
     };
     /** [auth.external.<provider>]: which OAuth providers are on (served by the local provider page). */
     external: Record<string, { enabled: boolean }>;
+    /** [auth.captcha] when enabled: the provider and secret CAPTCHA tokens are checked with. */
+    captcha?: CaptchaConfig;
     /** [auth.hook.<name>]: the Auth hooks that are on (auth/hooks/). Absent: off. */
     hooks: Partial<Record<HookName, HookConfig>>;
     rateLimit: {
@@ -165,6 +167,12 @@ export interface Config {
    * config.toml; hosted Supabase keeps these in the dashboard or has no such setting.
    */
   local: LocalSettings;
+}
+
+/** [auth.captcha]: a provider the CLI accepts and its secret. */
+export interface CaptchaConfig {
+  provider: "hcaptcha" | "turnstile";
+  secret: string;
 }
 
 /** The Auth hooks config.toml can turn on ([auth.hook.<name>], the CLI's names). */
@@ -457,6 +465,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
         challengeExpirySeconds: 300,
       },
       external,
+      captcha: captchaConfig(table(auth.captcha)),
       hooks,
       rateLimit: {
         emailSent: num(rate.email_sent, 2),
@@ -497,6 +506,20 @@ function passwordRequirements(value: unknown): string[] {
       `Invalid config for auth.password_requirements: must be one of [${Object.keys(PASSWORD_REQUIREMENTS).join(" ")}]`,
     );
   return sets ?? [];
+}
+
+/** [auth.captcha], checked as the CLI checks it; undefined when off. */
+function captchaConfig(captcha: Table): CaptchaConfig | undefined {
+  const provider = captcha.provider;
+  if (provider !== undefined && provider !== "hcaptcha" && provider !== "turnstile")
+    throw new ConfigError(
+      "Invalid config for auth.captcha.provider: must be one of [hcaptcha turnstile]",
+    );
+  if (!bool(captcha.enabled, false)) return undefined;
+  if (!provider) throw new ConfigError("Missing required field in config: auth.captcha.provider");
+  const secret = (str(captcha.secret) ?? "").trim();
+  if (!secret) throw new ConfigError("Missing required field in config: auth.captcha.secret");
+  return { provider, secret };
 }
 
 /** Names Auth takes for a hook function's schema and name (conf.postgresNamesRegexp). */

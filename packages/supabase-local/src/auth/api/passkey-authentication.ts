@@ -1,3 +1,4 @@
+import { captchaProtected } from "../captcha.ts";
 import type { AuthContext } from "../context.ts";
 import { authError } from "../errors.ts";
 import { clientIp } from "../http/request.ts";
@@ -29,6 +30,10 @@ export async function passkeyAuthenticationOptions(
 ): Promise<Response> {
   requirePasskeysEnabled(ctx);
   ctx.rateLimits.check("passkey", request);
+  return captchaProtected(passkeyOptions)(ctx, request);
+}
+
+async function passkeyOptions(ctx: AuthContext): Promise<Response> {
   const rp = relyingParty(ctx);
   const { options, session } = await requestOptions(rp, undefined);
   await deleteExpiredWebAuthnChallenges(ctx.db);

@@ -1,3 +1,4 @@
+import { captchaProtected } from "../captcha.ts";
 import type { AuthContext, Handler } from "../context.ts";
 import type { Bucket } from "../rate-limits.ts";
 import {
@@ -63,14 +64,14 @@ export const routes: Array<[method: string, path: string, handler: Handler]> = [
   ["GET", "/health", health],
   ["GET", "/settings", settings],
   ["GET", "/.well-known/jwks.json", jwks],
-  ["POST", "/signup", signup],
-  ["POST", "/token", token],
-  ["POST", "/otp", limited("otp", otp)],
-  ["POST", "/magiclink", limited("magic_link", magicLink)],
+  ["POST", "/signup", captchaProtected(signup)],
+  ["POST", "/token", captchaProtected(token)],
+  ["POST", "/otp", limited("otp", captchaProtected(otp))],
+  ["POST", "/magiclink", limited("magic_link", captchaProtected(magicLink))],
   ["GET", "/verify", limited("token_verifications", verify)],
   ["POST", "/verify", limited("token_verifications", verify)],
-  ["POST", "/recover", limited("recover", recover)],
-  ["POST", "/resend", limited("resend", resend)],
+  ["POST", "/recover", limited("recover", captchaProtected(recover))],
+  ["POST", "/resend", limited("resend", captchaProtected(resend))],
   ["GET", "/user", getUser],
   ["PUT", "/user", limited("user", updateUser)],
   ["GET", "/user/identities/authorize", linkIdentity],

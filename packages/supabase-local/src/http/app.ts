@@ -78,7 +78,7 @@ export function createApi(options: ApiOptions): Api {
     signingKeys,
     inbox,
     rateLimits: new RateLimits(config.auth.rateLimit),
-    externalUrl: () => `${url}/auth/v1`,
+    externalUrl: () => config.auth.externalUrl ?? `${url}/auth/v1`,
     now: () => new Date(),
     projectDir: project.paths.projectDir,
   };

@@ -43,6 +43,11 @@ export interface Config {
   };
   auth: {
     siteUrl: string;
+    /** [auth] external_url: the public URL of Auth (email links, OAuth callbacks, the default
+     * issuer); unset: the backend's own URL + /auth/v1, as the CLI's default. */
+    externalUrl?: string;
+    /** [auth] jwt_issuer: the `iss` of access tokens (GOTRUE_JWT_ISSUER); unset: externalUrl. */
+    jwtIssuer?: string;
     additionalRedirectUrls: string[];
     jwtExpiry: number;
     enableSignup: boolean;
@@ -403,6 +408,8 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
     },
     auth: {
       siteUrl: str(auth.site_url) ?? "http://127.0.0.1:3000",
+      externalUrl: str(auth.external_url) || undefined,
+      jwtIssuer: str(auth.jwt_issuer) || undefined,
       additionalRedirectUrls: strs(auth.additional_redirect_urls, ["https://127.0.0.1:3000"]),
       jwtExpiry: num(auth.jwt_expiry, 3600),
       enableSignup: bool(auth.enable_signup, true),

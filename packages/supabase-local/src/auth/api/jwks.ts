@@ -1,4 +1,4 @@
-import type { AuthContext } from "../context.ts";
+import { type AuthContext, jwtIssuer } from "../context.ts";
 
 /** GET /.well-known/jwks.json: the public half of every signing key (never the HS256 secret). */
 export function jwks({ signingKeys }: AuthContext): Response {
@@ -10,14 +10,16 @@ export function jwks({ signingKeys }: AuthContext): Response {
 
 /** GET /.well-known/openid-configuration (WellKnownOpenID): the discovery document, issuer first. */
 export function openidConfiguration(ctx: AuthContext): Response {
-  const issuer = ctx.externalUrl();
+  const issuer = jwtIssuer(ctx);
+  // the endpoints hang off the issuer without its trailing slashes
+  const base = issuer.replace(/\/+$/, "");
   return Response.json(
     {
       issuer,
-      authorization_endpoint: `${issuer}/oauth/authorize`,
-      token_endpoint: `${issuer}/oauth/token`,
-      jwks_uri: `${issuer}/.well-known/jwks.json`,
-      userinfo_endpoint: `${issuer}/oauth/userinfo`,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      jwks_uri: `${base}/.well-known/jwks.json`,
+      userinfo_endpoint: `${base}/oauth/userinfo`,
       scopes_supported: ["openid", "profile", "email", "phone", "offline_access"],
       response_types_supported: ["code"],
       response_modes_supported: ["query"],

@@ -1,5 +1,5 @@
 import { SignJWT } from "jose";
-import type { AuthContext } from "../context.ts";
+import { type AuthContext, jwtIssuer } from "../context.ts";
 import { customizeClaims } from "../hooks/access-token.ts";
 import type { Db } from "../models/db.ts";
 import type { AmrEntry } from "../models/sessions.ts";
@@ -20,7 +20,7 @@ export async function signAccessToken(
   const iat = Math.floor(Date.now() / 1000);
   const expiresIn = ctx.config.auth.jwtExpiry;
   const claims = {
-    iss: ctx.externalUrl(),
+    iss: jwtIssuer(ctx),
     sub: user.id,
     aud: user.aud,
     exp: iat + expiresIn,

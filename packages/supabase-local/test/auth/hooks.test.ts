@@ -42,6 +42,8 @@ begin
     return '{}';
   elsif email like 'refused-%' then
     return '{"error": {"http_code": 403, "message": "No tokens for you"}}';
+  elsif email like 'odd-status-%' then
+    return '{"error": {"http_code": 999, "message": "No such status"}}';
   end if;
   select role into found_role from hooks_test.roles where user_id = (event->>'user_id')::uuid;
   return jsonb_build_object('claims',
@@ -227,6 +229,12 @@ describe("the custom access token hook", () => {
       status: 403,
       body: { code: 403, error_code: "unknown", msg: "No tokens for you" },
     });
+    // a status no HTTP answer can carry is a 500 with the hook's message
+    const oddStatus = await user("odd-status");
+    expect(await passwordGrant(oddStatus.email, PASSWORD)).toMatchObject({
+      status: 500,
+      body: { code: 500, error_code: "unexpected_failure", msg: "No such status" },
+    });
     // a function that never ends is stopped after 2 s; the sign-in fails and the backend goes on
     const endless = await user("endless");
     const started = Date.now();
@@ -244,7 +252,7 @@ describe("the custom access token hook", () => {
     // nothing was half done: no session was left behind by the failed sign-ins
     const { rows } = await local.backend.db.query(
       "select 1 from auth.sessions where user_id = any($1::uuid[])",
-      [[notGranted.id, badClaims.id, noClaims.id, refused.id, endless.id]],
+      [[notGranted.id, badClaims.id, noClaims.id, refused.id, oddStatus.id, endless.id]],
     );
     expect(rows).toEqual([]);
   });

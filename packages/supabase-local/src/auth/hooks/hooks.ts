@@ -87,7 +87,11 @@ function hookOutput(answer: unknown): HookOutput {
     const { http_code: status, message } = refusal as { http_code?: unknown; message?: unknown };
     // An error without a message is no error (Auth's check, kept for compatibility upstream).
     if (typeof message === "string" && message !== "") {
-      const code = typeof status === "number" && status !== 0 ? status : 500;
+      // no code is a 500, as in Auth; one no HTTP answer can carry is a 500 here too
+      const code =
+        Number.isInteger(status) && (status as number) >= 200 && (status as number) <= 599
+          ? (status as number)
+          : 500;
       throw new AuthError(code, code === 500 ? "unexpected_failure" : "unknown", message, {
         uncoded: true,
       });

@@ -40,12 +40,20 @@ export async function startRttProxy(options: {
     target: { host: target.hostname, port: Number(target.port) },
   };
   const thread = new Worker(new URL(import.meta.url), { workerData: data });
+  // One question at a time: each takes its answer, or the thread's error, and leaves no listener.
   const ask = (message: unknown) =>
     new Promise<{ port?: number }>((resolve, reject) => {
-      thread.once("message", (answer: { ok?: boolean; port?: number; error?: string }) =>
-        answer.ok ? resolve(answer) : reject(new Error(`rtt-proxy: ${answer.error}`)),
-      );
-      thread.once("error", reject);
+      const failed = (error: Error) => {
+        thread.off("message", answered);
+        reject(error);
+      };
+      const answered = (answer: { ok?: boolean; port?: number; error?: string }) => {
+        thread.off("error", failed);
+        if (answer.ok) resolve(answer);
+        else reject(new Error(`rtt-proxy: ${answer.error}`));
+      };
+      thread.once("message", answered);
+      thread.once("error", failed);
       thread.postMessage(message);
     });
   const { port = options.port } = await ask({ listen: true });

@@ -176,6 +176,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   try {
     const migrations = {
       migrationsDir: options.migrationsDir ?? paths.migrationsDir,
+      migrationsEnabled: config.db.migrations.enabled,
       autoExposeNewTables: config.api.autoExposeNewTables,
       seedFiles:
         options.seed === false

@@ -56,10 +56,17 @@ test("a port that is not a port number is refused, naming its key, as the CLI re
   }
 });
 
-test("[db], [db.seed] and [local_smtp] have the CLI's defaults", () => {
+test("[db], [db.migrations], [db.seed] and [local_smtp] have the CLI's defaults", async () => {
   const config = loadConfig({ configFile: join(dir, "no-config.toml") });
-  expect(config.db).toEqual({ port: 54322, seed: { enabled: true, sqlPaths: ["./seed.sql"] } });
+  expect(config.db).toEqual({
+    port: 54322,
+    migrations: { enabled: true },
+    seed: { enabled: true, sqlPaths: ["./seed.sql"] },
+  });
   expect(config.localSmtp).toEqual({ enabled: true, port: 54324 });
+  const file = join(dir, "migrations-off.toml");
+  await writeFile(file, "[db.migrations]\nenabled = false\n");
+  expect(loadConfig({ configFile: file }).db.migrations).toEqual({ enabled: false });
 });
 
 test("[inbucket] is refused with the Supabase CLI 3's message", async () => {

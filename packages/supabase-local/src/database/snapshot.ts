@@ -48,6 +48,8 @@ const IN_USE_MS = 60_000;
 export interface SnapshotInputs {
   /** supabase/migrations */
   migrationsDir: string;
+  /** config.toml [db.migrations] enabled (migrations.ts) */
+  migrationsEnabled?: boolean;
   /** the seed files, in order (config.toml [db.seed]; none: no seed) */
   seedFiles?: string[];
   /** config.toml [api] auto_expose_new_tables (migrations.ts) */
@@ -82,8 +84,10 @@ async function baseKey(): Promise<string> {
 export async function snapshotKey(inputs: SnapshotInputs): Promise<string> {
   const parts: [string, string][] = [["base", await baseKey()]];
   if (inputs.autoExposeNewTables === false) parts.push(["auto_expose_new_tables", "false"]);
-  for (const { file, path } of await migrationFiles(inputs.migrationsDir))
-    parts.push([`migration ${file}`, readFileSync(path, "utf8")]);
+  if (inputs.migrationsEnabled === false) parts.push(["migrations", "off"]);
+  else
+    for (const { file, path } of await migrationFiles(inputs.migrationsDir))
+      parts.push([`migration ${file}`, readFileSync(path, "utf8")]);
   for (const seedFile of inputs.seedFiles ?? []) {
     let seed: string | null;
     try {

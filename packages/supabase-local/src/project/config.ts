@@ -20,9 +20,12 @@ export interface Config {
      */
     autoExposeNewTables: boolean;
   };
-  /** [db]: the Postgres port (54322) and [db.seed], the seed files of a fresh database. */
+  /** [db]: the Postgres port (54322), [db.migrations] and [db.seed], the seed files of a fresh
+   * database. */
   db: {
     port: number;
+    /** [db.migrations] enabled: false starts the database without supabase/migrations, as the CLI. */
+    migrations: { enabled: boolean };
     /** sql_paths are relative to supabase/ and may hold `*` globs, as the CLI reads them. */
     seed: { enabled: boolean; sqlPaths: string[] };
   };
@@ -394,6 +397,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
     },
     db: {
       port: port(db.port, 54322, "db.port"),
+      migrations: { enabled: bool(table(db.migrations).enabled, true) },
       seed: { enabled: bool(seed.enabled, true), sqlPaths: strs(seed.sql_paths, ["./seed.sql"]) },
     },
     localSmtp: {

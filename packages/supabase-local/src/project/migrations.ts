@@ -8,6 +8,8 @@ export interface MigrationOptions {
   projectDir?: string;
   /** Another migrations directory instead of the project's. */
   migrationsDir?: string;
+  /** config.toml [db.migrations] enabled (default true); false: none is applied, as by the CLI. */
+  migrationsEnabled?: boolean;
   /** Seed files (createLocalBackend: config.toml [db.seed], supabase/seed.sql), applied in order
    * once, on a fresh database; a missing file is skipped. */
   seedFiles?: string[];
@@ -66,7 +68,7 @@ const MIGRATION_FILE = /^(\d+)_(.*)\.sql$/;
 export async function applyMigrations(db: PGlite, options: MigrationOptions = {}): Promise<void> {
   const migrationsDir = options.migrationsDir ?? projectPaths(options.projectDir).migrationsDir;
   // the directory is read while the database answers
-  const listed = migrationFiles(migrationsDir);
+  const listed = options.migrationsEnabled === false ? [] : migrationFiles(migrationsDir);
   // (a database with a history only reads it: every start of the backend comes through here)
   const fresh = !(await historyExists(db));
   if (fresh) await db.exec(HISTORY);

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openDatabase } from "../../src/database/open.ts";
-import { baseSnapshot, snapshotCacheDir } from "../../src/database/snapshot.ts";
+import { baseSnapshot, snapshotCacheDir, snapshotKey } from "../../src/database/snapshot.ts";
 import { applyMigrations, MigrationError } from "../../src/project/migrations.ts";
 
 /** A database with the backend's roles and auth schema and nothing of a project's (initdb's
@@ -106,5 +106,21 @@ describe("applyMigrations", () => {
     await applyMigrations(db, { ...p, fixtures: [fixture] });
     expect((await db.query("SELECT count(*)::int AS n FROM f")).rows).toEqual([{ n: 2 }]);
     await db.close();
+  });
+
+  test("[db.migrations] enabled = false: a fresh database gets none, its seed still runs, and its snapshot is its own", async () => {
+    const p = await project(
+      { "20240101000000_a.sql": "CREATE TABLE a (n int);" },
+      "CREATE TABLE seeded (n int);",
+    );
+    const db = await database();
+    await applyMigrations(db, { ...p, migrationsEnabled: false });
+    const tables = await db.query("SELECT to_regclass('a') AS a, to_regclass('seeded') AS seeded");
+    expect(tables.rows).toEqual([{ a: null, seeded: "seeded" }]);
+    expect(await history(db)).toEqual([]);
+    await db.close();
+    const on = await snapshotKey({ migrationsDir: p.migrationsDir, seedFiles: p.seedFiles });
+    const off = await snapshotKey({ ...p, migrationsEnabled: false });
+    expect(off).not.toBe(on);
   });
 });

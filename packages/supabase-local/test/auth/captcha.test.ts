@@ -2,7 +2,7 @@
 // `captchaToken` options), with the providers' documented test secrets, which the local backend
 // answers as the providers do, so nothing leaves the machine.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD, randomEmail } from "../../../../tests/support/backend.ts";
+import { PASSWORD, PUBLISHABLE_KEY, randomEmail } from "../../../../tests/support/backend.ts";
 import { type MemoryBackend, memoryBackend } from "../../../../tests/support/memory-backend.ts";
 
 /** Turnstile's test secrets: one that always passes, one that always fails. */
@@ -76,6 +76,29 @@ describe("[auth.captcha]", () => {
     // the admin API is not asked
     const created = await passing.admin().auth.admin.createUser({ email: randomEmail("admin") });
     expect(created.error).toBeNull();
+  });
+
+  it("a token of the wrong type, or a security field that is no object, is a 400 bad_json, as Go's decoder answers", async () => {
+    const signUp = (security: unknown) =>
+      passing.fetch(`${passing.backend.url}/auth/v1/signup`, {
+        method: "POST",
+        headers: { apikey: PUBLISHABLE_KEY, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          email: randomEmail("typed"),
+          password: PASSWORD,
+          gotrue_meta_security: security,
+        }),
+      });
+    for (const security of [{ captcha_token: 5 }, "XXXX.DUMMY.TOKEN.XXXX", [1]]) {
+      const response = await signUp(security);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error_code: "bad_json" });
+    }
+    // null is no token: the plain refusal
+    expect(await (await signUp(null)).json()).toMatchObject({
+      error_code: "captcha_failed",
+      msg: NO_TOKEN.message,
+    });
   });
 
   it("refuses with the provider's error codes when it fails the token", async () => {

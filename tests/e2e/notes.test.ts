@@ -6,6 +6,7 @@ import {
   arrivedAt,
   freshUser,
   NOTE_PAGE,
+  settled,
   signInWithPassword,
   submit,
   visit,
@@ -197,4 +198,37 @@ describe.each([
     await visit(page, stack, "/notes");
     expect(await noteTitles(page)).toEqual(["Older", "Newer"]);
   });
+});
+
+test("what is typed into a note while its page's scripts still load is kept when it hydrates, and saved", async ({
+  browser,
+}) => {
+  const owner = await freshUser(stack, "early");
+  const page = await browser.open({ javaScriptEnabled: true });
+  await signInWithPassword(page, stack, owner);
+  const path = await createNote(page, { title: "Early", body: "The old body.", tags: "" });
+
+  // The scripts held back, as on a slow connection: the form is there, React is not yet.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route(/\.(m?js|tsx?)(\?.*)?$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`${stack.appUrl}${path}/edit`, { waitUntil: "domcontentloaded" });
+  await page.fill("#field-title", "Early, typed early");
+  await page.fill("#field-body", "Typed before the scripts ran.");
+  release();
+  await settled(page);
+  await page.unroute(/\.(m?js|tsx?)(\?.*)?$/);
+  // React's hydration of the textarea set it back to the server's text; the page puts it back
+  expect(await page.inputValue("#field-body")).toBe("Typed before the scripts ran.");
+  expect(await page.inputValue("#field-title")).toBe("Early, typed early");
+
+  await submit(page, "Save changes");
+  await arrivedAt(page, stack, NOTE_PAGE);
+  await page.getByTestId("note-title").getByText("Early, typed early").waitFor();
+  expect(await page.getByTestId("note-body").textContent()).toBe("Typed before the scripts ran.");
 });

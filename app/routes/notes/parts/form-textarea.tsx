@@ -1,5 +1,6 @@
 import type { ReactNode, TextareaHTMLAttributes } from "react";
 import { controlClass, FieldMessages, fieldIds, LABEL_CLASS } from "../../../components/form-field";
+import { keepTypedText } from "../../../lib/typed-before-hydration";
 
 interface FormTextareaProps
   extends Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, "id" | "name"> {
@@ -9,7 +10,8 @@ interface FormTextareaProps
   hint?: ReactNode;
 }
 
-/** FormField's multi-line sibling: label, hint and error tied to the textarea. */
+/** FormField's multi-line sibling: label, hint and error tied to the textarea, which keeps what
+ * was typed before the page hydrated (typed-before-hydration.ts). */
 export function FormTextarea({
   label,
   name,
@@ -25,6 +27,7 @@ export function FormTextarea({
         {label}
       </label>
       <textarea
+        ref={keepTypedText}
         id={ids.id}
         name={name}
         aria-invalid={error ? true : undefined}

@@ -1,16 +1,18 @@
 // port-in-use.js: a port held only by connections (an outgoing connection's local port, or one in
 // TIME_WAIT for a minute after it closed) is waited for, and said so; a port a server listens on is
 // refused at once, as before.
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
-import { fileURLToPath } from "node:url";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { QUICK_PASSWORD_HASH_COST } from "../../../tests/support/backend.ts";
 import { listenOnceFree, portHolders } from "../src/database/thread/port-in-use.js";
 import { createLocalBackend, KEYS } from "../src/index.ts";
+import { withBaseSnapshot } from "./support/base-snapshot.ts";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const LINUX_TABLES = existsSync("/proc/net/tcp");
 
 const opened: { close: () => void }[] = [];
@@ -169,6 +171,12 @@ describe("listenOnceFree", () => {
 
 describe.runIf(LINUX_TABLES)("a backend whose ports connections still hold", () => {
   it("starts on them once they are free, the API's and the Postgres port alike", async () => {
+    // a project of its own, started from the base snapshot: the wait is all this test is about
+    const project = mkdtempSync(join(tmpdir(), "port-in-use-project-"));
+    opened.push({ close: () => rmSync(project, { recursive: true, force: true }) });
+    const cacheDir = join(project, "cache");
+    await mkdir(join(project, "supabase"), { recursive: true });
+    await withBaseSnapshot(project, cacheDir);
     const api = await heldByConnection();
     const postgres = await heldByConnection();
     const said = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -176,7 +184,8 @@ describe.runIf(LINUX_TABLES)("a backend whose ports connections still hold", () 
     setTimeout(api.release, 700);
     setTimeout(postgres.release, 1500);
     const local = await createLocalBackend({
-      projectDir: ROOT,
+      projectDir: project,
+      cacheDir,
       host: "127.0.0.1",
       port: api.port,
       postgresPort: postgres.port,

@@ -41,6 +41,8 @@ export interface Config {
     fileSizeLimit: number;
     /** [storage.image_transformation] enabled: /render/image (off when the table is absent). */
     imageTransformation: { enabled: boolean };
+    /** [storage.vector]: vector buckets at /vector (on, 10 buckets of 5 indexes: the CLI's). */
+    vector: { enabled: boolean; maxBuckets: number; maxIndexes: number };
     /** [storage.buckets.<name>]: created or updated, and objects_path uploaded, on a fresh start. */
     buckets: Record<string, StorageBucketConfig>;
   };
@@ -408,6 +410,11 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
       enabled: bool(storage.enabled, true),
       fileSizeLimit: size(storage.file_size_limit ?? "50MiB", "storage.file_size_limit"),
       imageTransformation: { enabled: bool(table(storage.image_transformation).enabled, false) },
+      vector: {
+        enabled: bool(table(storage.vector).enabled, true),
+        maxBuckets: num(table(storage.vector).max_buckets, 10),
+        maxIndexes: num(table(storage.vector).max_indexes, 5),
+      },
       buckets,
     },
     auth: {

@@ -119,6 +119,25 @@ export const ERRORS = {
       544,
     ),
   internal: (message = "Internal server error") => new StorageError(500, "InternalError", message),
+  // vector buckets (their routes send every status as it is: upstream's respectStatusCode)
+  vectorConflict: (resource: string, name: string) =>
+    new StorageError(409, "ConflictException", `${resource} "${name}" already exists`),
+  vectorNotFound: (name: string) =>
+    new StorageError(404, "NotFoundException", `resource "${name}" not found`),
+  vectorBucketNotEmpty: (name: string) =>
+    new StorageError(400, "VectorBucketNotEmpty", `Vector Bucket "${name}" not empty`),
+  vectorMaxBuckets: (max: number) =>
+    new StorageError(
+      400,
+      "S3VectorMaxBucketsExceeded",
+      `Maximum number of buckets exceeded. Max allowed is ${max}. Contact support to increase your limit.`,
+    ),
+  vectorMaxIndexes: (max: number) =>
+    new StorageError(
+      400,
+      "S3VectorMaxIndexesExceeded",
+      `Maximum number of indexes exceeded. Max allowed is ${max}. Contact support to increase your limit.`,
+    ),
   notSupported: (feature: string) =>
     new StorageError(
       409,

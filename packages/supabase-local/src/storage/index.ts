@@ -68,6 +68,7 @@ export function createStorage(options: StorageOptions): Storage {
       urlKey: options.urlKey,
       fileSizeLimit: config.fileSizeLimit,
       imageTransformation: config.imageTransformation.enabled,
+      vector: config.vector,
       resumable: async (request, caller, signed) => {
         resumable ??= (await tus()).createResumable({
           db,

@@ -2,8 +2,9 @@
 // each handler reads the request (the caller from the gateway's context, the path's bucket and
 // key, the body), calls the bucket or object logic, and answers upstream's JSON or the object's
 // bytes. Every error is a StorageError, rendered in one place (errors.ts); anything else is
-// upstream's 500. Routes a server without S3, CDN purge, lifecycle, analytics or vector buckets
-// lacks answer as that server does: Fastify's 404.
+// upstream's 500. Vector buckets are routes of their own (vector-routes.ts). Routes a server
+// without S3, CDN purge, lifecycle or analytics buckets lacks answer as that server does:
+// Fastify's 404.
 import type { PGlite } from "@electric-sql/pglite";
 import { type Context, Hono } from "hono";
 import { BodyTooLarge, readLimitedBody } from "../http/request-body.ts";
@@ -31,6 +32,8 @@ import {
   transformationsFromToken,
 } from "./transforms.ts";
 import { readUpload } from "./upload.ts";
+import type { VectorLimits } from "./vector-buckets.ts";
+import { vectorRoutes } from "./vector-routes.ts";
 
 export interface StorageContext {
   db: PGlite;
@@ -40,6 +43,8 @@ export interface StorageContext {
   /** [storage] file_size_limit. */
   fileSizeLimit: number;
   imageTransformation: boolean;
+  /** [storage.vector]: vector buckets at /vector, or none (Fastify's 404). */
+  vector: VectorLimits & { enabled: boolean };
   /** The TUS routes (tus.ts), mounted at /upload/resumable (and /sign under it: signed). */
   resumable: (request: Request, caller: Caller, signed?: boolean) => Promise<Response>;
 }
@@ -73,6 +78,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
   app.notFound((c) =>
     routeNotFound(c.req.method, new URL(c.req.url).pathname.replace(/^\/storage\/v1/, "")),
   );
+
+  if (ctx.vector.enabled) app.route("/vector", vectorRoutes(db, ctx.vector));
 
   // ---- buckets
   app.get("/bucket", async (c) => {

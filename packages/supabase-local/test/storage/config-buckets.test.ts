@@ -47,6 +47,8 @@ describe("buckets from config.toml", () => {
 file_size_limit = "50MiB"
 [storage.image_transformation]
 enabled = true
+[storage.vector]
+max_buckets = 3
 [storage.buckets.images]
 public = false
 file_size_limit = "1.5MB"
@@ -59,6 +61,7 @@ objects_path = "./images"
       enabled: true,
       fileSizeLimit: 50 * 1024 * 1024,
       imageTransformation: { enabled: true },
+      vector: { enabled: true, maxBuckets: 3, maxIndexes: 5 },
       buckets: {
         images: {
           public: false,

@@ -36,7 +36,7 @@ describe("left out, answered as a server without them", () => {
     ["DELETE", "/cdn/storage-public/a.txt"],
     ["GET", "/bucket/storage-public/lifecycle"],
     ["GET", "/iceberg/bucket"],
-    ["POST", "/vector/CreateVectorBucket"],
+    ["POST", "/vector/CreateVectorBuckets"],
   ])("%s %s: 404 route not found", async (method, path) => {
     const response = await storageFetch(path, { method });
     expect(response.status).toBe(404);

@@ -57,7 +57,9 @@ describe("the storage schema", () => {
     );
     expect(rows).toEqual([
       { relname: "buckets", relrowsecurity: true },
+      { relname: "buckets_vectors", relrowsecurity: true },
       { relname: "objects", relrowsecurity: true },
+      { relname: "vector_indexes", relrowsecurity: true },
     ]);
   });
 

@@ -6,8 +6,8 @@
 -- own transaction allows it (storage.allow_delete_query), since the bytes would stay behind.
 -- So a project's migrations can write policies on storage.objects exactly as for hosted Supabase.
 --
--- Not here (answered as a server without them): S3 multipart uploads, analytics (Iceberg) and
--- vector buckets, object versioning.
+-- Not here (answered as a server without them): S3 multipart uploads, analytics (Iceberg)
+-- buckets, object versioning.
 create schema if not exists storage;
 grant usage on schema storage to postgres, anon, authenticated, service_role;
 alter default privileges in schema storage grant all on tables to postgres, anon, authenticated, service_role;
@@ -244,3 +244,31 @@ begin
     v_start;
 end;
 $$;
+
+-- Vector buckets (Storage's tenant migration 0045; the routes: storage/vector-buckets.ts): the
+-- buckets and their indexes, readable by the API roles as upstream grants them (RLS on, no policy:
+-- only the service role's requests, made as the owner, see them). Each index's vectors are a table
+-- in schema storage_vectors, which the data API does not expose.
+create table if not exists storage.buckets_vectors (
+  id text not null primary key,
+  type storage.buckettype not null default 'VECTOR',
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now()
+);
+create table if not exists storage.vector_indexes (
+  id text primary key default gen_random_uuid(),
+  name text collate "C" not null,
+  bucket_id text not null references storage.buckets_vectors (id),
+  data_type text not null,
+  dimension integer not null,
+  distance_metric text not null,
+  metadata_configuration jsonb null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now()
+);
+create unique index if not exists vector_indexes_name_bucket_id_idx on storage.vector_indexes (name, bucket_id);
+alter table storage.buckets_vectors enable row level security;
+alter table storage.vector_indexes enable row level security;
+revoke all on storage.buckets_vectors, storage.vector_indexes from anon, authenticated, service_role;
+grant select on storage.buckets_vectors, storage.vector_indexes to anon, authenticated, service_role;
+create schema if not exists storage_vectors;

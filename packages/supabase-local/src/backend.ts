@@ -24,6 +24,7 @@ import {
 import { applyMigrations } from "./project/migrations.ts";
 import { seedFiles } from "./project/paths.ts";
 import { resolveProject } from "./project/project.ts";
+import { applyVaultSecrets } from "./project/vault-secrets.ts";
 
 /** What @hono/node-server hands the fetch handler: the request as Node has it (HTTP/1 or 2). */
 type ServerRequest = Readable & { socket?: { remoteAddress?: string } };
@@ -221,6 +222,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     }
     [keys, storageUrlKey] = await made;
     await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
+    await applyVaultSecrets(db, config.db.vault);
     apiModule = await api;
   } catch (error) {
     await Promise.all(servers.map(closeServer));

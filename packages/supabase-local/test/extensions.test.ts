@@ -53,7 +53,7 @@ as $$
 $$;
 `;
 
-/** Every extension of Supabase's Postgres image that PGlite has a build of. */
+/** Every extension of Supabase's Postgres image that PGlite has a build of, and Vault (built here). */
 const AVAILABLE = [
   "amcheck",
   "autoinc",
@@ -86,6 +86,7 @@ const AVAILABLE = [
   "plpgsql",
   "refint",
   "seg",
+  "supabase_vault",
   "tablefunc",
   "tcn",
   "tsm_system_rows",

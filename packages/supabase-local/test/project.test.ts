@@ -62,6 +62,7 @@ test("[db], [db.migrations], [db.seed] and [local_smtp] have the CLI's defaults"
     port: 54322,
     migrations: { enabled: true },
     seed: { enabled: true, sqlPaths: ["./seed.sql"] },
+    vault: {},
   });
   expect(config.localSmtp).toEqual({ enabled: true, port: 54324 });
   const file = join(dir, "migrations-off.toml");

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -93,6 +94,19 @@ export const EXTENSIONS: Extensions = {
   vector,
 };
 
+/**
+ * The extensions the local backend makes itself, in SQL where PGlite has no build of Supabase's:
+ * supabase_vault (sql/supabase_vault--*.sql over pgcrypto). Their files go where PGlite's own go.
+ */
+const LOCAL_EXTENSION_FILES = ["supabase_vault.control", "supabase_vault--0.3.1.sql"];
+
+/** The local extensions' files' text, for the start snapshot's key (snapshot.ts). */
+export function localExtensionSources(): string {
+  return LOCAL_EXTENSION_FILES.map(
+    (file) => `${file}\n${readFileSync(new URL(`sql/${file}`, import.meta.url), "utf8")}`,
+  ).join("\n");
+}
+
 /** A file of an extension's bundle, by its path under PGlite's installation. */
 export interface ExtensionFile {
   path: string;
@@ -109,7 +123,12 @@ export async function extensionFiles(): Promise<ExtensionFile[]> {
     // several extensions can share a bundle (spi's four)
     if (bundlePath) bundles.set(bundlePath.href, bundlePath);
   }
-  const files: ExtensionFile[] = [];
+  const files: ExtensionFile[] = await Promise.all(
+    LOCAL_EXTENSION_FILES.map(async (file) => ({
+      path: `share/postgresql/extension/${file}`,
+      data: new Uint8Array(await readFile(new URL(`sql/${file}`, import.meta.url))),
+    })),
+  );
   for (const tar of await Promise.all([...bundles.values()].map(unpacked)))
     for (const entry of parseTar(tar))
       if (entry.type === "file" && entry.data) files.push({ path: entry.name, data: entry.data });

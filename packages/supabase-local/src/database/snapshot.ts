@@ -28,7 +28,7 @@ import { projectCacheDir } from "../boot/cache-dir.js";
 import { applyMigrations, migrationFiles } from "../project/migrations.ts";
 import { discardSpare, isAlive, spareOf } from "./data-dir.ts";
 import { Database } from "./database.ts";
-import { EXTENSIONS } from "./extensions.ts";
+import { EXTENSIONS, localExtensionSources } from "./extensions.ts";
 import { prepareDatabase, setupSql } from "./open.ts";
 
 /** Bumped when what a snapshot holds changes without any of the hashed inputs changing. */
@@ -68,6 +68,7 @@ async function baseKey(): Promise<string> {
     ["format", String(FORMAT)],
     ["pglite", await pgliteVersion()],
     ["extensions", Object.keys(EXTENSIONS).sort().join(",")],
+    ["local extensions", localExtensionSources()],
     ["roles.sql", roles],
     ["auth.sql", auth],
     ["realtime.sql", realtime],

@@ -28,6 +28,8 @@ export interface Config {
     migrations: { enabled: boolean };
     /** sql_paths are relative to supabase/ and may hold `*` globs, as the CLI reads them. */
     seed: { enabled: boolean; sqlPaths: string[] };
+    /** [db.vault]: Vault secrets by name, `env(…)` already substituted (project/vault-secrets.ts). */
+    vault: Record<string, string>;
   };
   /**
    * [local_smtp]: the mail catcher (Mailpit in the CLI); its API port (54324). The CLI's old name,
@@ -401,6 +403,11 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
       port: port(db.port, 54322, "db.port"),
       migrations: { enabled: bool(table(db.migrations).enabled, true) },
       seed: { enabled: bool(seed.enabled, true), sqlPaths: strs(seed.sql_paths, ["./seed.sql"]) },
+      vault: Object.fromEntries(
+        Object.entries(table(db.vault)).filter(
+          (entry): entry is [string, string] => typeof entry[1] === "string",
+        ),
+      ),
     },
     localSmtp: {
       enabled: bool(localSmtp.enabled, true),

@@ -32,6 +32,8 @@ create schema if not exists graphql_public;
 -- with crypt(…, gen_salt('bf'))). A PGlite of one's own loads them: see extensions.ts.
 create extension if not exists pgcrypto with schema extensions;
 create extension if not exists "uuid-ossp" with schema extensions;
+-- and Vault in schema vault (the local build: extensions.ts, supabase_vault--0.3.1.sql)
+create extension if not exists supabase_vault;
 -- and postgres's search path, so that migrations and seeds (run as postgres) call them without a
 -- schema. Set for this session too: a role's settings apply from its next session on. The API
 -- roles get no search_path of their own (the data API adds [api] extra_search_path per request).

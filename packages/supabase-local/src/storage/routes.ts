@@ -7,7 +7,6 @@
 // Fastify's 404.
 import type { PGlite } from "@electric-sql/pglite";
 import { type Context, Hono } from "hono";
-import { BodyTooLarge, readLimitedBody } from "../http/request-body.ts";
 import * as buckets from "./buckets.ts";
 import { ANON, type Caller, callerOf, inRequest, SERVICE_ROLE } from "./caller.ts";
 import {
@@ -18,6 +17,7 @@ import {
   validationError,
 } from "./errors.ts";
 import type { FileStore } from "./file-store.ts";
+import { BodyError, jsonBody } from "./json-body.ts";
 import { listObjectsV2 } from "./list-v2.ts";
 import { mustBeValidBucketName, mustBeValidKey } from "./names.ts";
 import * as objects from "./objects.ts";
@@ -100,7 +100,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   });
   app.post("/bucket", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.createBucket);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     const name = requiredString(body, "name");
     await buckets.createBucket(
       db,
@@ -118,7 +118,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   });
   app.put("/bucket/:id", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.updateBucket);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     await buckets.updateBucket(
       db,
       caller,
@@ -150,7 +150,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   // ---- objects: the fixed paths first (a bucket named "list" is upstream's problem too)
   app.post("/object/list/:bucket", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.listObjects);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     // upstream's schema, field by field in its order: a sortBy names one of its columns
     const prefix = requiredString(body, "prefix");
     const limit = optionalInteger(body, "limit", 1);
@@ -173,7 +173,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   });
   app.post("/object/list-v2/:bucket", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.listObjectsV2);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     const sortBy = objectField(body, "sortBy");
     return c.json(
       await listObjectsV2(db, caller, c.req.param("bucket"), {
@@ -191,7 +191,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   });
   app.post("/object/move", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.moveObject);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     const bucketId = requiredString(body, "bucketId");
     await objects.moveObject(db, caller, {
       bucketId,
@@ -203,7 +203,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   });
   app.post("/object/copy", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.copyObject);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     const bucketId = requiredString(body, "bucketId");
     const destinationBucket = optionalString(body, "destinationBucket") || bucketId;
     const destinationKey = requiredString(body, "destinationKey");
@@ -232,7 +232,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   // signed URLs: made for what the caller can read; used by anyone holding one
   app.post("/object/sign/:bucket", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.signObjectUrls);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     // upstream's schema: both required, then each in turn (1 to 1000 paths)
     requiredField(body, "expiresIn");
     requiredField(body, "paths");
@@ -259,7 +259,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   app.post("/object/sign/:bucket/*", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.signObjectUrl);
     const { bucket, key } = target(c, "/object/sign/");
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     requiredField(body, "expiresIn");
     const expiresIn = mustBeValidExpiresIn(coercedInteger(body, "expiresIn", 1));
     const transform = objectField(body, "transform");
@@ -396,7 +396,7 @@ export function storageRoutes(ctx: StorageContext): Hono {
   // (the batch remove before the single one: `/*` also matches an empty key)
   app.delete("/object/:bucket", async (c) => {
     const caller = await callerOf(c.req.raw, OPERATIONS.deleteObjects);
-    const body = await jsonBody(c);
+    const body = await objectBody(c);
     const prefixes = body.prefixes;
     if (
       !Array.isArray(prefixes) ||
@@ -574,28 +574,11 @@ function parseMetadataHeader(value: string): Record<string, unknown> | undefined
   }
 }
 
-/** A body upstream's JSON schema refuses (Fastify's validation message). */
-class BodyError extends Error {}
-
 type Body = Record<string, unknown>;
 
-/** A JSON object body, up to 1 MiB; an empty body is `{}` (upstream's empty-body parser). */
-async function jsonBody(c: C): Promise<Body> {
-  let text: string;
-  try {
-    text = await readLimitedBody(c.req.raw, 1024 * 1024);
-  } catch (error) {
-    if (error instanceof BodyTooLarge) throw ERRORS.entityTooLarge("request body");
-    throw ERRORS.noContentProvided();
-  }
-  let body: unknown = {};
-  if (text.trim() !== "") {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new BodyError(`Body is not valid JSON but content-type is set to 'application/json'`);
-    }
-  }
+/** A route's body, which upstream's schemas all want to be an object. */
+async function objectBody(c: C): Promise<Body> {
+  const body = await jsonBody(c.req.raw);
   if (!body || typeof body !== "object" || Array.isArray(body))
     throw new BodyError("body must be object");
   return body as Body;

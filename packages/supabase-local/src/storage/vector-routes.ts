@@ -3,16 +3,13 @@
 // "body/dimension must be <= 4096"), for the service role only (its enforceJwtRole), answered
 // with each error's real status (its respectStatusCode). The logic is in vector-buckets.ts.
 import type { PGlite } from "@electric-sql/pglite";
-import { type Context, Hono } from "hono";
-import { BodyTooLarge, readLimitedBody } from "../http/request-body.ts";
+import { Hono } from "hono";
 import { callerOf, SERVICE_ROLE } from "./caller.ts";
 import { ERRORS, fromDatabaseError, StorageError, validationError } from "./errors.ts";
+import { BodyError, jsonBody } from "./json-body.ts";
 import * as vectors from "./vector-buckets.ts";
 
 type Json = Record<string, unknown>;
-
-/** A body refused by its schema: every message, as Fastify joins Ajv's. */
-class SchemaError extends Error {}
 
 const INDEX_NAME = {
   minLength: 3,
@@ -35,7 +32,7 @@ export function vectorRoutes(db: PGlite, limits: vectors.VectorLimits): Hono {
         },
         { status: error.status },
       );
-    if (error instanceof SchemaError) return validationError(error.message);
+    if (error instanceof BodyError) return validationError(error.message);
     console.error("[supabase-local] storage vectors:", error);
     return ERRORS.internal().response();
   });
@@ -51,7 +48,7 @@ export function vectorRoutes(db: PGlite, limits: vectors.VectorLimits): Hono {
       const caller = await callerOf(c.req.raw, operation);
       if (caller.role !== SERVICE_ROLE.role)
         throw ERRORS.accessDeniedJwt("Access denied: Invalid role");
-      const body = new Checked(await jsonBody(c));
+      const body = new Checked(await jsonBody(c.req.raw));
       const input = check(body);
       body.done();
       const result = await handle(input);
@@ -266,23 +263,6 @@ export function vectorRoutes(db: PGlite, limits: vectors.VectorLimits): Hono {
   return app;
 }
 
-/** A JSON object body, up to 1 MiB; an empty body is `{}` (upstream's empty-body parser). */
-async function jsonBody(c: Context): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readLimitedBody(c.req.raw, 1024 * 1024);
-  } catch (error) {
-    if (error instanceof BodyTooLarge) throw ERRORS.entityTooLarge("request body");
-    throw ERRORS.noContentProvided();
-  }
-  if (text.trim() === "") return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new SchemaError("Body is not valid JSON but content-type is set to 'application/json'");
-  }
-}
-
 interface NumberRule {
   integer?: boolean;
   minimum?: number;
@@ -311,7 +291,7 @@ class Checked {
   }
 
   done(): void {
-    if (this.errors.length > 0) throw new SchemaError(this.errors.join(", "));
+    if (this.errors.length > 0) throw new BodyError(this.errors.join(", "));
   }
 
   /** Each missing property's message; true, to chain with &&. */

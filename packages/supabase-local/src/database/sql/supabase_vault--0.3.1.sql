@@ -19,7 +19,17 @@ returns bytea
 language sql volatile
 as $$ select @extschema:pgcrypto@.gen_random_bytes(16) $$;
 
--- The key of a key id and context, from the root key: only these two functions read it.
+-- The key of a key id and context, derived from the root key: for the two functions below only.
+create function vault._key(key_id bigint, context bytea)
+returns bytea
+language sql stable security definer
+set search_path = ''
+as $$
+  select @extschema:pgcrypto@.hmac(context || convert_to(key_id::text, 'utf8'), r.key, 'sha256')
+  from vault._root_key r
+$$;
+revoke execute on function vault._key(bigint, bytea) from public;
+
 create function vault._crypto_aead_det_encrypt(
   message bytea, additional bytea, key_id bigint, context bytea = 'pgsodium', nonce bytea = null
 )
@@ -28,10 +38,7 @@ language plpgsql stable security definer
 set search_path = ''
 as $$
 declare
-  k bytea := (
-    select @extschema:pgcrypto@.hmac(context || convert_to(key_id::text, 'utf8'), r.key, 'sha256')
-    from vault._root_key r
-  );
+  k bytea := vault._key(key_id, context);
   iv bytea := substring(
     coalesce(nonce, @extschema:pgcrypto@.hmac(message || additional, k, 'sha256')) from 1 for 16
   );
@@ -53,10 +60,7 @@ language plpgsql stable security definer
 set search_path = ''
 as $$
 declare
-  k bytea := (
-    select @extschema:pgcrypto@.hmac(context || convert_to(key_id::text, 'utf8'), r.key, 'sha256')
-    from vault._root_key r
-  );
+  k bytea := vault._key(key_id, context);
   iv bytea;
   sealed bytea;
 begin

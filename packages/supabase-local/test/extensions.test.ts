@@ -245,6 +245,10 @@ test("a migration made with pgvector, moddatetime and pg_trgm: semantic search t
   expect(matched.data.map((row: { title: string }) => row.title)).toEqual(["north", "north-east"]);
   expect(matched.data[0].similarity).toBeCloseTo(0.9939, 3);
 
+  // a filter on a vector column compares vectors, as PostgREST's does
+  const exact = await ada.from("documents").select("title").eq("embedding", "[1,1,0]");
+  expect(exact).toMatchObject({ error: null, data: [{ title: "north-east" }] });
+
   // the same query as a string, and another user's search finds none of Ada's documents
   const grace = await signedIn();
   const theirs = await grace.rpc("match_documents", {

@@ -7,6 +7,7 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { hasDatabase } from "./database/data-dir.ts";
 import { pgliteEngine, prestartDatabaseThread } from "./database/engine.ts";
 import { openDatabase } from "./database/open.ts";
+import { startPgNetWorker } from "./database/pg-net.ts";
 import { snapshotCacheDir, snapshotFor } from "./database/snapshot.ts";
 import { listenOnceFree } from "./database/thread/port-in-use.js";
 import { peerAddress } from "./http/client-address.ts";
@@ -173,6 +174,8 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
   let storageUrlKey: Uint8Array;
   // a database that starts from the snapshot: config.toml's buckets are seeded into it
   let fresh = false;
+  // pg_net's worker (database/pg-net.ts), stopped before the database closes
+  let stopPgNet: () => Promise<void> = async () => {};
   let apiModule: typeof import("./http/app.ts");
   try {
     const migrations = {
@@ -223,9 +226,10 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     [keys, storageUrlKey] = await made;
     await applyMigrations(db, { ...migrations, fixtures: options.fixtures });
     await applyVaultSecrets(db, config.db.vault);
+    stopPgNet = await startPgNetWorker(db);
     apiModule = await api;
   } catch (error) {
-    await Promise.all(servers.map(closeServer));
+    await Promise.all([...servers.map(closeServer), stopPgNet()]);
     if (!options.db) await db?.close();
     throw error;
   }
@@ -244,7 +248,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       // bytes a crash left without a row (not while another backend shares the database)
       else if (!options.db) await storage.sweep();
     } catch (error) {
-      await Promise.all(servers.map(closeServer));
+      await Promise.all([...servers.map(closeServer), stopPgNet()]);
       if (!options.db) await db.close();
       throw error;
     }
@@ -261,7 +265,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
       servers.push(server);
       mailpitUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     } catch (error) {
-      await Promise.all(servers.map(closeServer));
+      await Promise.all([...servers.map(closeServer), stopPgNet()]);
       if (!options.db) await db.close();
       throw error;
     }
@@ -290,7 +294,7 @@ export async function createLocalBackend(options: LocalBackendOptions = {}): Pro
     inbox,
     close: async () => {
       await webSockets.close();
-      await Promise.all([...servers.map(closeServer), storage.close()]);
+      await Promise.all([...servers.map(closeServer), storage.close(), stopPgNet()]);
       if (!options.db) await db.close();
     },
   };

@@ -53,7 +53,8 @@ as $$
 $$;
 `;
 
-/** Every extension of Supabase's Postgres image that PGlite has a build of, and Vault (built here). */
+/** Every extension of Supabase's Postgres image that PGlite has a build of, and Vault and pg_net
+ * (built here). */
 const AVAILABLE = [
   "amcheck",
   "autoinc",
@@ -77,6 +78,7 @@ const AVAILABLE = [
   "pageinspect",
   "pg_buffercache",
   "pg_freespacemap",
+  "pg_net",
   "pg_stat_statements",
   "pg_surgery",
   "pg_trgm",

@@ -96,9 +96,15 @@ export const EXTENSIONS: Extensions = {
 
 /**
  * The extensions the local backend makes itself, in SQL where PGlite has no build of Supabase's:
- * supabase_vault (sql/supabase_vault--*.sql over pgcrypto). Their files go where PGlite's own go.
+ * supabase_vault (sql/supabase_vault--*.sql over pgcrypto) and pg_net (sql/pg_net--*.sql, its
+ * requests sent by pg-net.ts). Their files go where PGlite's own go.
  */
-const LOCAL_EXTENSION_FILES = ["supabase_vault.control", "supabase_vault--0.3.1.sql"];
+const LOCAL_EXTENSION_FILES = [
+  "supabase_vault.control",
+  "supabase_vault--0.3.1.sql",
+  "pg_net.control",
+  "pg_net--0.20.4.sql",
+];
 
 /** The local extensions' files' text, for the start snapshot's key (snapshot.ts). */
 export function localExtensionSources(): string {

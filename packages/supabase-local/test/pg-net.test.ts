@@ -37,6 +37,10 @@ beforeAll(async () => {
         body,
       });
       if (request.url?.startsWith("/slow")) return; // never answers
+      if (request.url?.startsWith("/nul")) {
+        response.writeHead(200, { "content-type": "text/plain" }).end("before\u0000after");
+        return;
+      }
       if (request.url?.startsWith("/moved")) {
         response.writeHead(302, { location: "/landed" }).end();
         return;
@@ -221,4 +225,16 @@ test("pg_net's refusals and encoding; waiting in the same statement says why it 
   await expect(
     backend.db.query("select net._http_collect_response(987654321, async := false)"),
   ).rejects.toThrow("the response to request 987654321 is not here yet");
+});
+
+test("a body with a NUL byte is kept up to it, as pg_net's C string keeps it, and the other responses of its batch are written", async () => {
+  const { rows } = await backend.db.query<{ nul: number; plain: number }>(
+    "select net.http_get($1) as nul, net.http_get($2) as plain",
+    [`${target}/nul`, `${target}/plain`],
+  );
+  expect(await responseTo(rows[0]?.nul as number)).toMatchObject({
+    status_code: 200,
+    content: "before",
+  });
+  expect(await responseTo(rows[0]?.plain as number)).toMatchObject({ status_code: 201 });
 });

@@ -152,10 +152,12 @@ async function send(request: QueuedRequest): Promise<Response> {
     response.headers.forEach((value, name) => {
       responseHeaders[name] = value;
     });
+    // pg_net keeps the body as a C string: up to its first NUL byte (which no text column holds)
+    const text = content.split("\u0000", 1)[0] ?? "";
     return {
       id: request.id,
       status_code: response.status,
-      content: content === "" ? null : content,
+      content: text === "" ? null : text,
       headers: responseHeaders,
       content_type: response.headers.get("content-type"),
       timed_out: false,

@@ -57,6 +57,8 @@ interface IndexRow {
   distance_metric: string;
   metadata_configuration: { nonFilterableMetadataKeys?: unknown } | null;
   created_at: Date;
+  /** The schema pgvector is in, quoted (read with the index: its table's types are there). */
+  vector_schema: string;
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -247,7 +249,7 @@ export async function putVectors(db: PGlite, bucket: string, name: string, vecto
     };
   });
   rows.sort((a, b) => a.key.localeCompare(b.key));
-  const vector = await pgvectorSchema(db);
+  const vector = index.vector_schema;
   await asVectors(db, name, (tx) =>
     tx.query(
       `insert into storage_vectors.${tableName(bucket, name)} (key, embedding, metadata)
@@ -339,7 +341,7 @@ export async function queryVectors(
         );
   }
   const metric = index.distance_metric === "euclidean" ? "euclidean" : "cosine";
-  const vector = await pgvectorSchema(db);
+  const vector = index.vector_schema;
   const distance = `embedding operator(${vector}.${metric === "euclidean" ? "<->" : "<=>"}) $1::${vector}.halfvec`;
   const filter = options.filter === undefined ? undefined : translateFilter(options.filter, 2);
   const { rows } = await asVectors(db, name, async (tx) => {
@@ -409,10 +411,6 @@ async function pgvector(tx: Transaction): Promise<string> {
   return "extensions";
 }
 
-async function pgvectorSchema(db: PGlite): Promise<string> {
-  return (await extensionSchema(db)) ?? "extensions";
-}
-
 async function extensionSchema(db: PGlite | Transaction): Promise<string | undefined> {
   const { rows } = await db.query<{ schema: string }>(
     "select extnamespace::regnamespace::text as schema from pg_extension where extname = 'vector'",
@@ -440,7 +438,9 @@ async function findIndex(
   name: string,
 ): Promise<IndexRow | undefined> {
   const { rows } = await db.query<IndexRow>(
-    `select name, bucket_id, data_type, dimension, distance_metric, metadata_configuration, created_at
+    `select name, bucket_id, data_type, dimension, distance_metric, metadata_configuration, created_at,
+            coalesce((select extnamespace::regnamespace::text from pg_extension where extname = 'vector'),
+                     'extensions') as vector_schema
        from storage.vector_indexes where bucket_id = $1 and name = $2`,
     [bucket, name],
   );

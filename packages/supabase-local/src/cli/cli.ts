@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { type Config, ConfigError, loadConfig } from "../project/config.ts";
 import { firstFileKey, KEYS, type Keys, projectKeys } from "../project/keys.ts";
 import { type ProjectPaths, projectPaths, reset } from "../project/paths.ts";
+import { S3_CREDENTIALS } from "../storage/s3/credentials.ts";
 import { startRefusal } from "./start-errors.ts";
 
 const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project dir>]
@@ -27,15 +28,14 @@ const USAGE = `Usage: supabase-local <start|status|reset> [--workdir <project di
   reset    delete the persisted data (.local-data/): the next start is a fresh database`;
 
 /** The rows `supabase status` prints, for this backend (what it has and what it has not). */
-function statusTable(url: string, keys: Keys, ports: Ports): string {
+function statusTable(url: string, keys: Keys, ports: Ports, s3Protocol: boolean): string {
   const rows: Array<[string, string]> = [
     ["API URL", url],
     ["Auth API URL", `${url}/auth/v1`],
     ["REST API URL", `${url}/rest/v1`],
     // our addition: `supabase status` prints no Realtime URL
     ["Realtime URL", `${url.replace(/^http/, "ws")}/realtime/v1`],
-    // ours too: `supabase status` prints Storage only as its S3 endpoint ("Storage (S3)", with
-    // [storage.s3_protocol] on), which the local backend does not serve
+    // ours too: `supabase status` prints Storage only as its S3 endpoint, below
     ["Storage URL", `${url}/storage/v1`],
     ["JWKS URL", `${url}/auth/v1/.well-known/jwks.json`],
     ["DB URL", `postgresql://postgres:postgres@127.0.0.1:${ports.db}/postgres`],
@@ -50,6 +50,15 @@ function statusTable(url: string, keys: Keys, ports: Ports): string {
     ["JWT secret", keys.jwtSecret],
     ["anon key", keys.anon],
     ["service_role key", keys.serviceRole],
+    // `supabase status`'s "Storage (S3)" rows, with [storage.s3_protocol] on
+    ...(s3Protocol
+      ? ([
+          ["S3 Storage URL", `${url}/storage/v1/s3`],
+          ["S3 Access Key", S3_CREDENTIALS.accessKeyId],
+          ["S3 Secret Key", S3_CREDENTIALS.secretAccessKey],
+          ["S3 Region", S3_CREDENTIALS.region],
+        ] as Array<[string, string]>)
+      : []),
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${label.padStart(width + 1)}: ${value}`).join("\n");
@@ -83,7 +92,8 @@ function configuredPorts(config: Config): Ports {
 async function start(paths: ProjectPaths): Promise<void> {
   const { projectDir, dataDir } = paths;
   const started = performance.now();
-  const ports = configuredPorts(loadConfig({ configFile: paths.configFile }));
+  const config = loadConfig({ configFile: paths.configFile });
+  const ports = configuredPorts(config);
   // Only `start` loads the server (Auth, the data API, PGlite): status and reset answer at once.
   // PGlite's WebAssembly starts compiling (on V8's own threads), and the database thread starting,
   // while the server's modules load. (A failure is the start's to report: it loads the same
@@ -107,7 +117,7 @@ async function start(paths: ProjectPaths): Promise<void> {
   console.log(`
 Local Supabase backend started in ${ms} ms (data in ${shown}/, reset with supabase-local reset)
 
-${statusTable(backend.url, backend.keys, ports)}
+${statusTable(backend.url, backend.keys, ports, config.storage.s3Protocol.enabled)}
 
 Press Ctrl-C to stop.`);
 
@@ -145,7 +155,9 @@ async function status(paths: ProjectPaths): Promise<number> {
   // every run as `supabase status` does (its config loading signs them, expiring in ten years).
   const path = config.auth.signingKeysPath;
   const keys = path ? await projectKeys(await firstFileKey(path)) : KEYS;
-  console.log(`Local Supabase backend is running.\n\n${statusTable(url, keys, ports)}`);
+  console.log(
+    `Local Supabase backend is running.\n\n${statusTable(url, keys, ports, config.storage.s3Protocol.enabled)}`,
+  );
   return 0;
 }
 

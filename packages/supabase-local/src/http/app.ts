@@ -22,7 +22,7 @@ import { API_ROLES, type Authenticate, createRestHandler } from "../rest/index.t
 import { createStorage, preloadStorage, type Storage } from "../storage/index.ts";
 import { requestContext, withContext } from "./context.ts";
 import { gateway, openGatewayRoute } from "./gateway.ts";
-import { JwtRejected } from "./jwt.ts";
+import { JwtRejected, verifyJwt } from "./jwt.ts";
 import { apiCaller, isLocalOnly, noFraming, ProjectOrigins, refuseForeign } from "./local-only.ts";
 
 export interface ApiOptions {
@@ -175,6 +175,11 @@ export function createApi(options: ApiOptions): Api {
     directory: options.storageDir,
     urlKey: storageUrlKey,
     config: config.storage,
+    s3Keys: {
+      anonKey: keys.anon,
+      serviceRoleKey: keys.serviceRole,
+      verifyJwt: (token) => verifyJwt(token, keys, signingKeys),
+    },
   });
   if (config.storage.enabled) app.route("/storage/v1", storage.routes);
   app.route("/inbox", inboxRoutes(inbox));

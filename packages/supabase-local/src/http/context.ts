@@ -27,6 +27,12 @@ export interface GatewayContext {
   clientAddress: string;
   /** Whether clientAddress came from Sb-Forwarded-For. */
   forwarded: boolean;
+  /**
+   * From another website's page (or a browser following another site's link with the key in its
+   * URL): what a service that authenticates by itself (Storage's S3 endpoint) refuses its
+   * well-known credentials from, as the gateway refuses the service_role key.
+   */
+  elsewhere: boolean;
 }
 
 /** Where the gateway's decision travels with the request, to the service that answers it. */

@@ -2,7 +2,7 @@ import { decodeProtectedHeader, jwtVerify } from "jose";
 import type { Keys, SigningKeys } from "../project/keys.ts";
 import { sbForwardedFor } from "./client-address.ts";
 import type { GatewayContext, KeyKind } from "./context.ts";
-import { type Claims, verifyJwt } from "./jwt.ts";
+import { type Claims, isHs256, verifyJwt } from "./jwt.ts";
 
 export interface GatewayOptions {
   keys: Keys;
@@ -103,6 +103,7 @@ export async function gateway(
       claims,
       clientAddress: forwardedFor ?? call.peer,
       forwarded: forwardedFor !== undefined,
+      elsewhere,
     },
   };
 }
@@ -146,16 +147,6 @@ async function signedBySigner(jwt: string, keys: Keys): Promise<string | undefin
   }
 }
 
-/** An HS256 JWT: the only HS256 key the stack verifies with is the CLI's public JWT secret. */
-function isHs256(token: string | undefined): boolean {
-  if (!token || token.split(".").length !== 3) return false;
-  try {
-    return decodeProtectedHeader(token).alg === "HS256";
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The Auth routes the hosted gateway serves without an API key: the ones a browser is sent to by a
  * link or a redirect (an email's /verify link, a provider's /callback, /authorize), what a SAML
@@ -168,10 +159,11 @@ const OPEN_ROUTE =
 /**
  * Storage's routes a browser loads without a key, as on the hosted service: public objects and
  * their info, signed URLs (download, upload, resumable upload, transformed images) and public
- * transformed images.
+ * transformed images; and its S3 endpoint, whose requests are signed with SigV4 instead (the
+ * CLI's gateway forwards them untouched).
  */
 const OPEN_STORAGE_ROUTE =
-  /^\/storage\/v1\/(?:object\/(?:public|sign|upload\/sign|info\/public)\/|render\/image\/(?:public|sign)\/|upload\/resumable\/sign(?:\/|$))/;
+  /^\/storage\/v1\/(?:s3(?:\/|$)|object\/(?:public|sign|upload\/sign|info\/public)\/|render\/image\/(?:public|sign)\/|upload\/resumable\/sign(?:\/|$))/;
 
 export function openGatewayRoute(path: string): boolean {
   return OPEN_ROUTE.test(path) || OPEN_STORAGE_ROUTE.test(path);

@@ -92,3 +92,13 @@ export async function verifyJwt(
     });
   }
 }
+
+/** An HS256 JWT: the only HS256 key the stack verifies with is the CLI's public JWT secret. */
+export function isHs256(token: string | undefined): boolean {
+  if (!token || token.split(".").length !== 3) return false;
+  try {
+    return decodeProtectedHeader(token).alg === "HS256";
+  } catch {
+    return false;
+  }
+}

@@ -45,6 +45,11 @@ export interface Config {
     imageTransformation: { enabled: boolean };
     /** [storage.vector]: vector buckets at /vector (on, 10 buckets of 5 indexes: the CLI's). */
     vector: { enabled: boolean; maxBuckets: number; maxIndexes: number };
+    /**
+     * [storage.s3_protocol] enabled: the S3 endpoint at /storage/v1/s3. Off without the table, as
+     * the CLI reads it (its template, and so `supabase init`, turns it on).
+     */
+    s3Protocol: { enabled: boolean };
     /** [storage.buckets.<name>]: created or updated, and objects_path uploaded, on a fresh start. */
     buckets: Record<string, StorageBucketConfig>;
   };
@@ -422,6 +427,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
         maxBuckets: num(table(storage.vector).max_buckets, 10),
         maxIndexes: num(table(storage.vector).max_indexes, 5),
       },
+      s3Protocol: { enabled: bool(table(storage.s3_protocol).enabled, false) },
       buckets,
     },
     auth: {

@@ -115,7 +115,7 @@ export function inRequest(caller: Caller, request: Request, operation: string): 
 }
 
 /** Why a token was refused, in the words of the library upstream verifies with (jose). */
-function joseMessage(error: JwtRejected): string {
+export function joseMessage(error: JwtRejected): string {
   if (error.rest.message === "JWT expired") return '"exp" claim timestamp check failed';
   if (error.rest.message === "JWT cryptographic operation failed")
     return "signature verification failed";

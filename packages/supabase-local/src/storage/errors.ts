@@ -118,6 +118,21 @@ export const ERRORS = {
       undefined,
       544,
     ),
+  // the S3 endpoint's (s3/): sent with their real statuses, as XML
+  signatureDoesNotMatch: (message: string) =>
+    new StorageError(403, "SignatureDoesNotMatch", message),
+  malformedXml: (message: string) => new StorageError(400, "MalformedXML", message),
+  missingContentLength: () =>
+    new StorageError(
+      400,
+      "MissingContentLength",
+      "You must provide the Content-Length HTTP header.",
+    ),
+  invalidUploadId: (message = "Invalid upload id") =>
+    new StorageError(400, "InvalidUploadId", message),
+  invalidChecksum: (message: string) => new StorageError(400, "InvalidChecksum", message),
+  missingPart: (partNumber: number, uploadId: string) =>
+    new StorageError(400, "MissingPart", `Part ${partNumber} is missing for upload id ${uploadId}`),
   internal: (message = "Internal server error") => new StorageError(500, "InternalError", message),
   // vector buckets (their routes send every status as it is: upstream's respectStatusCode)
   vectorConflict: (resource: string, name: string) =>

@@ -1,6 +1,7 @@
 // Storage at /storage/v1 (decision 029): the routes (routes.ts) over the object and bucket logic
 // (objects.ts, buckets.ts: as the caller, so RLS decides) and the file store on disk
-// (file-store.ts), with image transformations (transforms.ts) and resumable uploads (tus.ts).
+// (file-store.ts), with image transformations (transforms.ts), resumable uploads (tus.ts) and the
+// S3 endpoint (s3/).
 // Mounted by http/app.ts behind the same rules as every API (the Host allow-list, CORS, the
 // gateway); createLocalBackend seeds config.toml's buckets on a fresh database.
 import type { PGlite } from "@electric-sql/pglite";
@@ -10,6 +11,7 @@ import { seedBuckets } from "./config-buckets.ts";
 import { FileStore } from "./file-store.ts";
 import { knownVersions } from "./objects.ts";
 import { storageRoutes } from "./routes.ts";
+import type { S3Keys } from "./s3/routes.ts";
 import { preloadSharp } from "./transforms.ts";
 
 export interface StorageOptions {
@@ -19,6 +21,8 @@ export interface StorageOptions {
   /** This install's URL-signing key (project/keys.ts loadStorageUrlKey). */
   urlKey: Uint8Array;
   config: Config["storage"];
+  /** What the S3 endpoint checks signatures and session tokens with (s3/routes.ts). */
+  s3Keys: S3Keys;
 }
 
 export interface Storage {
@@ -69,6 +73,7 @@ export function createStorage(options: StorageOptions): Storage {
       fileSizeLimit: config.fileSizeLimit,
       imageTransformation: config.imageTransformation.enabled,
       vector: config.vector,
+      s3: config.s3Protocol.enabled ? options.s3Keys : undefined,
       resumable: async (request, caller, signed) => {
         resumable ??= (await tus()).createResumable({
           db,

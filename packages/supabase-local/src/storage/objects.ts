@@ -461,10 +461,27 @@ export async function mustSee(
   if (!row) throw ERRORS.noSuchKey();
 }
 
-/** Every version a row names (the file store keeps only those: FileStore.sweep). */
+/** Which of `names` are objects of the bucket, whoever may see them (read as the owner). */
+export async function existingNames(
+  db: PGlite,
+  bucketId: string,
+  names: string[],
+): Promise<string[]> {
+  return asOwner(db, async (tx) => {
+    const { rows } = await tx.query<{ name: string }>(
+      "select name from storage.objects where bucket_id = $1 and name = any($2::text[])",
+      [bucketId, names],
+    );
+    return rows.map((r) => r.name);
+  });
+}
+
+/** Every version a row names, an object's or an S3 upload's part (the file store keeps only
+ * those: FileStore.sweep). */
 export async function knownVersions(db: PGlite): Promise<Set<string>> {
   const { rows } = await db.query<{ version: string }>(
-    "select version from storage.objects where version is not null",
+    `select version from storage.objects where version is not null
+     union all select version from storage.s3_multipart_uploads_parts`,
   );
   return new Set(rows.map((r) => r.version));
 }

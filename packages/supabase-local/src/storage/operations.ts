@@ -38,6 +38,31 @@ export const OPERATIONS = {
   moveObject: "storage.object.move",
 
   renderAuthImage: "storage.render.image_authenticated",
+
+  /** The S3 endpoint's (s3/routes.ts), one per S3 operation. */
+  s3: {
+    abortMultipart: "storage.s3.upload.abort_multipart",
+    completeMultipart: "storage.s3.upload.complete_multipart",
+    createMultipart: "storage.s3.upload.create_multipart",
+    listMultipart: "storage.s3.upload.list_multipart",
+    listParts: "storage.s3.upload.list_parts",
+    uploadPart: "storage.s3.upload.part",
+    uploadPartCopy: "storage.s3.upload.part_copy",
+    upload: "storage.s3.upload",
+    copyObject: "storage.s3.object.copy",
+    getObject: "storage.s3.object.get",
+    listObjects: "storage.s3.object.list",
+    headObject: "storage.s3.object.info",
+    deleteObjects: "storage.s3.object.delete_many",
+    deleteObject: "storage.s3.object.delete",
+    getObjectTagging: "storage.s3.object.get_tagging",
+    createBucket: "storage.s3.bucket.create",
+    deleteBucket: "storage.s3.bucket.delete",
+    headBucket: "storage.s3.bucket.head",
+    listBuckets: "storage.s3.bucket.list",
+    getBucketLocation: "storage.s3.bucket.get_location",
+    getBucketVersioning: "storage.s3.bucket.get_versioning",
+  },
 } as const;
 
 /**

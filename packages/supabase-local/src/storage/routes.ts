@@ -2,9 +2,9 @@
 // each handler reads the request (the caller from the gateway's context, the path's bucket and
 // key, the body), calls the bucket or object logic, and answers upstream's JSON or the object's
 // bytes. Every error is a StorageError, rendered in one place (errors.ts); anything else is
-// upstream's 500. Vector buckets are routes of their own (vector-routes.ts). Routes a server
-// without S3, CDN purge, lifecycle or analytics buckets lacks answer as that server does:
-// Fastify's 404.
+// upstream's 500. Vector buckets and the S3 endpoint are routes of their own (vector-routes.ts,
+// s3/routes.ts). Routes a server without CDN purge, lifecycle or analytics buckets lacks answer
+// as that server does: Fastify's 404.
 import type { PGlite } from "@electric-sql/pglite";
 import { type Context, Hono } from "hono";
 import * as buckets from "./buckets.ts";
@@ -22,6 +22,7 @@ import { listObjectsV2 } from "./list-v2.ts";
 import { mustBeValidBucketName, mustBeValidKey } from "./names.ts";
 import * as objects from "./objects.ts";
 import { OPERATIONS, tusOperation } from "./operations.ts";
+import { type S3Keys, s3Routes } from "./s3/routes.ts";
 import { infoJson, serveObject } from "./serve.ts";
 import { mustBeValidExpiresIn, signToken, verifyToken } from "./signed-urls.ts";
 import {
@@ -45,6 +46,8 @@ export interface StorageContext {
   imageTransformation: boolean;
   /** [storage.vector]: vector buckets at /vector, or none (Fastify's 404). */
   vector: VectorLimits & { enabled: boolean };
+  /** [storage.s3_protocol] on: the S3 endpoint at /s3 and what it checks signatures with. */
+  s3?: S3Keys;
   /** The TUS routes (tus.ts), mounted at /upload/resumable (and /sign under it: signed). */
   resumable: (request: Request, caller: Caller, signed?: boolean) => Promise<Response>;
 }
@@ -80,6 +83,8 @@ export function storageRoutes(ctx: StorageContext): Hono {
   );
 
   if (ctx.vector.enabled) app.route("/vector", vectorRoutes(db, ctx.vector));
+  if (ctx.s3)
+    app.route("/s3", s3Routes({ db, files, fileSizeLimit: ctx.fileSizeLimit, ...ctx.s3 }));
 
   // ---- buckets
   app.get("/bucket", async (c) => {

@@ -101,6 +101,7 @@ export async function ownRealtime(
       claims: () => claims(token),
       clientAddress: "127.0.0.1",
       forwarded: false,
+      elsewhere: false,
     });
     const response = await realtime.websocket(request);
     const accept = acceptedUpgrade(request);

@@ -49,6 +49,7 @@ file_size_limit = "50MiB"
 enabled = true
 [storage.vector]
 max_buckets = 3
+[storage.s3_protocol]
 [storage.buckets.images]
 public = false
 file_size_limit = "1.5MB"
@@ -62,6 +63,8 @@ objects_path = "./images"
       fileSizeLimit: 50 * 1024 * 1024,
       imageTransformation: { enabled: true },
       vector: { enabled: true, maxBuckets: 3, maxIndexes: 5 },
+      // the table without `enabled`: off, as Go reads a missing bool
+      s3Protocol: { enabled: false },
       buckets: {
         images: {
           public: false,

@@ -32,7 +32,6 @@ describe("the gateway's rules apply to /storage/v1", () => {
 
 describe("left out, answered as a server without them", () => {
   test.each([
-    ["GET", "/s3/storage-public"],
     ["DELETE", "/cdn/storage-public/a.txt"],
     ["GET", "/bucket/storage-public/lifecycle"],
     ["GET", "/iceberg/bucket"],

@@ -59,6 +59,8 @@ describe("the storage schema", () => {
       { relname: "buckets", relrowsecurity: true },
       { relname: "buckets_vectors", relrowsecurity: true },
       { relname: "objects", relrowsecurity: true },
+      { relname: "s3_multipart_uploads", relrowsecurity: true },
+      { relname: "s3_multipart_uploads_parts", relrowsecurity: true },
       { relname: "vector_indexes", relrowsecurity: true },
     ]);
   });

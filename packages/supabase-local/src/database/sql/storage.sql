@@ -6,8 +6,7 @@
 -- own transaction allows it (storage.allow_delete_query), since the bytes would stay behind.
 -- So a project's migrations can write policies on storage.objects exactly as for hosted Supabase.
 --
--- Not here (answered as a server without them): S3 multipart uploads, analytics (Iceberg)
--- buckets, object versioning.
+-- Not here (answered as a server without them): analytics (Iceberg) buckets, object versioning.
 create schema if not exists storage;
 grant usage on schema storage to postgres, anon, authenticated, service_role;
 alter default privileges in schema storage grant all on tables to postgres, anon, authenticated, service_role;
@@ -272,3 +271,38 @@ alter table storage.vector_indexes enable row level security;
 revoke all on storage.buckets_vectors, storage.vector_indexes from anon, authenticated, service_role;
 grant select on storage.buckets_vectors, storage.vector_indexes to anon, authenticated, service_role;
 create schema if not exists storage_vectors;
+
+-- S3 multipart uploads (Storage's tenant migrations 0021, 0022, 0025, 0057; the routes:
+-- storage/s3/multipart.ts): an upload in progress and its parts, RLS on and closed to anon and
+-- authenticated, as upstream has them; the S3 endpoint reads and writes them as the owner once the
+-- caller may write the object. Here `version` of a part names its bytes in the file store.
+create table if not exists storage.s3_multipart_uploads (
+  id text primary key,
+  in_progress_size bigint not null default 0,
+  upload_signature text not null,
+  bucket_id text not null references storage.buckets (id),
+  key text collate "C" not null,
+  version text not null,
+  owner_id text null,
+  created_at timestamptz not null default now(),
+  user_metadata jsonb null,
+  metadata jsonb null
+);
+create table if not exists storage.s3_multipart_uploads_parts (
+  id uuid primary key default gen_random_uuid(),
+  upload_id text not null references storage.s3_multipart_uploads (id) on delete cascade,
+  size bigint not null default 0,
+  part_number int not null,
+  bucket_id text not null references storage.buckets (id),
+  key text collate "C" not null,
+  etag text not null,
+  owner_id text null,
+  version text not null,
+  created_at timestamptz not null default now()
+);
+create index if not exists idx_multipart_uploads_list
+  on storage.s3_multipart_uploads (bucket_id, key, created_at asc);
+alter table storage.s3_multipart_uploads enable row level security;
+alter table storage.s3_multipart_uploads_parts enable row level security;
+revoke all on storage.s3_multipart_uploads, storage.s3_multipart_uploads_parts from anon, authenticated;
+grant all on storage.s3_multipart_uploads, storage.s3_multipart_uploads_parts to service_role;

@@ -1,0 +1,525 @@
+// Storage's S3 endpoint at /storage/v1/s3 (decision 051), as upstream serves it with
+// [storage.s3_protocol] on (supabase/storage v1.70.6, http/routes/s3): path-style requests signed
+// with SigV4 (signature.ts) by the CLI's access key (the service role) or by the project's `stub`
+// tenant and anon key with a user's JWT as the session token (that user, under RLS). Each request
+// is matched to its S3 operation by method, path and query (and a copy's header), in upstream's
+// order, then made with the same bucket and object logic as the JSON routes, so policies decide
+// alike. Answers are S3's XML (xml.ts) or an object's bytes; errors are S3's <Error> with the real
+// status. Multipart uploads live in multipart.ts.
+import type { PGlite } from "@electric-sql/pglite";
+import { type Context, Hono } from "hono";
+import { requestContext } from "../../http/context.ts";
+import { type Claims, isHs256, JwtRejected } from "../../http/jwt.ts";
+import * as buckets from "../buckets.ts";
+import { type Caller, inRequest, joseMessage } from "../caller.ts";
+import { ERRORS, fromDatabaseError, StorageError } from "../errors.ts";
+import type { FileStore } from "../file-store.ts";
+import {
+  isEmptyFolder,
+  mustBeAllowedMimeType,
+  mustBeValidBucketName,
+  mustBeValidKey,
+} from "../names.ts";
+import * as objects from "../objects.ts";
+import { OPERATIONS } from "../operations.ts";
+import { serveObject } from "../serve.ts";
+import { uploadLimit } from "../upload.ts";
+import { decodeChunked, isChunked } from "./chunked-body.ts";
+import { S3_CREDENTIALS, TENANT_ID } from "./credentials.ts";
+import { amzMetadata, copySource, metadataHeaders } from "./headers.ts";
+import { continuationToken, fromContinuationToken, listPage } from "./list.ts";
+import * as multipart from "./multipart.ts";
+import {
+  type ClientSignature,
+  chunkSignature,
+  clientSignature,
+  type ServerCredentials,
+  verifySignature,
+} from "./signature.ts";
+import { parseXml, xmlError, xmlResponse } from "./xml.ts";
+
+export interface S3Keys {
+  /** The legacy anon JWT: a session token's requests are signed with it. */
+  anonKey: string;
+  /** The legacy service_role JWT: the access key's requests act with it. */
+  serviceRoleKey: string;
+  /** Verifies a session token as the gateway verifies a bearer (http/jwt.ts). */
+  verifyJwt(token: string): Promise<Claims>;
+}
+
+export interface S3Context extends S3Keys {
+  db: PGlite;
+  files: FileStore;
+  /** [storage] file_size_limit. */
+  fileSizeLimit: number;
+}
+
+type C = Context;
+type Operation = (c: C, target: Target) => Promise<Response>;
+
+/** What the path names: a bucket or not, a key or not (both percent-decoded). */
+interface Target {
+  bucket?: string;
+  key?: string;
+  url: URL;
+}
+
+const API_ROLES = ["anon", "authenticated", "service_role"];
+
+export function s3Routes(ctx: S3Context): Hono {
+  const { db, files } = ctx;
+  const app = new Hono();
+  const limits = { globalFileSizeLimit: ctx.fileSizeLimit };
+
+  /** The caller the request's signature stands for (a StorageError when it stands for none). */
+  async function callerOf(
+    c: C,
+    url: URL,
+    operation: string,
+  ): Promise<{ caller: Caller; signature: ClientSignature }> {
+    const signature = clientSignature(c.req.raw, url);
+    // the CLI's S3 keys are public, and the JWT secret too: neither from another website's page
+    if (
+      requestContext(c.req.raw).elsewhere &&
+      (!signature.sessionToken || isHs256(signature.sessionToken))
+    )
+      throw ERRORS.accessDenied(
+        "Forbidden use of the local S3 access keys or an HS256 JWT from another origin",
+      );
+    const server = credentialsFor(signature);
+    if (!verifySignature(signature, c.req.raw, url, server))
+      throw ERRORS.signatureDoesNotMatch(
+        signature.sessionToken
+          ? "The request signature we calculated does not match the signature you provided, Check your credentials. The session token should be a valid JWT token"
+          : "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
+      );
+    const token = signature.sessionToken ?? ctx.serviceRoleKey;
+    let claims: Claims;
+    try {
+      claims = await ctx.verifyJwt(token);
+    } catch (error) {
+      // upstream's verifyJWT: AccessDenied, in jose's words
+      if (error instanceof JwtRejected) throw ERRORS.accessDenied(joseMessage(error));
+      throw error;
+    }
+    if (!API_ROLES.includes(claims.role)) throw ERRORS.accessDenied("Access denied: Invalid role");
+    const caller: Caller = {
+      role: claims.role,
+      claims,
+      owner: typeof claims.sub === "string" && claims.sub !== "" ? claims.sub : undefined,
+      authenticated: true,
+      jwt: token,
+    };
+    return { caller: inRequest(caller, c.req.raw, operation), signature };
+  }
+
+  function credentialsFor(signature: ClientSignature): ServerCredentials {
+    return signature.sessionToken
+      ? { accessKey: TENANT_ID, secretKey: ctx.anonKey, region: S3_CREDENTIALS.region }
+      : {
+          accessKey: S3_CREDENTIALS.accessKeyId,
+          secretKey: S3_CREDENTIALS.secretAccessKey,
+          region: S3_CREDENTIALS.region,
+        };
+  }
+
+  /** The body's bytes: decoded and each chunk's signature checked when it is aws-chunked. */
+  function bodyOf(c: C, signature: ClientSignature): AsyncIterable<Uint8Array> {
+    const raw: AsyncIterable<Uint8Array> =
+      (c.env as { incoming?: AsyncIterable<Uint8Array> } | undefined)?.incoming ??
+      (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null) ??
+      emptyBody();
+    const sha = c.req.header("x-amz-content-sha256");
+    if (!isChunked(sha)) return raw;
+    const secret = credentialsFor(signature).secretKey;
+    return decodeChunked(raw, sha as string, {
+      seed: signature.signature,
+      sign: (previous, hash) => chunkSignature(signature, secret, previous, hash),
+    });
+  }
+
+  // ---- the operations, each given its caller by `signed` below
+  const routes = {
+    async listBuckets(caller: Caller) {
+      const rows = await buckets.listBuckets(db, caller, {});
+      return xmlResponse({
+        ListAllMyBucketsResult: {
+          Buckets: {
+            Bucket: rows.map((b) => ({
+              Name: b.name,
+              CreationDate: b.created_at ? new Date(b.created_at).toISOString() : undefined,
+            })),
+          },
+        },
+      });
+    },
+    async createBucket(caller: Caller, c: C, t: Target) {
+      const name = t.bucket as string;
+      await buckets.createBucket(
+        db,
+        caller,
+        { id: name, name, public: c.req.header("x-amz-acl") === "public-read" },
+        limits,
+      );
+      return new Response(null, { status: 200, headers: { Location: `/${name}` } });
+    },
+    async deleteBucket(caller: Caller, _c: C, t: Target) {
+      await buckets.deleteBucket(db, caller, t.bucket as string);
+      return new Response(null, { status: 204 });
+    },
+    async headBucket(caller: Caller, _c: C, t: Target) {
+      await buckets.getBucket(db, caller, t.bucket as string);
+      return new Response(null, {
+        status: 200,
+        headers: { "x-amz-bucket-region": S3_CREDENTIALS.region },
+      });
+    },
+    async getBucketLocation() {
+      return xmlResponse({ LocationConstraint: S3_CREDENTIALS.region });
+    },
+    async getBucketVersioning() {
+      return xmlResponse({
+        VersioningConfiguration: { Status: "Suspended", MfaDelete: "Disabled" },
+      });
+    },
+    async listObjects(caller: Caller, _c: C, t: Target, v2: boolean) {
+      const q = t.url.searchParams;
+      const bucket = t.bucket as string;
+      await objects.bucketForObjects(db, bucket);
+      const prefix = q.get("prefix") ?? "";
+      const delimiter = q.get("delimiter") || undefined;
+      const encoding = q.get("encoding-type") ?? undefined;
+      if (encoding !== undefined && encoding !== "url")
+        throw ERRORS.invalidRequest(
+          "querystring/encoding-type must be equal to one of the allowed values",
+        );
+      const maxKeysParam = q.get("max-keys");
+      let maxKeys = 1000;
+      if (maxKeysParam !== null) {
+        const n = Number(maxKeysParam);
+        if (maxKeysParam === "" || !Number.isInteger(n))
+          throw ERRORS.invalidRequest("querystring/max-keys must be integer");
+        if (n < 0) throw ERRORS.invalidRequest("querystring/max-keys must be >= 0");
+        maxKeys = Math.min(n || 1000, 1000);
+      }
+      const token = v2 ? q.get("continuation-token") : null;
+      const startAfter = (v2 ? q.get("start-after") : q.get("marker")) || undefined;
+      const page = await listPage(db, caller, bucket, {
+        prefix,
+        delimiter,
+        maxKeys,
+        after: token ? fromContinuationToken(token) : startAfter,
+      });
+      const encode = (value: string) =>
+        encoding === "url" ? encodeURIComponent(value).replace(/%2F/g, "/") : value;
+      const contents = page.objects.map((o) => ({
+        Key: encode(o.key),
+        LastModified: o.lastModified ? new Date(o.lastModified).toISOString() : undefined,
+        ETag: o.eTag,
+        Size: o.size,
+        StorageClass: "STANDARD",
+      }));
+      const commonPrefixes = page.prefixes.map((p) => ({ Prefix: encode(p) }));
+      const next = page.truncated && page.last !== undefined ? page.last : undefined;
+      if (v2)
+        return xmlResponse({
+          ListBucketResult: {
+            Name: bucket,
+            Prefix: encode(prefix),
+            ContinuationToken: token ?? undefined,
+            Contents: contents,
+            IsTruncated: page.truncated,
+            MaxKeys: maxKeys,
+            Delimiter: delimiter && encode(delimiter),
+            EncodingType: encoding,
+            KeyCount: contents.length + commonPrefixes.length,
+            CommonPrefixes: commonPrefixes,
+            NextContinuationToken: next && continuationToken(next),
+          },
+        });
+      return xmlResponse({
+        ListBucketResult: {
+          Name: bucket,
+          Prefix: encode(prefix),
+          Marker: next && encode(next),
+          // only when truncated and with a delimiter, as S3's V1 reference says
+          NextMarker: next && delimiter ? encode(next) : undefined,
+          MaxKeys: maxKeys,
+          IsTruncated: page.truncated,
+          Contents: contents,
+          CommonPrefixes: commonPrefixes,
+          EncodingType: encoding,
+        },
+      });
+    },
+    async putObject(caller: Caller, c: C, t: Target, signature: ClientSignature) {
+      const bucketId = t.bucket as string;
+      let key = t.key as string;
+      const declared = declaredLength(c);
+      if (key.endsWith("/") && declared === 0) key += ".emptyFolderPlaceholder";
+      mustBeValidKey(key);
+      const bucket = await objects.bucketForObjects(db, bucketId);
+      const mimeType = c.req.header("content-type") || "application/octet-stream";
+      if (bucket.allowed_mime_types?.length && !isEmptyFolder(key))
+        mustBeAllowedMimeType(mimeType, bucket.allowed_mime_types);
+      const limit = isEmptyFolder(key)
+        ? 0
+        : uploadLimit({ bucketLimit: bucket.file_size_limit, globalLimit: ctx.fileSizeLimit });
+      if (declared !== undefined && declared > limit) throw ERRORS.entityTooLarge();
+      const cacheControl = c.req.header("cache-control") || "no-cache";
+      const target: objects.UploadTarget = {
+        bucketId,
+        name: key,
+        owner: caller.owner,
+        upsert: true,
+        userMetadata: amzMetadata(c.req.raw.headers),
+      };
+      await objects.canUpload(db, caller, target, {
+        mimetype: mimeType,
+        cacheControl,
+        ...(declared !== undefined ? { contentLength: declared } : {}),
+      });
+      const written = await files.write(bodyOf(c, signature), limit);
+      const row = await objects.completeUpload(db, files, target, written, {
+        mimeType,
+        cacheControl,
+      });
+      return new Response(null, { status: 200, headers: { ETag: row.metadata?.eTag ?? "" } });
+    },
+    async getObject(caller: Caller, c: C, t: Target, head: boolean) {
+      const row = await objects.objectAsCaller(db, caller, t.bucket as string, t.key as string);
+      const response = serveObject(c.req.raw, files, row, { head });
+      const headers = new Headers(response.headers);
+      for (const [name, value] of Object.entries(metadataHeaders(row.user_metadata)))
+        headers.set(name, value);
+      if (!head) {
+        const q = t.url.searchParams;
+        for (const [param, header] of RESPONSE_OVERRIDES) {
+          const value = q.get(param);
+          if (value && isHeaderValue(value)) headers.set(header, value);
+        }
+      }
+      return new Response(response.body, { status: response.status, headers });
+    },
+    async getObjectTagging(caller: Caller, _c: C, t: Target) {
+      await objects.objectAsCaller(db, caller, t.bucket as string, t.key as string);
+      return xmlResponse({ Tagging: { TagSet: null } });
+    },
+    async deleteObject(caller: Caller, _c: C, t: Target) {
+      try {
+        await objects.removeObject(db, caller, files, t.bucket as string, t.key as string);
+      } catch (error) {
+        if (!(error instanceof StorageError && error.code === "NoSuchKey")) throw error;
+        // S3 answers a key that is not there as deleted: only a missing bucket is an error
+        await objects.bucketForObjects(db, t.bucket as string);
+      }
+      return new Response(null, { status: 204 });
+    },
+    async deleteObjects(caller: Caller, c: C, t: Target) {
+      const bucket = t.bucket as string;
+      const body = parseXml(await c.req.text());
+      const del = body.Delete as { Object?: Array<{ Key?: unknown }> } | undefined;
+      if (!del || typeof del !== "object")
+        throw ERRORS.invalidRequest("body must have required property 'Delete'");
+      if (!Array.isArray(del.Object))
+        throw ERRORS.invalidRequest("body/Delete must have required property 'Object'");
+      if (del.Object.length > 1000)
+        throw ERRORS.invalidRequest("body/Delete/Object must NOT have more than 1000 items");
+      const keys = del.Object.map((o) =>
+        typeof o === "object" && o !== null && typeof o.Key === "string" ? o.Key : undefined,
+      );
+      if (keys.some((k) => k === undefined))
+        throw ERRORS.invalidRequest("body/Delete/Object/0 must have required property 'Key'");
+      const requested = keys as string[];
+      const removed = await objects.removeObjects(db, caller, files, bucket, requested);
+      const deleted = new Set(removed.map((r) => r.name));
+      const left = requested.filter((k) => !deleted.has(k));
+      const remaining = new Set(left.length ? await objects.existingNames(db, bucket, left) : []);
+      if (deleted.size === 0 && remaining.size === 0) await objects.bucketForObjects(db, bucket);
+      return xmlResponse({
+        DeleteResult: {
+          Deleted: requested.filter((k) => !remaining.has(k)).map((Key) => ({ Key })),
+          Error: requested
+            .filter((k) => remaining.has(k))
+            .map((Key) => ({ Key, Code: "AccessDenied", Message: "Access Denied" })),
+        },
+      });
+    },
+    async copyObject(caller: Caller, c: C, t: Target) {
+      const header = c.req.header("x-amz-copy-source") as string;
+      const source = copySource(header);
+      if (!source) throw ERRORS.invalidKey(header);
+      if (!source.bucket) throw ERRORS.invalidBucketName();
+      if (!source.key) throw ERRORS.missingParameter("CopySource");
+      const directive = c.req.header("x-amz-metadata-directive") || "COPY";
+      const row = await objects.copyObject(db, caller, files, {
+        bucketId: source.bucket,
+        sourceKey: source.key,
+        destinationBucket: t.bucket as string,
+        destinationKey: t.key as string,
+        upsert: true,
+        copyMetadata: directive === "COPY",
+        metadata: {
+          cacheControl: c.req.header("cache-control") || undefined,
+          mimetype: c.req.header("content-type") || undefined,
+        },
+        userMetadata: directive === "COPY" ? undefined : amzMetadata(c.req.raw.headers),
+      });
+      const metadata = row.metadata;
+      return xmlResponse({
+        CopyObjectResult: {
+          ETag: metadata?.eTag,
+          LastModified: metadata?.lastModified
+            ? new Date(metadata.lastModified).toISOString()
+            : undefined,
+        },
+      });
+    },
+  };
+
+  const uploads = multipart.multipartRoutes({ db, files, fileSizeLimit: ctx.fileSizeLimit });
+
+  /** An operation made by the caller the request's signature stands for. */
+  const signed =
+    (
+      operation: string,
+      run: (caller: Caller, c: C, t: Target, signature: ClientSignature) => Promise<Response>,
+    ): Operation =>
+    async (c, t) => {
+      const { caller, signature } = await callerOf(c, t.url, operation);
+      return run(caller, c, t, signature);
+    };
+
+  const S3 = OPERATIONS.s3;
+  /** Upstream's route table, in its order: the first whose query (and header) match answers. */
+  const table: Record<string, Array<[(t: Target, c: C) => boolean, Operation]>> = {
+    GET: [
+      [(t) => !t.bucket, signed(S3.listBuckets, (caller) => routes.listBuckets(caller))],
+      [
+        (t) => bucketOnly(t) && has(t, "location"),
+        signed(S3.getBucketLocation, () => routes.getBucketLocation()),
+      ],
+      [
+        (t) => bucketOnly(t) && has(t, "versioning"),
+        signed(S3.getBucketVersioning, () => routes.getBucketVersioning()),
+      ],
+      [(t) => bucketOnly(t) && has(t, "uploads"), signed(S3.listMultipart, uploads.listUploads)],
+      [
+        (t) => bucketOnly(t) && t.url.searchParams.get("list-type") === "2",
+        signed(S3.listObjects, (caller, c, t) => routes.listObjects(caller, c, t, true)),
+      ],
+      [
+        (t) => bucketOnly(t),
+        signed(S3.listObjects, (caller, c, t) => routes.listObjects(caller, c, t, false)),
+      ],
+      [(t) => has(t, "uploadId"), signed(S3.listParts, uploads.listParts)],
+      [(t) => has(t, "tagging"), signed(S3.getObjectTagging, routes.getObjectTagging)],
+      [() => true, signed(S3.getObject, (caller, c, t) => routes.getObject(caller, c, t, false))],
+    ],
+    HEAD: [
+      [(t) => bucketOnly(t), signed(S3.headBucket, routes.headBucket)],
+      [
+        (t) => t.key !== undefined,
+        signed(S3.headObject, (caller, c, t) => routes.getObject(caller, c, t, true)),
+      ],
+    ],
+    PUT: [
+      [(t) => bucketOnly(t), signed(S3.createBucket, routes.createBucket)],
+      [
+        (t, c) => has(t, "partNumber") && has(t, "uploadId") && copying(c),
+        signed(S3.uploadPartCopy, uploads.uploadPartCopy),
+      ],
+      [(_t, c) => copying(c), signed(S3.copyObject, routes.copyObject)],
+      [
+        (t) => has(t, "uploadId") && has(t, "partNumber"),
+        signed(S3.uploadPart, (caller, c, t, s) => uploads.uploadPart(caller, c, t, bodyOf(c, s))),
+      ],
+      [() => true, signed(S3.upload, routes.putObject)],
+    ],
+    POST: [
+      [(t) => bucketOnly(t) && has(t, "delete"), signed(S3.deleteObjects, routes.deleteObjects)],
+      [(t) => t.key !== undefined && has(t, "uploads"), signed(S3.createMultipart, uploads.create)],
+      [
+        (t) => t.key !== undefined && has(t, "uploadId"),
+        signed(S3.completeMultipart, uploads.complete),
+      ],
+    ],
+    DELETE: [
+      [(t) => bucketOnly(t), signed(S3.deleteBucket, routes.deleteBucket)],
+      [(t) => t.key !== undefined && has(t, "uploadId"), signed(S3.abortMultipart, uploads.abort)],
+      [(t) => t.key !== undefined, signed(S3.deleteObject, routes.deleteObject)],
+    ],
+  };
+
+  app.all("*", async (c) => {
+    const url = new URL(c.req.url);
+    try {
+      const target = targetOf(url);
+      const route = table[c.req.method]?.find(([matches]) => matches(target, c));
+      // no operation of upstream's: its empty 404
+      if (!route) return new Response(null, { status: 404 });
+      return await route[1](c, target);
+    } catch (error) {
+      const known = error instanceof StorageError ? error : fromDatabaseError(error);
+      if (known) return xmlError(known, c.req.raw);
+      if (c.req.raw.signal.aborted) return new Response(null, { status: 499 });
+      console.error("[supabase-local] storage (s3):", error);
+      return xmlError(ERRORS.internal("Internal Server Error"), c.req.raw);
+    }
+  });
+  return app;
+}
+
+/** The bucket and key of `/storage/v1/s3/<bucket>[/<key>]` (a trailing slash: the bucket). */
+function targetOf(url: URL): Target {
+  const rest = url.pathname.replace(/^\/storage\/v1\/s3\/?/, "");
+  if (rest === "") return { url };
+  const slash = rest.indexOf("/");
+  let bucket: string;
+  let key: string | undefined;
+  try {
+    bucket = decodeURIComponent(slash === -1 ? rest : rest.slice(0, slash));
+    const keyPart = slash === -1 ? "" : rest.slice(slash + 1);
+    key = keyPart === "" ? undefined : decodeURIComponent(keyPart);
+  } catch {
+    throw ERRORS.invalidKey(rest);
+  }
+  mustBeValidBucketName(bucket);
+  return { bucket, key, url };
+}
+
+function bucketOnly(t: Target): boolean {
+  return t.bucket !== undefined && t.key === undefined;
+}
+
+function has(t: Target, param: string): boolean {
+  return t.url.searchParams.has(param);
+}
+
+function copying(c: C): boolean {
+  return c.req.header("x-amz-copy-source") !== undefined;
+}
+
+/** The body's length as the client declares it (the decoded length of an aws-chunked one). */
+function declaredLength(c: C): number | undefined {
+  const header =
+    c.req.header("x-amz-decoded-content-length") ?? c.req.header("content-length") ?? undefined;
+  if (header === undefined) return undefined;
+  const n = Number(header);
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+const RESPONSE_OVERRIDES: Array<[string, string]> = [
+  ["response-content-disposition", "content-disposition"],
+  ["response-content-type", "content-type"],
+  ["response-cache-control", "cache-control"],
+  ["response-content-encoding", "content-encoding"],
+  ["response-content-language", "content-language"],
+  ["response-expires", "expires"],
+];
+
+function isHeaderValue(value: string): boolean {
+  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
+}
+
+async function* emptyBody(): AsyncGenerator<Uint8Array> {}

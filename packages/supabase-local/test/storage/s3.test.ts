@@ -621,24 +621,69 @@ describe("refusals", () => {
     const none = await fetch(`${ENDPOINT}/avatars`, { method: "POST" });
     expect(none.status).toBe(404);
     expect(await none.text()).toBe("");
+  });
 
+  test("bad input is a 4xx in S3's words: bodies, parameters, tokens", async () => {
     const name = await bucket();
-    const garbled = new DeleteObjectsCommand({
-      Bucket: name,
-      Delete: { Objects: [{ Key: "a" }] },
-    });
-    // the body replaced before it is signed: well signed, but not XML
-    garbled.middlewareStack.add(
-      (next) => (args) => {
-        (args.request as { body: unknown }).body = "<Delete><Object><Key>a</Key></Object>";
-        return next(args);
-      },
-      { step: "build", priority: "high" },
-    );
-    expect(await failure(service.send(garbled))).toMatchObject({
-      code: "MalformedXML",
+    // a DeleteObjects whose body is replaced before it is signed: well signed, any body
+    const post = async (body: string) => {
+      const command = new DeleteObjectsCommand({
+        Bucket: name,
+        Delete: { Objects: [{ Key: "a" }] },
+      });
+      command.middlewareStack.add(
+        (next) => (args) => {
+          (args.request as { body: unknown }).body = body;
+          return next(args);
+        },
+        { step: "build", priority: "high" },
+      );
+      const { code, status, message } = await failure(service.send(command));
+      return { status, code, message };
+    };
+    expect(await post("<Delete><Object></Object></Delete>")).toEqual({
       status: 400,
+      code: "InvalidRequest",
+      message: "Body, Delete, Object, 0 must have required property 'Key'",
     });
+    expect(await post("<Other/>")).toMatchObject({ status: 400, code: "InvalidRequest" });
+    expect(await post('<!DOCTYPE d [<!ENTITY x "y">]><Delete/>')).toMatchObject({
+      status: 400,
+      code: "MalformedXML",
+    });
+    expect(
+      await post(`<Delete>${"<Object><Key>k</Key></Object>".repeat(40_000)}</Delete>`),
+    ).toMatchObject({
+      status: 413,
+      code: "EntityTooLarge",
+    });
+
+    // (any command: getSignedUrl's own type takes each one's)
+    const asked = async (command: any, method = "GET") => {
+      const response = await fetch(await getSignedUrl(service, command), { method });
+      const text = await response.text();
+      const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+      return { status: response.status, message: message?.replace(/&gt;/g, ">") };
+    };
+    expect(await asked(new ListObjectsV2Command({ Bucket: name, MaxKeys: -1 }))).toEqual({
+      status: 400,
+      message: "Querystring, max-keys must be >= 0",
+    });
+    expect(
+      await asked(new ListObjectsV2Command({ Bucket: name, ContinuationToken: "bm9wZQ==" })),
+    ).toMatchObject({ status: 400 });
+    expect(
+      await asked(
+        new UploadPartCommand({ Bucket: name, Key: "k", UploadId: "u", PartNumber: 0 }),
+        "PUT",
+      ),
+    ).toEqual({ status: 400, message: "Querystring, partNumber must be >= 1" });
+    expect(
+      await asked(
+        new UploadPartCommand({ Bucket: name, Key: "k", UploadId: "no-such", PartNumber: 1 }),
+        "PUT",
+      ),
+    ).toMatchObject({ status: 404 });
   });
 
   test("the CLI's public keys and HS256 tokens are refused from another website's page", async () => {

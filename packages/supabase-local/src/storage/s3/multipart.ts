@@ -19,7 +19,7 @@ import { parseRange } from "../serve.ts";
 import { uploadLimit } from "../upload.ts";
 import { amzMetadata, copySource } from "./headers.ts";
 import { continuationToken, fromContinuationToken } from "./list.ts";
-import { parseXml, xmlResponse } from "./xml.ts";
+import { xmlBody, xmlResponse } from "./xml.ts";
 
 /** Upstream's MAX_PART_SIZE: 5 GiB. */
 const MAX_PART_SIZE = 5 * 1024 * 1024 * 1024;
@@ -231,8 +231,8 @@ export function multipartRoutes(ctx: MultipartContext) {
 
     async complete(caller: Caller, c: Context, t: Target) {
       const upload = await findUpload(t);
-      const text = await c.req.text();
-      const asked = text.trim() === "" ? [] : partsOf(parseXml(text));
+      const body = await xmlBody(c.req.raw);
+      const asked = body ? partsOf(body) : [];
       await mayWrite(caller, upload);
       const stored = await asOwner(db, async (tx) => {
         const { rows } = await tx.query<Part>(
@@ -420,9 +420,9 @@ function partNumberOf(url: URL): number {
   const value = url.searchParams.get("partNumber") ?? "";
   const n = Number(value);
   if (value === "" || !Number.isInteger(n))
-    throw ERRORS.invalidRequest("querystring/partNumber must be integer");
-  if (n < 1) throw ERRORS.invalidRequest("querystring/partNumber must be >= 1");
-  if (n > 10000) throw ERRORS.invalidRequest("querystring/partNumber must be <= 10000");
+    throw ERRORS.invalidRequest("Querystring, partNumber must be integer");
+  if (n < 1) throw ERRORS.invalidRequest("Querystring, partNumber must be >= 1");
+  if (n > 10000) throw ERRORS.invalidRequest("Querystring, partNumber must be <= 10000");
   return n;
 }
 
@@ -430,9 +430,9 @@ function boundedInt(value: string | null, name: string, max: number): number | u
   if (value === null) return undefined;
   const n = Number(value);
   if (value === "" || !Number.isInteger(n))
-    throw ERRORS.invalidRequest(`querystring/${name} must be integer`);
-  if (n < 1) throw ERRORS.invalidRequest(`querystring/${name} must be >= 1`);
-  if (n > max) throw ERRORS.invalidRequest(`querystring/${name} must be <= ${max}`);
+    throw ERRORS.invalidRequest(`Querystring, ${name} must be integer`);
+  if (n < 1) throw ERRORS.invalidRequest(`Querystring, ${name} must be >= 1`);
+  if (n > max) throw ERRORS.invalidRequest(`Querystring, ${name} must be <= ${max}`);
   return n;
 }
 
@@ -440,22 +440,22 @@ function boundedInt(value: string | null, name: string, max: number): number | u
 function partsOf(document: Record<string, unknown>): Array<{ number: number; eTag: string }> {
   const root = document.CompleteMultipartUpload as { Part?: unknown } | undefined;
   if (!root || typeof root !== "object")
-    throw ERRORS.invalidRequest("body must have required property 'CompleteMultipartUpload'");
+    throw ERRORS.invalidRequest("Body must have required property 'CompleteMultipartUpload'");
   const parts = root.Part;
   if (parts === undefined) return [];
   return (parts as Array<Record<string, unknown>>).map((part, i) => {
     const number = Number(part?.PartNumber);
     if (typeof part?.PartNumber !== "string" || !Number.isInteger(number))
       throw ERRORS.invalidRequest(
-        `body/CompleteMultipartUpload/Part/${i}/PartNumber must be integer`,
+        `Body, CompleteMultipartUpload, Part, ${i}, PartNumber must be integer`,
       );
     if (number < 1 || number > 10000)
       throw ERRORS.invalidRequest(
-        `body/CompleteMultipartUpload/Part/${i}/PartNumber must be ${number < 1 ? ">= 1" : "<= 10000"}`,
+        `Body, CompleteMultipartUpload, Part, ${i}, PartNumber must be ${number < 1 ? ">= 1" : "<= 10000"}`,
       );
     if (typeof part.ETag !== "string")
       throw ERRORS.invalidRequest(
-        `body/CompleteMultipartUpload/Part/${i} must have required property 'ETag'`,
+        `Body, CompleteMultipartUpload, Part, ${i} must have required property 'ETag'`,
       );
     return { number, eTag: part.ETag };
   });

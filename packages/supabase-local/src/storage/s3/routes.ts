@@ -36,7 +36,7 @@ import {
   type ServerCredentials,
   verifySignature,
 } from "./signature.ts";
-import { parseXml, xmlError, xmlResponse } from "./xml.ts";
+import { xmlBody, xmlError, xmlResponse } from "./xml.ts";
 
 export interface S3Keys {
   /** The legacy anon JWT: a session token's requests are signed with it. */
@@ -191,15 +191,15 @@ export function s3Routes(ctx: S3Context): Hono {
       const encoding = q.get("encoding-type") ?? undefined;
       if (encoding !== undefined && encoding !== "url")
         throw ERRORS.invalidRequest(
-          "querystring/encoding-type must be equal to one of the allowed values",
+          "Querystring, encoding-type must be equal to one of the allowed values",
         );
       const maxKeysParam = q.get("max-keys");
       let maxKeys = 1000;
       if (maxKeysParam !== null) {
         const n = Number(maxKeysParam);
         if (maxKeysParam === "" || !Number.isInteger(n))
-          throw ERRORS.invalidRequest("querystring/max-keys must be integer");
-        if (n < 0) throw ERRORS.invalidRequest("querystring/max-keys must be >= 0");
+          throw ERRORS.invalidRequest("Querystring, max-keys must be integer");
+        if (n < 0) throw ERRORS.invalidRequest("Querystring, max-keys must be >= 0");
         maxKeys = Math.min(n || 1000, 1000);
       }
       const token = v2 ? q.get("continuation-token") : null;
@@ -317,20 +317,21 @@ export function s3Routes(ctx: S3Context): Hono {
     },
     async deleteObjects(caller: Caller, c: C, t: Target) {
       const bucket = t.bucket as string;
-      const body = parseXml(await c.req.text());
+      const body = (await xmlBody(c.req.raw)) ?? {};
       const del = body.Delete as { Object?: Array<{ Key?: unknown }> } | undefined;
       if (!del || typeof del !== "object")
-        throw ERRORS.invalidRequest("body must have required property 'Delete'");
+        throw ERRORS.invalidRequest("Body must have required property 'Delete'");
       if (!Array.isArray(del.Object))
-        throw ERRORS.invalidRequest("body/Delete must have required property 'Object'");
+        throw ERRORS.invalidRequest("Body, Delete must have required property 'Object'");
       if (del.Object.length > 1000)
-        throw ERRORS.invalidRequest("body/Delete/Object must NOT have more than 1000 items");
-      const keys = del.Object.map((o) =>
-        typeof o === "object" && o !== null && typeof o.Key === "string" ? o.Key : undefined,
-      );
-      if (keys.some((k) => k === undefined))
-        throw ERRORS.invalidRequest("body/Delete/Object/0 must have required property 'Key'");
-      const requested = keys as string[];
+        throw ERRORS.invalidRequest("Body, Delete, Object must NOT have more than 1000 items");
+      const requested = del.Object.map((o, i) => {
+        if (typeof o !== "object" || o === null || typeof o.Key !== "string")
+          throw ERRORS.invalidRequest(
+            `Body, Delete, Object, ${i} must have required property 'Key'`,
+          );
+        return o.Key;
+      });
       const removed = await objects.removeObjects(db, caller, files, bucket, requested);
       const deleted = new Set(removed.map((r) => r.name));
       const left = requested.filter((k) => !deleted.has(k));

@@ -2,6 +2,7 @@
 // with S3's namespace on the root, request bodies (DeleteObjects, CompleteMultipartUpload) parsed
 // to plain objects, and errors as S3's <Error> document with the real status.
 import { XMLBuilder, XMLParser, XMLValidator } from "fast-xml-parser";
+import { BodyTooLarge, readLimitedBody } from "../../http/request-body.ts";
 import { ERRORS, type StorageError } from "../errors.ts";
 
 const NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/";
@@ -48,7 +49,22 @@ export function xmlResponse(document: Record<string, unknown>, init: ResponseIni
   return new Response(DECLARATION + body.replace(EVERY_NOT_XML, "\uFFFD"), { ...init, headers });
 }
 
-/** An XML request body, one root element: MalformedXML (400) for anything else. */
+/**
+ * The request's XML body, up to 1 MiB (Fastify's body limit, behind upstream's parser); undefined
+ * when empty.
+ */
+export async function xmlBody(request: Request): Promise<Record<string, unknown> | undefined> {
+  let text: string;
+  try {
+    text = await readLimitedBody(request, 1024 * 1024);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw ERRORS.entityTooLarge("request body");
+    throw error;
+  }
+  return text.trim() === "" ? undefined : parseXml(text);
+}
+
+/** An XML document, one root element: MalformedXML (400) for anything else. */
 export function parseXml(text: string): Record<string, unknown> {
   const xml = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (/<!DOCTYPE/i.test(xml))
@@ -58,7 +74,8 @@ export function parseXml(text: string): Record<string, unknown> {
   if (valid !== true) throw ERRORS.malformedXml(`Invalid XML payload: ${valid.err.msg}`);
   const document = parser.parse(xml) as Record<string, unknown>;
   const roots = Object.keys(document);
-  if (roots.length !== 1 || typeof document[roots[0] as string] !== "object")
+  const root = document[roots[0] as string];
+  if (roots.length !== 1 || root === undefined || Array.isArray(root))
     throw ERRORS.malformedXml(
       "Invalid XML payload: XML payload must contain a single root element",
     );

@@ -122,25 +122,77 @@ export function parseUserMetadata(value: string): Record<string, unknown> | unde
 }
 
 /** The first file part of a multipart body, with the fields sent before it. */
-function multipartFile(
+async function multipartFile(
   source: Readable,
   contentType: string,
 ): Promise<Omit<IncomingFile, "limit" | "xRobotsTag">> {
+  const part = await firstFilePart(source, contentType, {
+    fields: 10,
+    fieldSize: MAX_USER_METADATA + 1,
+  });
+  const { fields } = part;
+  const metadata = fields.metadata ?? fields.userMetadata;
+  if (metadata !== undefined && Buffer.byteLength(metadata) > MAX_USER_METADATA) {
+    part.discard();
+    throw ERRORS.entityTooLarge("user_metadata");
+  }
+  let userMetadata: Record<string, unknown> | undefined;
+  if (metadata !== undefined) {
+    try {
+      userMetadata = JSON.parse(metadata);
+    } catch {
+      // not JSON: ignored, as upstream does
+    }
+  }
+  return {
+    body: part.body,
+    // busboy's chunks are views into the request's
+    ownChunks: false,
+    discard: part.discard,
+    mimeType: fields.contentType || part.mimeType || "application/octet-stream",
+    cacheControl: fields.cacheControl ? `max-age=${fields.cacheControl}` : "no-cache",
+    userMetadata,
+  };
+}
+
+export interface FilePart {
+  /** The fields sent before the file, by name as sent (a repeated one: its last value). */
+  fields: Record<string, string>;
+  /** Every field name as sent, in order (repeats included). */
+  names: string[];
+  body: AsyncIterable<Uint8Array>;
+  /** The file part's own Content-Type. */
+  mimeType: string;
+  discard(): void;
+}
+
+/**
+ * The first file part of a multipart/form-data body (busboy, streamed), once it begins: the
+ * fields before it, and its bytes to read. A body that is no form, or ends before a file part, is
+ * `No content provided`; one cut off inside the file fails its reading the same way.
+ */
+export function firstFilePart(
+  source: Readable,
+  contentType: string,
+  limits: { fields: number; fieldSize: number },
+): Promise<FilePart> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
       parser = busboy({
         headers: { "content-type": contentType },
-        limits: { fields: 10, files: 1, fieldSize: MAX_USER_METADATA + 1 },
+        limits: { ...limits, files: 1 },
       });
     } catch {
       reject(ERRORS.noContentProvided());
       return;
     }
     const fields: Record<string, string> = {};
+    const names: string[] = [];
     let settled = false;
     parser.on("field", (name, value) => {
       fields[name] = value;
+      names.push(name);
     });
     parser.on("file", (_name, stream, info) => {
       // a form cut off inside a file part fails that part's stream, maybe before anything reads
@@ -151,21 +203,9 @@ function multipartFile(
         return;
       }
       settled = true;
-      const metadata = fields.metadata ?? fields.userMetadata;
-      if (metadata !== undefined && Buffer.byteLength(metadata) > MAX_USER_METADATA) {
-        stream.resume();
-        reject(ERRORS.entityTooLarge("user_metadata"));
-        return;
-      }
-      let userMetadata: Record<string, unknown> | undefined;
-      if (metadata !== undefined) {
-        try {
-          userMetadata = JSON.parse(metadata);
-        } catch {
-          // not JSON: ignored, as upstream does
-        }
-      }
       resolve({
+        fields,
+        names,
         body: (async function* () {
           try {
             yield* stream;
@@ -175,12 +215,8 @@ function multipartFile(
             throw ERRORS.noContentProvided();
           }
         })(),
-        // busboy's chunks are views into the request's
-        ownChunks: false,
+        mimeType: info.mimeType,
         discard: () => stream.resume(),
-        mimeType: fields.contentType || info.mimeType || "application/octet-stream",
-        cacheControl: fields.cacheControl ? `max-age=${fields.cacheControl}` : "no-cache",
-        userMetadata,
       });
     });
     parser.on("error", () => {

@@ -29,6 +29,7 @@ import {
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { SignJWT } from "jose";
 import { afterAll, describe, expect, test } from "vitest";
@@ -339,6 +340,102 @@ describe("the service role's keys", () => {
     const body = await changed.text();
     expect(body).toContain("<Code>SignatureDoesNotMatch</Code>");
     expect(changed.headers.get("content-type")).toBe("application/xml; charset=utf-8");
+  });
+});
+
+describe("POST uploads (a form with a signed policy)", () => {
+  /** Posts the fields, then the file, as a browser's form sends them. */
+  async function postForm(
+    url: string,
+    fields: Record<string, string>,
+    file: string,
+    headers: Record<string, string> = {},
+  ) {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append("file", new Blob([file], { type: "text/plain" }), "upload.txt");
+    const response = await fetch(url, { method: "POST", body: form, headers });
+    const text = await response.text();
+    return {
+      status: response.status,
+      etag: response.headers.get("etag"),
+      code: /<Code>([^<]*)<\/Code>/.exec(text)?.[1],
+      message: /<Message>([^<]*)<\/Message>/.exec(text)?.[1]?.replace(/&quot;/g, '"'),
+    };
+  }
+
+  test("createPresignedPost's fields upload under its conditions, and only under them", async () => {
+    const name = await bucket();
+    const { url, fields } = await createPresignedPost(service, {
+      Bucket: name,
+      Key: "forms/report.txt",
+      Conditions: [
+        ["starts-with", "$Content-Type", "text/"],
+        ["content-length-range", 1, 64],
+      ],
+      Fields: { "Content-Type": "text/plain" },
+      Expires: 60,
+    });
+    const done = await postForm(url, fields, "filed by a form");
+    expect(done).toMatchObject({ status: 200, etag: expect.stringMatching(/^"[0-9a-f]{32}"$/) });
+    const got = await service.send(new GetObjectCommand({ Bucket: name, Key: "forms/report.txt" }));
+    expect(await got.Body?.transformToString()).toBe("filed by a form");
+    expect(got.ContentType).toBe("text/plain");
+
+    // the policy's conditions: another key, a type it excludes, a file past its range
+    expect(await postForm(url, { ...fields, key: "forms/other.txt" }, "x")).toMatchObject({
+      status: 403,
+      code: "AccessDenied",
+      message: 'Policy condition failed: "key" does not match',
+    });
+    expect(await postForm(url, { ...fields, "Content-Type": "image/png" }, "x")).toMatchObject({
+      status: 403,
+      message: 'Policy condition failed: "content-type" does not start with "text/"',
+    });
+    expect(await postForm(url, fields, "y".repeat(65))).toMatchObject({
+      status: 413,
+      code: "EntityTooLarge",
+    });
+    expect(await postForm(url, fields, "")).toMatchObject({ status: 400, code: "EntityTooSmall" });
+    // a field the policy does not name, a policy changed after signing, one for another bucket
+    expect(await postForm(url, { ...fields, "x-amz-meta-extra": "1" }, "x")).toMatchObject({
+      status: 403,
+      message: 'Policy condition failed: field "x-amz-meta-extra" is not covered by the policy',
+    });
+    const policy = JSON.parse(Buffer.from(fields.Policy as string, "base64").toString());
+    policy.conditions.push(["content-length-range", 0, 10_000_000]);
+    const changed = Buffer.from(JSON.stringify(policy)).toString("base64");
+    expect(await postForm(url, { ...fields, Policy: changed }, "x")).toMatchObject({
+      status: 403,
+      code: "SignatureDoesNotMatch",
+    });
+    const other = await bucket();
+    expect(await postForm(url.replace(name, other), fields, "x")).toMatchObject({
+      status: 403,
+      message: 'Policy condition failed: "bucket" does not match',
+    });
+
+    const expired = await createPresignedPost(service, {
+      Bucket: name,
+      Key: "late.txt",
+      Expires: -60,
+    });
+    expect(await postForm(expired.url, expired.fields, "x")).toMatchObject({
+      status: 400,
+      code: "ExpiredToken",
+    });
+    // a form with the keys from another website's page: refused like the secret key
+    expect(await postForm(url, fields, "x", { origin: "https://evil.example" })).toMatchObject({
+      status: 403,
+      code: "AccessDenied",
+    });
+    // a form that is not one: a 400, not a crash
+    const broken = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "multipart/form-data; boundary=x" },
+      body: "--x\r\nContent-Disposition: form-data; name=key\r\n\r\nk",
+    });
+    expect(broken.status).toBe(400);
   });
 });
 

@@ -5,7 +5,8 @@
 // is matched to its S3 operation by method, path and query (and a copy's header), in upstream's
 // order, then made with the same bucket and object logic as the JSON routes, so policies decide
 // alike. Answers are S3's XML (xml.ts) or an object's bytes; errors are S3's <Error> with the real
-// status. Multipart uploads live in multipart.ts.
+// status. Multipart uploads live in multipart.ts, a POST upload's signed policy in post-policy.ts.
+import { Readable } from "node:stream";
 import type { PGlite } from "@electric-sql/pglite";
 import { type Context, Hono } from "hono";
 import { requestContext } from "../../http/context.ts";
@@ -23,17 +24,20 @@ import {
 import * as objects from "../objects.ts";
 import { OPERATIONS } from "../operations.ts";
 import { serveObject } from "../serve.ts";
-import { uploadLimit } from "../upload.ts";
+import { firstFilePart, uploadLimit } from "../upload.ts";
 import { decodeChunked, isChunked } from "./chunked-body.ts";
 import { S3_CREDENTIALS, TENANT_ID } from "./credentials.ts";
 import { amzMetadata, copySource, metadataHeaders } from "./headers.ts";
 import { continuationToken, fromContinuationToken, listPage } from "./list.ts";
 import * as multipart from "./multipart.ts";
+import { checkPolicy, entityTooSmall } from "./post-policy.ts";
 import {
   type ClientSignature,
   chunkSignature,
   clientSignature,
+  formSignature,
   type ServerCredentials,
+  verifyPolicySignature,
   verifySignature,
 } from "./signature.ts";
 import { xmlBody, xmlError, xmlResponse } from "./xml.ts";
@@ -71,14 +75,21 @@ export function s3Routes(ctx: S3Context): Hono {
   const app = new Hono();
   const limits = { globalFileSizeLimit: ctx.fileSizeLimit };
 
-  /** The caller the request's signature stands for (a StorageError when it stands for none). */
+  /** The caller a header's or a presigned URL's signature stands for, once it verifies. */
   async function callerOf(
     c: C,
     url: URL,
     operation: string,
   ): Promise<{ caller: Caller; signature: ClientSignature }> {
     const signature = clientSignature(c.req.raw, url);
-    // the CLI's S3 keys are public, and the JWT secret too: neither from another website's page
+    notFromElsewhere(c, signature);
+    if (!verifySignature(signature, c.req.raw, url, credentialsFor(signature)))
+      throw mismatch(signature);
+    return { caller: await callerFor(c, signature, operation), signature };
+  }
+
+  /** The CLI's S3 keys are public, and the JWT secret too: neither from another website's page. */
+  function notFromElsewhere(c: C, signature: ClientSignature): void {
     if (
       requestContext(c.req.raw).elsewhere &&
       (!signature.sessionToken || isHs256(signature.sessionToken))
@@ -86,13 +97,18 @@ export function s3Routes(ctx: S3Context): Hono {
       throw ERRORS.accessDenied(
         "Forbidden use of the local S3 access keys or an HS256 JWT from another origin",
       );
-    const server = credentialsFor(signature);
-    if (!verifySignature(signature, c.req.raw, url, server))
-      throw ERRORS.signatureDoesNotMatch(
-        signature.sessionToken
-          ? "The request signature we calculated does not match the signature you provided, Check your credentials. The session token should be a valid JWT token"
-          : "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
-      );
+  }
+
+  function mismatch(signature: ClientSignature): StorageError {
+    return ERRORS.signatureDoesNotMatch(
+      signature.sessionToken
+        ? "The request signature we calculated does not match the signature you provided, Check your credentials. The session token should be a valid JWT token"
+        : "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
+    );
+  }
+
+  /** Who a verified signature stands for: its session token's user, or the service role. */
+  async function callerFor(c: C, signature: ClientSignature, operation: string): Promise<Caller> {
     const token = signature.sessionToken ?? ctx.serviceRoleKey;
     let claims: Claims;
     try {
@@ -110,7 +126,7 @@ export function s3Routes(ctx: S3Context): Hono {
       authenticated: true,
       jwt: token,
     };
-    return { caller: inRequest(caller, c.req.raw, operation), signature };
+    return inRequest(caller, c.req.raw, operation);
   }
 
   function credentialsFor(signature: ClientSignature): ServerCredentials {
@@ -136,6 +152,64 @@ export function s3Routes(ctx: S3Context): Hono {
       seed: signature.signature,
       sign: (previous, hash) => chunkSignature(signature, secret, previous, hash),
     });
+  }
+
+  /**
+   * An object's bytes stored as PutObject stores them: the key and the bucket's types and size
+   * checked, the write allowed as the caller (an upsert), the bytes streamed to the file store,
+   * then the row. A key ending in "/" with no bytes is a folder's placeholder, as upstream makes it.
+   */
+  async function store(
+    caller: Caller,
+    bucketId: string,
+    requestedKey: string,
+    body: AsyncIterable<Uint8Array>,
+    options: {
+      mimeType?: string;
+      cacheControl?: string;
+      userMetadata?: Record<string, string>;
+      /** The length the client declares, when it does. */
+      declared?: number;
+      /** A POST policy's content-length-range. */
+      min?: number;
+      max?: number;
+    },
+  ): Promise<Response> {
+    let key = requestedKey;
+    if (key.endsWith("/") && options.declared === 0) key += ".emptyFolderPlaceholder";
+    mustBeValidKey(key);
+    const bucket = await objects.bucketForObjects(db, bucketId);
+    const mimeType = options.mimeType || "application/octet-stream";
+    if (bucket.allowed_mime_types?.length && !isEmptyFolder(key))
+      mustBeAllowedMimeType(mimeType, bucket.allowed_mime_types);
+    const bucketLimit = isEmptyFolder(key)
+      ? 0
+      : uploadLimit({ bucketLimit: bucket.file_size_limit, globalLimit: ctx.fileSizeLimit });
+    const limit = Math.min(bucketLimit, options.max ?? Number.POSITIVE_INFINITY);
+    if (options.declared !== undefined && options.declared > limit) throw ERRORS.entityTooLarge();
+    const cacheControl = options.cacheControl || "no-cache";
+    const target: objects.UploadTarget = {
+      bucketId,
+      name: key,
+      owner: caller.owner,
+      upsert: true,
+      userMetadata: options.userMetadata,
+    };
+    await objects.canUpload(db, caller, target, {
+      mimetype: mimeType,
+      cacheControl,
+      ...(options.declared !== undefined ? { contentLength: options.declared } : {}),
+    });
+    const written = await files.write(body, limit);
+    if (options.min !== undefined && written.size < options.min) {
+      await files.remove([written.version]);
+      throw entityTooSmall();
+    }
+    const row = await objects.completeUpload(db, files, target, written, {
+      mimeType,
+      cacheControl,
+    });
+    return new Response(null, { status: 200, headers: { ETag: row.metadata?.eTag ?? "" } });
   }
 
   // ---- the operations, each given its caller by `signed` below
@@ -253,38 +327,52 @@ export function s3Routes(ctx: S3Context): Hono {
       });
     },
     async putObject(caller: Caller, c: C, t: Target, signature: ClientSignature) {
-      const bucketId = t.bucket as string;
-      let key = t.key as string;
-      const declared = declaredLength(c);
-      if (key.endsWith("/") && declared === 0) key += ".emptyFolderPlaceholder";
-      mustBeValidKey(key);
-      const bucket = await objects.bucketForObjects(db, bucketId);
-      const mimeType = c.req.header("content-type") || "application/octet-stream";
-      if (bucket.allowed_mime_types?.length && !isEmptyFolder(key))
-        mustBeAllowedMimeType(mimeType, bucket.allowed_mime_types);
-      const limit = isEmptyFolder(key)
-        ? 0
-        : uploadLimit({ bucketLimit: bucket.file_size_limit, globalLimit: ctx.fileSizeLimit });
-      if (declared !== undefined && declared > limit) throw ERRORS.entityTooLarge();
-      const cacheControl = c.req.header("cache-control") || "no-cache";
-      const target: objects.UploadTarget = {
-        bucketId,
-        name: key,
-        owner: caller.owner,
-        upsert: true,
+      return store(caller, t.bucket as string, t.key as string, bodyOf(c, signature), {
+        mimeType: c.req.header("content-type"),
+        cacheControl: c.req.header("cache-control"),
         userMetadata: amzMetadata(c.req.raw.headers),
-      };
-      await objects.canUpload(db, caller, target, {
-        mimetype: mimeType,
-        cacheControl,
-        ...(declared !== undefined ? { contentLength: declared } : {}),
+        declared: declaredLength(c),
       });
-      const written = await files.write(bodyOf(c, signature), limit);
-      const row = await objects.completeUpload(db, files, target, written, {
-        mimeType,
-        cacheControl,
+    },
+    /** A POST upload: the form's signed policy is its signature (post-policy.ts). */
+    async postObject(c: C, t: Target) {
+      const bucketId = t.bucket as string;
+      const incoming = (c.env as { incoming?: Readable } | undefined)?.incoming;
+      const source =
+        incoming ??
+        (c.req.raw.body
+          ? Readable.fromWeb(c.req.raw.body as import("node:stream/web").ReadableStream)
+          : Readable.from([]));
+      const part = await firstFilePart(source, c.req.header("content-type") ?? "", {
+        fields: 20,
+        fieldSize: 64 * 1024,
       });
-      return new Response(null, { status: 200, headers: { ETag: row.metadata?.eTag ?? "" } });
+      try {
+        const fields: Record<string, string> = {};
+        for (const name of part.names) {
+          const lower = name.toLowerCase();
+          if (lower in fields)
+            throw ERRORS.invalidSignature("Duplicate form field in POST policy request");
+          fields[lower] = part.fields[name] as string;
+        }
+        const signature = formSignature(part.fields);
+        notFromElsewhere(c, signature);
+        if (!verifyPolicySignature(signature, signature.policy, credentialsFor(signature)))
+          throw mismatch(signature);
+        const limits = checkPolicy(signature.policy, fields, bucketId);
+        const caller = await callerFor(c, signature, OPERATIONS.s3.upload);
+        const metadata: Record<string, string> = {};
+        for (const [name, value] of Object.entries(fields))
+          if (name.startsWith("x-amz-meta-")) metadata[name.slice("x-amz-meta-".length)] = value;
+        return await store(caller, bucketId, fields.key ?? "", part.body, {
+          mimeType: fields["content-type"],
+          cacheControl: fields["cache-control"],
+          userMetadata: Object.keys(metadata).length ? metadata : undefined,
+          ...limits,
+        });
+      } finally {
+        part.discard();
+      }
     },
     async getObject(caller: Caller, c: C, t: Target, head: boolean) {
       const row = await objects.objectAsCaller(db, caller, t.bucket as string, t.key as string);
@@ -439,6 +527,7 @@ export function s3Routes(ctx: S3Context): Hono {
     ],
     POST: [
       [(t) => bucketOnly(t) && has(t, "delete"), signed(S3.deleteObjects, routes.deleteObjects)],
+      [(t, c) => bucketOnly(t) && isForm(c), routes.postObject],
       [(t) => t.key !== undefined && has(t, "uploads"), signed(S3.createMultipart, uploads.create)],
       [
         (t) => t.key !== undefined && has(t, "uploadId"),
@@ -495,6 +584,10 @@ function bucketOnly(t: Target): boolean {
 
 function has(t: Target, param: string): boolean {
   return t.url.searchParams.has(param);
+}
+
+function isForm(c: C): boolean {
+  return (c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/form-data");
 }
 
 function copying(c: C): boolean {

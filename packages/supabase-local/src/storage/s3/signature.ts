@@ -138,30 +138,74 @@ function mustNotHaveExpired(longDate: string, expires: string): void {
 }
 
 /**
- * Whether the client's signature is the one `server` makes of this request. The access key must
- * be the server's and the service `s3` (AccessDenied otherwise); a region other than the server's
- * counts as the server's unless it is one a client may name for any region (upstream's list).
+ * A POST upload's signature, from its form's fields (named as S3's forms name them, case and all,
+ * as upstream reads them): the policy is what is signed.
  */
+export function formSignature(fields: Record<string, string>): ClientSignature & {
+  policy: string;
+} {
+  const policy = fields.Policy;
+  if (policy === undefined) throw ERRORS.invalidSignature("Invalid signature format");
+  return {
+    ...parsed(
+      fields["X-Amz-Credential"],
+      "",
+      fields["X-Amz-Signature"],
+      fields["X-Amz-Date"],
+      fields["X-Amz-Content-Sha256"],
+      fields["X-Amz-Security-Token"],
+      false,
+    ),
+    signedHeaders: [],
+    policy,
+  };
+}
+
+/** Whether a POST upload's policy is signed by `server`'s key (its HMAC, as S3 signs one). */
+export function verifyPolicySignature(
+  client: ClientSignature,
+  policy: string,
+  server: ServerCredentials,
+): boolean {
+  const region = regionFor(client, server);
+  const key = signingKey(server.secretKey, client.scope.shortDate, region, "s3");
+  return equalSignatures(client.signature, hmac(key, policy).toString("hex"));
+}
+
+/**
+ * The region a signature is checked in, once the access key is the server's and the service
+ * `s3` (AccessDenied otherwise): a region other than the server's counts as the server's unless it
+ * is one a client may name for any region (upstream's list).
+ */
+function regionFor(client: ClientSignature, server: ServerCredentials): string {
+  if (client.scope.accessKey !== server.accessKey) throw ERRORS.accessDenied("Invalid Access Key");
+  if (client.scope.service !== "s3") throw ERRORS.accessDenied("Invalid Service");
+  return ["auto", "us-east-1", server.region, ""].includes(client.scope.region)
+    ? client.scope.region
+    : server.region;
+}
+
+function equalSignatures(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Whether the client's signature is the one `server` makes of this request. */
 export function verifySignature(
   client: ClientSignature,
   request: Request,
   url: URL,
   server: ServerCredentials,
 ): boolean {
-  if (client.scope.accessKey !== server.accessKey) throw ERRORS.accessDenied("Invalid Access Key");
-  if (client.scope.service !== "s3") throw ERRORS.accessDenied("Invalid Service");
-  const region = ["auto", "us-east-1", server.region, ""].includes(client.scope.region)
-    ? client.scope.region
-    : server.region;
+  const region = regionFor(client, server);
   const canonical = canonicalRequest(client, request, url);
   const scope = `${client.scope.shortDate}/${region}/s3/aws4_request`;
   const stringToSign = ["AWS4-HMAC-SHA256", client.longDate, scope, sha256Hex(canonical)].join(
     "\n",
   );
   const key = signingKey(server.secretKey, client.scope.shortDate, region, "s3");
-  const expected = Buffer.from(hmac(key, stringToSign).toString("hex"));
-  const given = Buffer.from(client.signature);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return equalSignatures(client.signature, hmac(key, stringToSign).toString("hex"));
 }
 
 /**

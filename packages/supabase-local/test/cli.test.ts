@@ -24,7 +24,10 @@ let project: string;
 beforeAll(async () => {
   project = await mkdtemp(join(tmpdir(), "supabase-local-cli-"));
   await mkdir(join(project, "supabase", "migrations"), { recursive: true });
-  await writeFile(join(project, "supabase", "config.toml"), "[api]\nport = 54321\n");
+  await writeFile(
+    join(project, "supabase", "config.toml"),
+    "[api]\nport = 54321\n[storage.s3_protocol]\nenabled = true\n",
+  );
   await writeFile(
     join(project, "supabase", "migrations", "20240101000000_things.sql"),
     "create table public.things (id int primary key);",
@@ -159,6 +162,14 @@ describe("supabase-local", () => {
       expect(row(out, "JWT secret")).toBe(KEYS.jwtSecret);
       expect(row(out, "anon key")).toBe(KEYS.anon);
       expect(row(out, "service_role key")).toBe(KEYS.serviceRole);
+      // the S3 rows, as `supabase status` prints them with [storage.s3_protocol] on; it answers
+      // there (an unsigned request: S3's refusal, in XML)
+      expect(row(out, "S3 Storage URL")).toBe(`${url}/storage/v1/s3`);
+      expect(row(out, "S3 Access Key")).toBe("625729a08b95bf1b7ff351a663f3a23c");
+      expect(row(out, "S3 Region")).toBe("local");
+      const s3 = await fetch(`${url}/storage/v1/s3/`);
+      expect(s3.status).toBe(403);
+      expect(await s3.text()).toContain("<Code>AccessDenied</Code>");
 
       // The project's migration and seed, from --workdir, not from the package's own folder.
       const things = await fetch(`${url}/rest/v1/things`, {
@@ -180,6 +191,9 @@ describe("supabase-local", () => {
       expect(row(status.out, "DB URL")).toBe(dbUrl);
       expect(row(status.out, "Mailpit URL")).toBe(mailpitUrl);
       expect(row(status.out, "anon key")).toBe(KEYS.anon);
+      expect(row(status.out, "S3 Secret Key")).toBe(
+        "850181e4652dd023b7a98c58ae0d2d34bd487ee0cc3254aed6eda37307425907",
+      );
     } catch (error) {
       console.error(`supabase-local start printed:\n${start.output()}`);
       await start.stop().catch(() => {});

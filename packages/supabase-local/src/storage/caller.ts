@@ -78,15 +78,22 @@ export async function callerOf(
     if (lenient) return inRequest(ANON, request, operation);
     throw ERRORS.accessDenied(joseMessage(error));
   }
+  return inRequest(callerFromClaims(claims, context.bearer), request, operation);
+}
+
+/**
+ * The caller a verified JWT stands for: its role, which must be one the API knows (upstream's
+ * role check: 403 otherwise), and its sub as the owner of what it uploads.
+ */
+export function callerFromClaims(claims: Claims, jwt: string): Caller {
   if (!API_ROLES.includes(claims.role)) throw ERRORS.accessDeniedJwt("Access denied: Invalid role");
-  const caller: Caller = {
+  return {
     role: claims.role,
     claims,
     owner: typeof claims.sub === "string" && claims.sub !== "" ? claims.sub : undefined,
     authenticated: true,
-    jwt: context.bearer,
+    jwt,
   };
-  return inRequest(caller, request, operation);
 }
 
 /**

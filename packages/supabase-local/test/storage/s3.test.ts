@@ -675,6 +675,16 @@ describe("a user's session token", () => {
       status: 403,
       message: "signature verification failed",
     });
+    // a role the API does not know (a database superuser's) is never taken on
+    const admin = await new SignJWT({ role: "supabase_admin", sub: ada.id })
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode(KEYS.jwtSecret));
+    expect(await failure(withToken(admin))).toMatchObject({
+      code: "AccessDenied",
+      status: 403,
+      message: "Access denied: Invalid role",
+    });
     expect(await failure(withToken("not-a-jwt"))).toMatchObject({
       code: "AccessDenied",
       message: "Invalid Compact JWS",

@@ -12,7 +12,7 @@ import { type Context, Hono } from "hono";
 import { requestContext } from "../../http/context.ts";
 import { type Claims, isHs256, JwtRejected } from "../../http/jwt.ts";
 import * as buckets from "../buckets.ts";
-import { type Caller, inRequest, joseMessage } from "../caller.ts";
+import { type Caller, callerFromClaims, inRequest, joseMessage } from "../caller.ts";
 import { ERRORS, fromDatabaseError, StorageError } from "../errors.ts";
 import type { FileStore } from "../file-store.ts";
 import {
@@ -68,8 +68,6 @@ interface Target {
   url: URL;
 }
 
-const API_ROLES = ["anon", "authenticated", "service_role"];
-
 export function s3Routes(ctx: S3Context): Hono {
   const { db, files } = ctx;
   const app = new Hono();
@@ -118,15 +116,7 @@ export function s3Routes(ctx: S3Context): Hono {
       if (error instanceof JwtRejected) throw ERRORS.accessDenied(joseMessage(error));
       throw error;
     }
-    if (!API_ROLES.includes(claims.role)) throw ERRORS.accessDenied("Access denied: Invalid role");
-    const caller: Caller = {
-      role: claims.role,
-      claims,
-      owner: typeof claims.sub === "string" && claims.sub !== "" ? claims.sub : undefined,
-      authenticated: true,
-      jwt: token,
-    };
-    return inRequest(caller, c.req.raw, operation);
+    return inRequest(callerFromClaims(claims, token), c.req.raw, operation);
   }
 
   function credentialsFor(signature: ClientSignature): ServerCredentials {

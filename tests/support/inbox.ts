@@ -73,6 +73,7 @@ async function read(id: string): Promise<InboxMessage> {
   const header = (name: string) => headers[name]?.[0];
   return {
     id: message.ID,
+    from: { name: message.From?.Name ?? "", address: message.From?.Address ?? "" },
     to: message.To[0]?.Address ?? "",
     subject: message.Subject,
     html: message.HTML,

@@ -64,7 +64,21 @@ test("[db], [db.migrations], [db.seed] and [local_smtp] have the CLI's defaults"
     seed: { enabled: true, sqlPaths: ["./seed.sql"] },
     vault: {},
   });
-  expect(config.localSmtp).toEqual({ enabled: true, port: 54324 });
+  expect(config.localSmtp).toEqual({
+    enabled: true,
+    port: 54324,
+    adminEmail: "admin@email.com",
+    senderName: "Admin",
+  });
+  const sender = join(dir, "sender.toml");
+  await writeFile(
+    sender,
+    '[local_smtp]\nadmin_email = "notes@example.com"\nsender_name = "Notes"\n',
+  );
+  expect(loadConfig({ configFile: sender }).localSmtp).toMatchObject({
+    adminEmail: "notes@example.com",
+    senderName: "Notes",
+  });
   const file = join(dir, "migrations-off.toml");
   await writeFile(file, "[db.migrations]\nenabled = false\n");
   expect(loadConfig({ configFile: file }).db.migrations).toEqual({ enabled: false });

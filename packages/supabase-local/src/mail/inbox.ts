@@ -3,6 +3,8 @@ import { Hono } from "hono";
 /** A message the auth server "sent". Kept in memory: the inbox starts empty on every start. */
 export interface Message {
   id: string;
+  /** The sender Auth writes from: [local_smtp] sender_name and admin_email. */
+  from: { name: string; address: string };
   to: string;
   subject: string;
   html: string;

@@ -132,8 +132,15 @@ export function mailpitRoutes(inbox: Inbox): Hono {
   return app;
 }
 
-/** The sender the CLI's local Auth uses. */
-const FROM = { Name: "", Address: "admin@email.com" };
+/** The sender as Mailpit reports an address. */
+function sender(m: Message) {
+  return { Name: m.from.name, Address: m.from.address };
+}
+
+/** The From header as Go's net/mail writes Auth's: `"Name" <address>`, or `<address>`. */
+function fromHeader(m: Message): string {
+  return m.from.name ? `${JSON.stringify(m.from.name)} <${m.from.address}>` : `<${m.from.address}>`;
+}
 
 function address(email: string) {
   return { Name: "", Address: email };
@@ -145,7 +152,7 @@ function summary(m: Message, isRead: boolean) {
     ID: m.id,
     MessageID: messageId(m),
     Read: isRead,
-    From: FROM,
+    From: sender(m),
     To: [address(m.to)],
     Cc: [],
     Bcc: [],
@@ -164,12 +171,12 @@ function full(m: Message) {
   return {
     ID: m.id,
     MessageID: messageId(m),
-    From: FROM,
+    From: sender(m),
     To: [address(m.to)],
     Cc: [],
     Bcc: [],
     ReplyTo: [],
-    ReturnPath: FROM.Address,
+    ReturnPath: m.from.address,
     Subject: m.subject,
     ListUnsubscribe: { Header: "", Links: [], Errors: "", HeaderPost: "" },
     Date: m.createdAt,
@@ -189,7 +196,7 @@ function messageId(m: Message): string {
 
 function headers(m: Message): Array<[string, string]> {
   const list: Array<[string, string]> = [
-    ["From", FROM.Address],
+    ["From", fromHeader(m)],
     ["To", m.to],
     ["Subject", m.subject],
     ["Date", new Date(m.createdAt).toUTCString()],
@@ -263,7 +270,7 @@ function matches(
     case "to":
       return has(m.to);
     case "from":
-      return has(FROM.Address);
+      return has(fromHeader(m));
     case "subject":
       return has(m.subject);
     case "tag":

@@ -32,10 +32,11 @@ export interface Config {
     vault: Record<string, string>;
   };
   /**
-   * [local_smtp]: the mail catcher (Mailpit in the CLI); its API port (54324). The CLI's old name,
-   * [inbucket], is refused as the CLI 3 refuses it.
+   * [local_smtp]: the mail catcher (Mailpit in the CLI); its API port (54324), and the sender Auth
+   * writes from (`admin_email`, `sender_name`: the CLI's "admin@email.com" and "Admin"). The CLI's
+   * old name, [inbucket], is refused as the CLI 3 refuses it.
    */
-  localSmtp: { enabled: boolean; port: number };
+  localSmtp: { enabled: boolean; port: number; adminEmail: string; senderName: string };
   /** [storage]: Storage at /storage/v1 (sizes in bytes, from the CLI's "50MiB" strings). */
   storage: {
     enabled: boolean;
@@ -417,6 +418,8 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
     localSmtp: {
       enabled: bool(localSmtp.enabled, true),
       port: port(localSmtp.port, 54324, "local_smtp.port"),
+      adminEmail: str(localSmtp.admin_email) || "admin@email.com",
+      senderName: str(localSmtp.sender_name) ?? "Admin",
     },
     storage: {
       enabled: bool(storage.enabled, true),

@@ -26,7 +26,11 @@ beforeAll(async () => {
     port: API_PORT,
     mailpitPort: MAILPIT_PORT,
     db: await workerDatabase(),
-    config: { auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST } },
+    config: {
+      auth: { passwordHashCost: QUICK_PASSWORD_HASH_COST },
+      // [local_smtp] admin_email and sender_name: who Auth's emails come from
+      localSmtp: { adminEmail: "notes@edge-notes.test", senderName: "Edge Notes" },
+    },
   });
   mailpit = new MailpitClient(local.mailpitUrl);
 }, 60_000);
@@ -69,7 +73,7 @@ describe("the Mailpit API", () => {
       Read: false,
       Tags: ["magic_link"],
       Attachments: 0,
-      From: { Address: "admin@email.com" },
+      From: { Name: "Edge Notes", Address: "notes@edge-notes.test" },
     });
     expect(Date.parse(newest?.Created ?? "")).not.toBeNaN();
     expect(newest?.Snippet).toContain("Follow the link below to sign in");
@@ -87,6 +91,7 @@ describe("the Mailpit API", () => {
     const raw = await mailpit.getMessageSource(newest?.ID);
     expect(raw).toContain(`To: ${second}\r\n`);
     expect(raw).toContain("Subject: Your sign-in link\r\n");
+    expect(raw).toContain('From: "Edge Notes" <notes@edge-notes.test>\r\n');
     const headers = await mailpit.getMessageHeaders(newest?.ID);
     expect(headers.To).toEqual([second]);
     expect(headers["X-Local-Token"]?.[0]).toMatch(/^\d{6}$/);

@@ -185,6 +185,7 @@ export function sendMail(ctx: AuthContext, mail: Mail): { actionLink?: string } 
     });
   const html = render(body);
   ctx.inbox.deliver({
+    from: { name: ctx.config.localSmtp.senderName, address: ctx.config.localSmtp.adminEmail },
     to: mail.to,
     subject: render(subject, (s) => s),
     html,

@@ -54,7 +54,14 @@ beforeAll(async () => {
   });
   app = await serveBuild({
     port: 0,
-    vars: { SUPABASE_URL: backendUrl, SUPABASE_SECRET_KEY: SECRET_KEY },
+    // What is counted is the question here, not the 1.5 s deadline: 40 sign-ins at once on a test
+    // machine whose other test files load both cores can keep the backend past it (a 503 in the
+    // burst), so this Worker waits as long as a slow backend's would (SUPABASE_TIMEOUT_MS).
+    vars: {
+      SUPABASE_URL: backendUrl,
+      SUPABASE_SECRET_KEY: SECRET_KEY,
+      SUPABASE_TIMEOUT_MS: "10000",
+    },
   });
 }, 60_000);
 
@@ -128,7 +135,7 @@ describe("Auth's rate limits count visitors, not the Worker", () => {
     const through = emails.flatMap((_, i) => (statuses[i] === 303 ? [`198.51.100.${i + 1}`] : []));
     expect(through.filter((address) => !seen.has(address))).toEqual([]);
     expect(seen.has("127.0.0.1")).toBe(false);
-    // (a 503 here is the Worker's 1.5 s backend deadline: the burst stalled the backend)
+    // (a 503 here is the Worker's backend deadline: the burst stalled the backend 10 s)
     const counts = statuses.reduce<Record<number, number>>((count, status) => {
       count[status] = (count[status] ?? 0) + 1;
       return count;

@@ -231,6 +231,16 @@ describe("the service role's keys", () => {
     expect(Buffer.from(bytes ?? []).equals(Buffer.concat(chunks))).toBe(true);
   });
 
+  test('keys with "." and ".." segments are keys of their own, as the client signed them', async () => {
+    const name = await bucket();
+    const keys = ["a/../b.txt", "a/./c.txt", "./d.txt"];
+    for (const Key of keys)
+      await service.send(new PutObjectCommand({ Bucket: name, Key, Body: `body of ${Key}` }));
+    const listed = await service.send(new ListObjectsV2Command({ Bucket: name }));
+    expect(listed.Contents?.map((o) => o.Key)).toEqual(["./d.txt", "a/../b.txt", "a/./c.txt"]);
+    expect(await text(service, name, "a/../b.txt")).toBe("body of a/../b.txt");
+  });
+
   test("listings: by prefix and delimiter, page by page, V1 and V2, keys URL-encoded when asked", async () => {
     const name = await bucket();
     const keys = ["a.txt", "docs/1.txt", "docs/2.txt", "docs/deep/3.txt", "sp ace/x.txt", "z.txt"];

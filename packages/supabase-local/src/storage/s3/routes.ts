@@ -66,6 +66,8 @@ interface Target {
   bucket?: string;
   key?: string;
   url: URL;
+  /** The path as sent (rawPath). */
+  path: string;
 }
 
 export function s3Routes(ctx: S3Context): Hono {
@@ -76,12 +78,12 @@ export function s3Routes(ctx: S3Context): Hono {
   /** The caller a header's or a presigned URL's signature stands for, once it verifies. */
   async function callerOf(
     c: C,
-    url: URL,
+    t: Target,
     operation: string,
   ): Promise<{ caller: Caller; signature: ClientSignature }> {
-    const signature = clientSignature(c.req.raw, url);
+    const signature = clientSignature(c.req.raw, t.url);
     notFromElsewhere(c, signature);
-    if (!verifySignature(signature, c.req.raw, url, credentialsFor(signature)))
+    if (!verifySignature(signature, c.req.raw, t.url, credentialsFor(signature), t.path))
       throw mismatch(signature);
     return { caller: await callerFor(c, signature, operation), signature };
   }
@@ -465,7 +467,7 @@ export function s3Routes(ctx: S3Context): Hono {
       run: (caller: Caller, c: C, t: Target, signature: ClientSignature) => Promise<Response>,
     ): Operation =>
     async (c, t) => {
-      const { caller, signature } = await callerOf(c, t.url, operation);
+      const { caller, signature } = await callerOf(c, t, operation);
       return run(caller, c, t, signature);
     };
 
@@ -534,7 +536,7 @@ export function s3Routes(ctx: S3Context): Hono {
   app.all("*", async (c) => {
     const url = new URL(c.req.url);
     try {
-      const target = targetOf(url);
+      const target = targetOf(url, rawPath(c, url));
       const route = table[c.req.method]?.find(([matches]) => matches(target, c));
       // no operation of upstream's: its empty 404
       if (!route) return new Response(null, { status: 404 });
@@ -550,10 +552,20 @@ export function s3Routes(ctx: S3Context): Hono {
   return app;
 }
 
+/**
+ * The request's path as the client sent it, still percent-encoded: Node's request target when it
+ * came through the server. The Request's URL has "." and ".." segments resolved, which S3 leaves
+ * in a key ("a/../b.txt" is a key of its own) and signs as sent.
+ */
+function rawPath(c: C, url: URL): string {
+  const target = (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url;
+  return target?.startsWith("/") ? (target.split("?")[0] as string) : url.pathname;
+}
+
 /** The bucket and key of `/storage/v1/s3/<bucket>[/<key>]` (a trailing slash: the bucket). */
-function targetOf(url: URL): Target {
-  const rest = url.pathname.replace(/^\/storage\/v1\/s3\/?/, "");
-  if (rest === "") return { url };
+function targetOf(url: URL, path: string): Target {
+  const rest = path.replace(/^\/storage\/v1\/s3\/?/, "");
+  if (rest === "") return { url, path };
   const slash = rest.indexOf("/");
   let bucket: string;
   let key: string | undefined;
@@ -565,7 +577,7 @@ function targetOf(url: URL): Target {
     throw ERRORS.invalidKey(rest);
   }
   mustBeValidBucketName(bucket);
-  return { bucket, key, url };
+  return { bucket, key, url, path };
 }
 
 function bucketOnly(t: Target): boolean {

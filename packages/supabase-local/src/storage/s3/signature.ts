@@ -197,9 +197,11 @@ export function verifySignature(
   request: Request,
   url: URL,
   server: ServerCredentials,
+  /** The path as the client sent it, when known (a URL's own has "." and ".." resolved). */
+  path = url.pathname,
 ): boolean {
   const region = regionFor(client, server);
-  const canonical = canonicalRequest(client, request, url);
+  const canonical = canonicalRequest(client, request, url, path);
   const scope = `${client.scope.shortDate}/${region}/s3/aws4_request`;
   const stringToSign = ["AWS4-HMAC-SHA256", client.longDate, scope, sha256Hex(canonical)].join(
     "\n",
@@ -214,7 +216,12 @@ export function verifySignature(
  * has them, and the payload's hash: UNSIGNED-PAYLOAD for a presigned GET, else the one claimed,
  * else UNSIGNED-PAYLOAD (upstream never reads the body to hash it).
  */
-function canonicalRequest(client: ClientSignature, request: Request, url: URL): string {
+function canonicalRequest(
+  client: ClientSignature,
+  request: Request,
+  url: URL,
+  path: string,
+): string {
   const query = [...url.searchParams.entries()]
     .filter(([name]) => name !== "X-Amz-Signature")
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -229,14 +236,7 @@ function canonicalRequest(client: ClientSignature, request: Request, url: URL): 
     client.presigned && request.method === "GET"
       ? "UNSIGNED-PAYLOAD"
       : (client.contentSha ?? "UNSIGNED-PAYLOAD");
-  return [
-    request.method,
-    url.pathname || "/",
-    query,
-    `${headers}\n`,
-    signed.join(";"),
-    payload,
-  ].join("\n");
+  return [request.method, path || "/", query, `${headers}\n`, signed.join(";"), payload].join("\n");
 }
 
 /**

@@ -5,9 +5,8 @@
 // The other extensions of Supabase's image that PGlite builds (pgvector among them) are available
 // to a migration's `create extension`, as on a hosted project, and work through the data API.
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -15,7 +14,7 @@ import { PUBLISHABLE_KEY } from "../../../tests/support/backend.ts";
 import { projectCacheDir } from "../src/boot/cache-dir.js";
 import { extensionFiles } from "../src/database/extensions.ts";
 import { createLocalBackend, type LocalBackend } from "../src/index.ts";
-import { withBaseSnapshot } from "./support/base-snapshot.ts";
+import { temporaryProject } from "./support/base-snapshot.ts";
 
 let project: string;
 let backend: LocalBackend;
@@ -112,22 +111,13 @@ async function signedIn(): Promise<SupabaseClient> {
 }
 
 beforeAll(async () => {
-  project = mkdtempSync(join(tmpdir(), "extensions-project-"));
-  const cacheDir = join(project, "cache");
-  await mkdir(join(project, "supabase", "migrations"), { recursive: true });
-  await withBaseSnapshot(project, cacheDir);
-  await writeFile(
-    join(project, "supabase", "migrations", "20240101000000_people.sql"),
-    "create table public.people (id uuid primary key default uuid_generate_v4(), hash text);",
-  );
-  await writeFile(
-    join(project, "supabase", "migrations", "20240102000000_documents.sql"),
-    DOCUMENTS_MIGRATION,
-  );
-  await writeFile(
-    join(project, "supabase", "seed.sql"),
-    "insert into public.people (hash) values (crypt('secret', gen_salt('bf', 4)));",
-  );
+  let cacheDir: string;
+  ({ project, cacheDir } = await temporaryProject("extensions-project", {
+    "migrations/20240101000000_people.sql":
+      "create table public.people (id uuid primary key default uuid_generate_v4(), hash text);",
+    "migrations/20240102000000_documents.sql": DOCUMENTS_MIGRATION,
+    "seed.sql": "insert into public.people (hash) values (crypt('secret', gen_salt('bf', 4)));",
+  }));
   backend = await createLocalBackend({ projectDir: project, host: false, cacheDir });
 }, 120_000);
 

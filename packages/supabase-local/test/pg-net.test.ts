@@ -2,15 +2,12 @@
 // is sent after the commit, never after a rollback, with pg_net's headers and encoding, and its
 // response (or timeout, or failed connection) is written to net._http_response as pg_net writes it.
 // A database webhook (a trigger calling net.http_post) posts each new row.
-import { mkdtempSync, rmSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createLocalBackend, type LocalBackend } from "../src/index.ts";
-import { withBaseSnapshot } from "./support/base-snapshot.ts";
+import { temporaryProject } from "./support/base-snapshot.ts";
 
 let project: string;
 let backend: LocalBackend;
@@ -52,13 +49,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   target = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  project = mkdtempSync(join(tmpdir(), "pg-net-project-"));
-  const cacheDir = join(project, "cache");
-  await mkdir(join(project, "supabase", "migrations"), { recursive: true });
-  await withBaseSnapshot(project, cacheDir);
-  await writeFile(
-    join(project, "supabase", "migrations", "20240101000000_webhook.sql"),
-    `create extension if not exists pg_net with schema extensions;
+  let cacheDir: string;
+  ({ project, cacheDir } = await temporaryProject("pg-net-project", {
+    "migrations/20240101000000_webhook.sql": `create extension if not exists pg_net with schema extensions;
      create table public.orders (id bigint generated always as identity primary key, item text not null);
      create function public.order_webhook() returns trigger language plpgsql security definer as $$
      begin
@@ -71,7 +64,7 @@ beforeAll(async () => {
      end $$;
      create trigger order_created after insert on public.orders
        for each row execute function public.order_webhook();`,
-  );
+  }));
   backend = await createLocalBackend({ projectDir: project, host: false, cacheDir, seed: false });
 }, 120_000);
 

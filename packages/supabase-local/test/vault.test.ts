@@ -2,45 +2,35 @@
 // hosted one, in schema vault; secrets encrypted at rest and decrypted by the view; closed to the
 // API roles unless a migration grants them, as Supabase's guides do; and config.toml's [db.vault]
 // made into secrets at the start, as `supabase start` makes them.
-import { mkdtempSync, rmSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { createClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { PUBLISHABLE_KEY, SECRET_KEY } from "../../../tests/support/backend.ts";
 import { createLocalBackend, type LocalBackend } from "../src/index.ts";
 import { applyVaultSecrets } from "../src/project/vault-secrets.ts";
-import { withBaseSnapshot } from "./support/base-snapshot.ts";
+import { temporaryProject } from "./support/base-snapshot.ts";
 
 let project: string;
 let backend: LocalBackend;
 
 beforeAll(async () => {
-  project = mkdtempSync(join(tmpdir(), "vault-project-"));
-  const cacheDir = join(project, "cache");
-  await mkdir(join(project, "supabase", "migrations"), { recursive: true });
-  await withBaseSnapshot(project, cacheDir);
-  // a migration as Supabase's guides write one: the service role reads one secret through a function
-  await writeFile(
-    join(project, "supabase", "migrations", "20240101000000_secret_reader.sql"),
-    `create extension if not exists supabase_vault with schema vault;
+  let cacheDir: string;
+  ({ project, cacheDir } = await temporaryProject("vault-project", {
+    // a migration as Supabase's guides write one: the service role reads one secret through a function
+    "migrations/20240101000000_secret_reader.sql": `create extension if not exists supabase_vault with schema vault;
      create function public.read_secret(secret_name text) returns text
      language sql security definer set search_path = '' as $$
        select decrypted_secret from vault.decrypted_secrets where name = secret_name
      $$;
      revoke execute on function public.read_secret(text) from public, anon, authenticated;
      grant execute on function public.read_secret(text) to service_role;`,
-  );
-  await writeFile(
-    join(project, "supabase", "config.toml"),
-    `[db.vault]
+    "config.toml": `[db.vault]
 from_env = "env(VAULT_TEST_SECRET)"
 literal = "plain value"
 unset = "env(VAULT_TEST_NEVER_SET)"
 empty = ""
 `,
-  );
+  }));
   process.env.VAULT_TEST_SECRET = "from the environment";
   try {
     backend = await createLocalBackend({ projectDir: project, host: false, cacheDir, seed: false });

@@ -2,16 +2,30 @@
 // `<textarea defaultValue>` sets the element's value back to the server's text (react-dom's
 // initTextarea), so a note's body typed while the page's scripts were still loading was silently
 // dropped (its title, an <input>, was kept), and saving stored the old body with the new title.
-// This module remembers what is typed until each textarea hydrates, and the textarea puts it back.
+// Setting the value also puts the caret at the end. This module remembers what is typed, and
+// where the caret is, until each textarea hydrates, and the textarea puts both back.
 // It starts listening when it loads, in the route's chunk, which the browser runs before React
 // hydrates: pages without a textarea (the first load of / and /sign-in) carry none of it.
 
-const typed = new WeakMap<HTMLTextAreaElement, string>();
+interface Typed {
+  text: string;
+  start: number;
+  end: number;
+  direction: "forward" | "backward" | "none";
+}
+
+const typed = new WeakMap<HTMLTextAreaElement, Typed>();
 /** Textareas React has hydrated or created: typing in them is React's own business. */
 const settled = new WeakSet<HTMLTextAreaElement>();
 
 function remember(element: HTMLTextAreaElement) {
-  if (!settled.has(element)) typed.set(element, element.value);
+  if (settled.has(element)) return;
+  typed.set(element, {
+    text: element.value,
+    start: element.selectionStart,
+    end: element.selectionEnd,
+    direction: element.selectionDirection ?? "none",
+  });
 }
 
 /** Keeps what was typed so far, and what is typed until each textarea hydrates. */
@@ -19,22 +33,29 @@ function rememberTypingUntilHydrated(): void {
   for (const element of document.querySelectorAll("textarea")) {
     if (element.value !== element.defaultValue) remember(element);
   }
-  document.addEventListener(
-    "input",
-    (event) => {
-      if (event.target instanceof HTMLTextAreaElement) remember(event.target);
-    },
-    true,
-  );
+  const onChange = (event: Event) => {
+    const element = event.target;
+    if (!(element instanceof HTMLTextAreaElement)) return;
+    // a caret moved in a textarea whose text is the server's needs nothing kept
+    if (event.type === "input" || typed.has(element)) remember(element);
+  };
+  // "selectionchange" at the textarea itself (Chromium, Firefox); keys and clicks where it is not
+  for (const type of ["input", "selectionchange", "keyup", "pointerup"]) {
+    document.addEventListener(type, onChange, true);
+  }
 }
 
-/** A textarea's ref: when React has hydrated it, the text typed before comes back. */
+/** A textarea's ref: when React has hydrated it, the text typed before (and the caret) comes back. */
 export function keepTypedText(element: HTMLTextAreaElement | null): void {
   if (!element || settled.has(element)) return;
   settled.add(element);
-  const text = typed.get(element);
+  const kept = typed.get(element);
   typed.delete(element);
-  if (text !== undefined && element.value !== text) element.value = text;
+  if (kept === undefined || element.value === kept.text) return;
+  element.value = kept.text;
+  if (element === document.activeElement) {
+    element.setSelectionRange(kept.start, kept.end, kept.direction);
+  }
 }
 
 if (typeof document !== "undefined") rememberTypingUntilHydrated();

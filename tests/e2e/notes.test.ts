@@ -242,12 +242,18 @@ test("what is typed into a note while its page's scripts still load is kept when
   await page.goto(`${stack.appUrl}${path}/edit`, { waitUntil: "domcontentloaded" });
   await page.fill("#field-title", "Early, typed early");
   await page.fill("#field-body", "Typed before the scripts ran.");
+  // the caret moved back into the text, where typing goes on after the page hydrates
+  for (let i = 0; i < 4; i++) await page.keyboard.press("ArrowLeft");
   release();
   await settled(page);
   await page.unroute(/\.(m?js|tsx?)(\?.*)?$/);
-  // React's hydration of the textarea set it back to the server's text; the page puts it back
+  // React's hydration of the textarea set it back to the server's text, with the caret at its
+  // end; the page puts both back
   expect(await page.inputValue("#field-body")).toBe("Typed before the scripts ran.");
   expect(await page.inputValue("#field-title")).toBe("Early, typed early");
+  await page.keyboard.type("X");
+  expect(await page.inputValue("#field-body")).toBe("Typed before the scripts Xran.");
+  await page.fill("#field-body", "Typed before the scripts ran.");
 
   await submit(page, "Save changes");
   await arrivedAt(page, stack, NOTE_PAGE);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type PGlite, TransactionAbortedError } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { pgliteEngine } from "../src/database/engine.ts";
 import { openDatabase, prepareDatabase } from "../src/database/open.ts";
 import { baseSnapshot, snapshotCacheDir } from "../src/database/snapshot.ts";
 
@@ -317,6 +318,15 @@ describe("the database thread", () => {
       seconds: (performance.now() - started) / 1000,
     };
   }
+
+  // postMessage copies an ArrayBuffer on both sides: 11 MB on the way to every open
+  test("is sent PGlite's files in shared memory, which postMessage does not copy", async () => {
+    const { fsBundle, extensionFiles } = await pgliteEngine();
+    expect(fsBundle.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(fsBundle.byteLength).toBeGreaterThan(1_000_000);
+    expect(extensionFiles.length).toBeGreaterThan(100);
+    for (const file of extensionFiles) expect(file.data.buffer).toBeInstanceOf(SharedArrayBuffer);
+  });
 
   const OPEN_QUERY_CLOSE = `const db = await openDatabase(undefined, { snapshot });
     console.log((await db.query("SELECT 1 AS one")).rows[0].one);

@@ -6,6 +6,7 @@ import { setFlagsFromString } from "node:v8";
 import { Worker } from "node:worker_threads";
 import { extensionFiles } from "./extensions.ts";
 import type { Engine } from "./messages.ts";
+import { readShared } from "./shared-memory.ts";
 import { WASM_TIERING_BUDGET } from "./thread/settings.js";
 
 let engine: Promise<Engine> | undefined;
@@ -55,16 +56,17 @@ export function takeThread(): Worker {
  * compiled module passed to a thread shares its machine code instead of compiling it again, which
  * halves the cost of every open after the first (a restart after a statement timeout, each backend
  * a test starts). Asking early (as createLocalBackend does) lets the compiling overlap other work.
+ * The file bundle and the extensions' files are read into shared memory (shared-memory.ts), which
+ * a thread is sent without a copy.
  */
 export function pgliteEngine(): Promise<Engine> {
   engine ??= (async () => {
     setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
     const { resolve } = createRequire(import.meta.url);
-    const [wasm, data] = await Promise.all([
+    const [wasm, fsBundle] = await Promise.all([
       readFile(resolve("@electric-sql/pglite/pglite.wasm")),
-      readFile(resolve("@electric-sql/pglite/pglite.data")),
+      readShared(resolve("@electric-sql/pglite/pglite.data")),
     ]);
-    const fsBundle = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
     // the extensions are unpacked on this thread while V8 compiles on its own threads
     const [wasmModule, files] = await Promise.all([WebAssembly.compile(wasm), extensionFiles()]);
     return { wasmModule, fsBundle, extensionFiles: files };

@@ -40,6 +40,7 @@ import { uuid_ossp } from "@electric-sql/pglite/contrib/uuid_ossp";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { parseTar } from "nanotar";
 import { projectCacheDir } from "../boot/cache-dir.js";
+import { inSharedMemory, readShared } from "./shared-memory.ts";
 
 /**
  * The Postgres extensions a Supabase project can create, as far as PGlite builds them: every one of
@@ -119,7 +120,10 @@ export interface ExtensionFile {
   data: Uint8Array;
 }
 
-/** Every file of the EXTENSIONS' bundles (PGlite's contrib tarballs and pgvector's), unpacked. */
+/**
+ * Every file of the EXTENSIONS' bundles (PGlite's contrib tarballs and pgvector's), unpacked, each
+ * a view of memory the database threads share (shared-memory.ts).
+ */
 export async function extensionFiles(): Promise<ExtensionFile[]> {
   const bundles = new Map<string, URL>();
   for (const extension of Object.values(EXTENSIONS)) {
@@ -132,7 +136,7 @@ export async function extensionFiles(): Promise<ExtensionFile[]> {
   const files: ExtensionFile[] = await Promise.all(
     LOCAL_EXTENSION_FILES.map(async (file) => ({
       path: `share/postgresql/extension/${file}`,
-      data: new Uint8Array(await readFile(new URL(`sql/${file}`, import.meta.url))),
+      data: await readShared(new URL(`sql/${file}`, import.meta.url)),
     })),
   );
   for (const tar of await Promise.all([...bundles.values()].map(unpacked)))
@@ -147,12 +151,12 @@ export async function extensionFiles(): Promise<ExtensionFile[]> {
  * (cache-dir.js: node_modules/.cache/supabase-local/extensions), named by a hash of the bundle,
  * and read from there after. A cache that cannot be written only costs the gunzip next time.
  */
-async function unpacked(bundlePath: URL): Promise<Uint8Array> {
+async function unpacked(bundlePath: URL): Promise<Uint8Array<SharedArrayBuffer>> {
   const bundle = await readFile(bundlePath);
   const name = createHash("sha256").update(bundle).digest("hex").slice(0, 32);
   const file = join(projectCacheDir(process.cwd()), "extensions", `${name}.tar`);
   try {
-    return await readFile(file);
+    return await readShared(file);
   } catch {
     // not cached yet
   }
@@ -167,5 +171,5 @@ async function unpacked(bundlePath: URL): Promise<Uint8Array> {
   } catch {
     await rm(partial, { force: true });
   }
-  return tar;
+  return inSharedMemory(tar);
 }

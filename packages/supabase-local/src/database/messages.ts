@@ -3,11 +3,12 @@
 // these through JSDoc.
 import type { ExtensionFile } from "./extensions.ts";
 
-/** What every database thread's PGlite is made of: its WebAssembly, compiled, and its files. */
+/** What every database thread's PGlite is made of: its WebAssembly, compiled, and its files, in
+ * memory the threads share (pgliteEngine in engine.ts). */
 export interface Engine {
   wasmModule: WebAssembly.Module;
-  fsBundle: ArrayBuffer;
-  /** the EXTENSIONS' files (extensions.ts) */
+  fsBundle: Uint8Array<SharedArrayBuffer>;
+  /** the EXTENSIONS' files (extensions.ts); each thread's Postgres reads copies of its own */
   extensionFiles: ExtensionFile[];
 }
 

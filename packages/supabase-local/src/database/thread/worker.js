@@ -190,15 +190,19 @@ function send(message) {
 }
 
 /**
- * The file bundle as PGlite takes it. PGlite only ever asks a bundle for its arrayBuffer(), and this
- * thread's copy is its own (postMessage copied it), so it is handed over as it is: a real Blob
- * would copy the 6 MB in and read them out again through a stream, 15 to 20 ms of every open.
- * @param {ArrayBuffer} buffer
+ * The file bundle as PGlite takes it: an ArrayBuffer of this thread's own, since PGlite's files are
+ * views of it and Postgres may write to them. The bundle arrives in memory the threads share
+ * (database/shared-memory.ts) and is copied out once. PGlite only ever asks a bundle for its
+ * arrayBuffer(): a real Blob would copy the 6 MB in and read them out again through a stream, 15
+ * to 20 ms of every open.
+ * @param {Uint8Array<SharedArrayBuffer>} bundle
  * @returns {Blob}
  */
-function asBlob(buffer) {
+function asBlob(bundle) {
+  const own = new Uint8Array(bundle.byteLength);
+  own.set(bundle);
   return /** @type {Blob} */ (
-    /** @type {unknown} */ ({ arrayBuffer: () => Promise.resolve(buffer) })
+    /** @type {unknown} */ ({ arrayBuffer: () => Promise.resolve(own.buffer) })
   );
 }
 
@@ -223,9 +227,14 @@ function linkedOnFirstUse(files) {
           ...(emscriptenOpts.preRun ?? []),
           /** @param {{ WASM_PREFIX: string, FS: { mkdirTree(path: string): void, writeFile(path: string, data: Uint8Array): void } }} module */
           (module) => {
+            const made = new Set();
             for (const { path, data } of files) {
               const target = `${module.WASM_PREFIX}/${path}`;
-              module.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
+              const directory = target.slice(0, target.lastIndexOf("/"));
+              if (!made.has(directory)) module.FS.mkdirTree(directory);
+              made.add(directory);
+              // MEMFS keeps a copy of its own (the data is shared with the other threads): it
+              // keeps the array itself only when told it may
               module.FS.writeFile(target, data);
             }
           },

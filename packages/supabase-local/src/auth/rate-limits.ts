@@ -8,7 +8,7 @@ import { clientIp } from "./http/request.ts";
  * golang.org/x/time/rate) that hold `burst` tokens, start full, lose one per request and refill
  * at the configured rate:
  *
- * - `token_refresh`: every /token grant (password, refresh_token, pkce, id_token);
+ * - `token_refresh`: every other /token grant (password, refresh_token, pkce, id_token);
  *   `token_refresh` (RATE_LIMIT_TOKEN_REFRESH) per 5 minutes, burst 30.
  * - `signups`, `otp`, `magic_link`, `recover`, `resend`, `user`: /signup (email or phone), /otp,
  *   /magiclink, /recover, /resend and PUT /user, one limiter each (a spent /recover leaves /otp
@@ -22,6 +22,8 @@ import { clientIp } from "./http/request.ts";
  *   MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY (15, no config.toml key) per minute, burst 30.
  * - `passkey`: POST /passkeys/authentication/options; RATE_LIMIT_PASSKEY (30, no config.toml key)
  *   per 5 minutes, burst 30.
+ * - `web3`: /token with grant_type=web3, instead of `token_refresh`; `web3` (RATE_LIMIT_WEB3) per
+ *   5 minutes, burst 30.
  *
  * A bucket is dropped when its time to live has passed since it was made (tollbooth's expirable
  * cache: an hour, a minute for MFA), so the next request from that address starts full again.
@@ -48,7 +50,8 @@ export type Bucket =
   | "anonymous_users"
   | "mfa_challenge"
   | "mfa_verify"
-  | "passkey";
+  | "passkey"
+  | "web3";
 
 type Limits = Config["auth"]["rateLimit"];
 
@@ -84,6 +87,7 @@ const SHAPES: Record<
   },
   mfa_verify: { events: (l) => l.mfaChallengeAndVerify, interval: MINUTE, burst: 30, ttl: MINUTE },
   passkey: { events: (l) => l.passkey, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
+  web3: { events: (l) => l.web3, interval: FIVE_MINUTES, burst: 30, ttl: HOUR },
 };
 
 /** ratelimit.IntervalLimiter: `events` per `interval`; the count resets every whole interval

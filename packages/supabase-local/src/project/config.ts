@@ -136,6 +136,12 @@ export interface Config {
     };
     /** [auth.passkey]: passkey sign-in (GOTRUE_PASSKEY_ENABLED). */
     passkey: { enabled: boolean; maxPasskeysPerUser: number };
+    /**
+     * [auth.web3.solana] and [auth.web3.ethereum]: sign-in with a wallet (auth/api/web3.ts). How
+     * long a signed message is good for around its Issued At is Auth's default (10 minutes,
+     * GOTRUE_EXTERNAL_WEB3_*_MAXIMUM_VALIDITY_DURATION); config.toml has no key for it.
+     */
+    web3: Record<"solana" | "ethereum", { enabled: boolean; maximumValidityMs: number }>;
     /** [auth.webauthn]: the relying party of passkeys and WebAuthn factors (GOTRUE_WEBAUTHN_*). */
     webauthn: {
       rpId: string;
@@ -167,6 +173,8 @@ export interface Config {
       /** POST /passkeys/authentication/options per 5 min per IP (GOTRUE_RATE_LIMIT_PASSKEY, 30); no
        * config.toml key. */
       passkey: number;
+      /** Web3 sign-ins per 5 min per IP ([auth.rate_limit] web3, GOTRUE_RATE_LIMIT_WEB3, 30). */
+      web3: number;
     };
     /** [auth] signing_keys_path, resolved against supabase/ as the CLI does (absolute here). */
     signingKeysPath?: string;
@@ -382,6 +390,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
     };
   }
   const rate = table(auth.rate_limit);
+  const web3 = table(auth.web3);
   const sms = table(auth.sms);
   const testOtp: Config["auth"]["sms"]["testOtp"] = {};
   for (const [phone, code] of Object.entries(table(sms.test_otp))) {
@@ -492,6 +501,13 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
         },
       },
       passkey: { enabled: bool(passkey.enabled, false), maxPasskeysPerUser: 10 },
+      web3: {
+        solana: { enabled: bool(table(web3.solana).enabled, false), maximumValidityMs: 600_000 },
+        ethereum: {
+          enabled: bool(table(web3.ethereum).enabled, false),
+          maximumValidityMs: 600_000,
+        },
+      },
       webauthn: {
         rpId: str(webauthn.rp_id) ?? "",
         rpDisplayName: str(webauthn.rp_display_name) ?? "",
@@ -510,6 +526,7 @@ function fromToml(toml: Table, warn: (message: string) => void): Omit<Config, "l
         anonymousUsers: num(rate.anonymous_users, 30),
         mfaChallengeAndVerify: 15,
         passkey: 30,
+        web3: num(rate.web3, 30),
       },
       signingKeysPath: str(auth.signing_keys_path) || undefined,
       sms: {

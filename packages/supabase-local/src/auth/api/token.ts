@@ -10,13 +10,17 @@ import type { AuthMethod } from "../models/sessions.ts";
 import { findUserByEmail, findUserById, findUserByPhone, isBanned } from "../models/users.ts";
 import { comparePasswordForSignIn, passwordWeakness } from "../passwords.ts";
 import { issueSession, refreshSession } from "../tokens/token-response.ts";
+import { web3Grant } from "../web3/grant.ts";
 
 /** POST /token?grant_type=password|refresh_token|pkce|id_token|web3 */
 export async function token(ctx: AuthContext, request: Request): Promise<Response> {
   const grantType = new URL(request.url).searchParams.get("grant_type");
   if (["password", "refresh_token", "pkce", "id_token"].includes(grantType ?? "")) {
-    // Every grant counts against token_refresh (RATE_LIMIT_TOKEN_REFRESH), as the real /token.
+    // Every grant counts against token_refresh (RATE_LIMIT_TOKEN_REFRESH), as the real /token,
+    // but Web3's, which has its own (RATE_LIMIT_WEB3).
     ctx.rateLimits.check("token_refresh", request);
+  } else if (grantType === "web3") {
+    ctx.rateLimits.check("web3", request);
   }
   switch (grantType) {
     case "password":
@@ -28,8 +32,7 @@ export async function token(ctx: AuthContext, request: Request): Promise<Respons
     case "id_token":
       return idTokenGrant(ctx, request);
     case "web3":
-      // No Web3 provider can be turned on locally ([auth.web3.*]): the answer of a project without.
-      throw authError("web3Disabled");
+      return web3Grant(ctx, request);
     default:
       throw authError("unsupportedGrant");
   }

@@ -24,6 +24,7 @@ export type AuthMethod =
   | "anonymous"
   | "oauth"
   | "passkey"
+  | "web3"
   | "totp"
   | "mfa/webauthn"
   | "mfa/phone"

@@ -103,8 +103,33 @@ function solanaMessage(
   ].join("\n");
 }
 
+/** A Sign in with Ethereum message for localhost, on chain 1, with `extra` lines at its end. */
+function ethereumMessage(address: string, issuedAt = new Date(), extra: string[] = []): string {
+  return [
+    "localhost:5173 wants you to sign in with your Ethereum account:",
+    address,
+    "",
+    "URI: http://localhost:5173/",
+    "Version: 1",
+    "Chain ID: 1",
+    `Issued At: ${issuedAt.toISOString()}`,
+    ...extra,
+  ].join("\n");
+}
+
 const signed = (message: string, key: KeyObject) =>
   sign(null, Buffer.from(message), key).toString("base64url");
+
+/** The grant of a Solana message with `fields`, signed by `wallet`. */
+const signedBy =
+  (wallet: ReturnType<typeof solanaWallet>) => (fields: Parameters<typeof solanaMessage>[1]) => {
+    const message = solanaMessage(wallet.address, fields);
+    return grant(backend, {
+      chain: "solana",
+      message,
+      signature: signed(message, wallet.privateKey),
+    });
+  };
 
 /** POST /token?grant_type=web3 as supabase-js sends it: the error body and status. */
 async function grant(target: MemoryBackend, body: Record<string, unknown>) {
@@ -234,15 +259,7 @@ describe("what Auth refuses", () => {
       }),
     ).toMatchObject(refusal("Signature does not match address in message"));
     const eth = ethereumWallet();
-    const ethMessage = [
-      "localhost:5173 wants you to sign in with your Ethereum account:",
-      eth.address,
-      "",
-      "URI: http://localhost:5173/",
-      "Version: 1",
-      "Chain ID: 1",
-      `Issued At: ${new Date().toISOString()}`,
-    ].join("\n");
+    const ethMessage = ethereumMessage(eth.address);
     expect(
       await grant(backend, {
         chain: "ethereum",
@@ -268,15 +285,7 @@ describe("what Auth refuses", () => {
   });
 
   it("a message signed for another app, or not over HTTPS, or for a domain not its URI's", async () => {
-    const wallet = solanaWallet();
-    const attempt = (fields: Parameters<typeof solanaMessage>[1]) => {
-      const message = solanaMessage(wallet.address, fields);
-      return grant(backend, {
-        chain: "solana",
-        message,
-        signature: signed(message, wallet.privateKey),
-      });
-    };
+    const attempt = signedBy(solanaWallet());
     expect(await attempt({ domain: "evil.example", uri: "https://evil.example/" })).toMatchObject(
       refusal(
         "Signed Solana message is using URI which is not allowed on this server, message was signed for another app",
@@ -304,14 +313,7 @@ describe("what Auth refuses", () => {
   it("a message too old, too new, expired or not yet valid", async () => {
     const wallet = solanaWallet();
     const minutes = (n: number) => new Date(Date.now() + n * 60_000);
-    const attempt = (fields: Parameters<typeof solanaMessage>[1]) => {
-      const message = solanaMessage(wallet.address, fields);
-      return grant(backend, {
-        chain: "solana",
-        message,
-        signature: signed(message, wallet.privateKey),
-      });
-    };
+    const attempt = signedBy(wallet);
     expect(await attempt({ issuedAt: minutes(-11) })).toMatchObject(
       refusal("Solana message was issued too long ago"),
     );
@@ -330,16 +332,7 @@ describe("what Auth refuses", () => {
   it("Ethereum's grant reads an Expiration Time only beside a Not Before, as Auth's does", async () => {
     const eth = ethereumWallet();
     const message = (extra: string[]) =>
-      [
-        "localhost:5173 wants you to sign in with your Ethereum account:",
-        eth.address,
-        "",
-        "URI: http://localhost:5173/",
-        "Version: 1",
-        "Chain ID: 1",
-        `Issued At: ${new Date(Date.now() - 120_000).toISOString()}`,
-        ...extra,
-      ].join("\n");
+      ethereumMessage(eth.address, new Date(Date.now() - 120_000), extra);
     const expired = `Expiration Time: ${new Date(Date.now() - 60_000).toISOString()}`;
     const lone = message([expired]);
     expect(
@@ -414,16 +407,11 @@ describe("what Auth refuses", () => {
       [
         {
           chain: "ethereum",
-          message: [
-            "localhost:5173 wants you to sign in with your Ethereum account:",
-            `0x${"a".repeat(40)}`,
-            "",
-            "URI: http://localhost:5173/",
-            "Version: 1",
-            // past what strconv.Atoi reads
+          // past what strconv.Atoi reads
+          message: ethereumMessage(`0x${"a".repeat(40)}`).replace(
+            "Chain ID: 1",
             "Chain ID: 99999999999999999999999",
-            `Issued At: ${new Date().toISOString()}`,
-          ].join("\n"),
+          ),
           signature: `0x${"0".repeat(130)}`,
         },
         invalid("siwe: Chain ID is not valid"),

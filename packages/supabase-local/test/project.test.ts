@@ -159,6 +159,21 @@ test("[auth.mfa.phone] and [auth.rate_limit] sms_sent: the CLI's defaults, and a
   expect(config.auth.rateLimit.smsSent).toBe(7);
 });
 
+test("[auth.web3.*] and [auth.rate_limit] web3: off and 30 by default, and as written", async () => {
+  const defaults = loadConfig({ configFile: join(dir, "no-config.toml") });
+  expect(defaults.auth.web3).toEqual({
+    solana: { enabled: false, maximumValidityMs: 600_000 },
+    ethereum: { enabled: false, maximumValidityMs: 600_000 },
+  });
+  expect(defaults.auth.rateLimit.web3).toBe(30);
+  const file = join(dir, "web3.toml");
+  await writeFile(file, `[auth.rate_limit]\nweb3 = 5\n[auth.web3.ethereum]\nenabled = true\n`);
+  const config = loadConfig({ configFile: file });
+  expect(config.auth.web3.ethereum.enabled).toBe(true);
+  expect(config.auth.web3.solana.enabled).toBe(false);
+  expect(config.auth.rateLimit.web3).toBe(5);
+});
+
 test("[auth.hook.*]: an enabled hook is read with its secrets, and one the CLI or Auth would refuse stops the start with their message", async () => {
   const load = async (hook: string) => {
     const file = join(dir, "hooks.toml");

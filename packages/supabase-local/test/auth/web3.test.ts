@@ -398,6 +398,15 @@ describe("what Auth refuses", () => {
         { chain: "solana", message: good.replace(/URI: .*/, "URI: not a uri"), signature },
         invalid("siws: URI is not valid"),
       ],
+      // Go's zero time is no Issued At
+      [
+        {
+          chain: "solana",
+          message: good.replace(/Issued At: .*/, "Issued At: 0001-01-01T00:00:00Z"),
+          signature,
+        },
+        invalid("siws: Issued At is not specified"),
+      ],
       [
         { chain: "ethereum", message: good, signature: `0x${"0".repeat(130)}` },
         invalid(

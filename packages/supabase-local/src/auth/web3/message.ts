@@ -121,9 +121,15 @@ export function parseSignInMessage(raw: string, chain: Chain): SignInMessage {
       case "Nonce":
         message.nonce = value;
         break;
-      case "Issued At":
-        message.issuedAt = timestamp(value, refuse("Issued At is not a valid ISO8601 timestamp"));
+      case "Issued At": {
+        const issuedAt = timestamp(value, refuse("Issued At is not a valid ISO8601 timestamp"));
+        // Go's zero time is no time: the SIWE parser says so at once, the SIWS one at the end
+        if (issuedAt.getTime() === GO_ZERO_TIME && chain === "ethereum") {
+          throw refuse("Issued At is not specified");
+        }
+        message.issuedAt = issuedAt.getTime() === GO_ZERO_TIME ? undefined : issuedAt;
         break;
+      }
       case "Expiration Time":
         message.expirationTime = timestamp(
           value,
@@ -196,9 +202,15 @@ function timestamp(value: string, error: MessageError): Date {
   if (Number(zh) > 23 || Number(zm) > 59) throw error;
   const offset = (sign === "-" ? -1 : 1) * (Number(zh) * 60 + Number(zm)) * 60_000;
   const ms = Math.floor(Number(`0${fraction || ".0"}`) * 1000);
-  const utc = Date.UTC(year, month - 1, day, Number(h), Number(mi), Number(s), ms) - offset;
-  return new Date(utc);
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC: years 0 to 99 are not 1900 and on
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(Number(h), Number(mi), Number(s), ms);
+  return new Date(date.getTime() - offset);
 }
+
+/** Go's zero time.Time, 0001-01-01T00:00:00Z, as a JavaScript time. */
+const GO_ZERO_TIME = new Date("0001-01-01T00:00:00Z").getTime();
 
 /** Go's %q of a string, for the version in the error (printable ASCII as is). */
 function goQuote(value: string): string {

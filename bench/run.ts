@@ -380,6 +380,28 @@ try {
   const direct = () => proxy.setDelay(0);
   const common = { connections: CONNECTIONS };
   const visitor = { connections: RTT_CONNECTIONS };
+  // The arms the ratios compare, each in the general rounds and in a paired comparison.
+  const signedOutArm = (key: string, label: string) =>
+    httpArm({
+      ...common,
+      key,
+      label,
+      url: `${app.url}/`,
+      expectAuth: every("0"),
+      cpuSeconds: appCpu,
+      setUp: direct,
+    });
+  const notesArm = (key: string, label: string) =>
+    httpArm({
+      ...common,
+      key,
+      label,
+      url: `${app.url}/notes`,
+      visitors: [signedIn],
+      expectAuth: every("0"),
+      cpuSeconds: appCpu,
+      setUp: direct,
+    });
   arms = [
     httpArm({
       ...common,
@@ -389,15 +411,7 @@ try {
       expectAuth: every("-"),
       setUp: direct,
     }),
-    httpArm({
-      ...common,
-      key: "signedOut",
-      label: "GET / signed out",
-      url: `${app.url}/`,
-      expectAuth: every("0"),
-      cpuSeconds: appCpu,
-      setUp: direct,
-    }),
+    signedOutArm("signedOut", "GET / signed out"),
     httpArm({
       ...common,
       key: "signedInHome",
@@ -408,16 +422,7 @@ try {
       cpuSeconds: appCpu,
       setUp: direct,
     }),
-    httpArm({
-      ...common,
-      key: "notes",
-      label: `GET /notes signed in (warm, ${NOTE_COUNT} notes)`,
-      url: `${app.url}/notes`,
-      visitors: [signedIn],
-      expectAuth: every("0"),
-      cpuSeconds: appCpu,
-      setUp: direct,
-    }),
+    notesArm("notes", `GET /notes signed in (warm, ${NOTE_COUNT} notes)`),
     // For scale only, in no ratio: its p50 is a few milliseconds, and autocannon counts latency
     // in whole ones, so one millisecond more or less moved a ratio to it by 15% between runs.
     httpArm({
@@ -451,16 +456,7 @@ try {
   // within each round (rounds.ts, runPaired): their req/s and CPU ratios moved by a fifth between
   // two quiet runs when each arm had one 3 s turn per round.
   const paired: [Arm, Arm] = [
-    httpArm({
-      ...common,
-      key: "notesPaired",
-      label: `GET /notes signed in, paired with the next arm`,
-      url: `${app.url}/notes`,
-      visitors: [signedIn],
-      expectAuth: every("0"),
-      cpuSeconds: appCpu,
-      setUp: direct,
-    }),
+    notesArm("notesPaired", "GET /notes signed in, paired with the next arm"),
     httpArm({
       ...common,
       key: "getUser",
@@ -476,25 +472,11 @@ try {
   // out ranged 3.2–6.2 ms a request within one run on this VM (2026-11-29), and the budget's
   // ratio moved from 2.19 to 1.60 between two runs of one commit.
   const cpuPaired: [Arm, Arm] = [
-    httpArm({
-      ...common,
-      key: "notesCpuPaired",
-      label: `GET /notes signed in (warm, ${NOTE_COUNT} notes), paired with the next arm`,
-      url: `${app.url}/notes`,
-      visitors: [signedIn],
-      expectAuth: every("0"),
-      cpuSeconds: appCpu,
-      setUp: direct,
-    }),
-    httpArm({
-      ...common,
-      key: "signedOutCpuPaired",
-      label: "GET / signed out, paired",
-      url: `${app.url}/`,
-      expectAuth: every("0"),
-      cpuSeconds: appCpu,
-      setUp: direct,
-    }),
+    notesArm(
+      "notesCpuPaired",
+      `GET /notes signed in (warm, ${NOTE_COUNT} notes), paired with the next arm`,
+    ),
+    signedOutArm("signedOutCpuPaired", "GET / signed out, paired"),
   ];
   load.push(loadavg()[0] ?? 0);
   log(

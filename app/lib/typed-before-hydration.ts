@@ -33,15 +33,24 @@ function rememberTypingUntilHydrated(): void {
   for (const element of document.querySelectorAll("textarea")) {
     if (element.value !== element.defaultValue) remember(element);
   }
-  const onChange = (event: Event) => {
+  document.addEventListener(
+    "input",
+    (event) => {
+      if (event.target instanceof HTMLTextAreaElement) remember(event.target);
+    },
+    true,
+  );
+  const onCaret = (event: Event) => {
     const element = event.target;
     if (!(element instanceof HTMLTextAreaElement)) return;
-    // a caret moved in a textarea whose text is the server's needs nothing kept
-    if (event.type === "input" || typed.has(element)) remember(element);
+    // Only the caret, and only over the text typed: hydration's reset to the server's text moves
+    // the caret too (a selectionchange that can come before the textarea's ref), and must not be
+    // taken for what was typed. A caret moved in the server's text needs nothing kept.
+    if (typed.get(element)?.text === element.value) remember(element);
   };
   // "selectionchange" at the textarea itself (Chromium, Firefox); keys and clicks where it is not
-  for (const type of ["input", "selectionchange", "keyup", "pointerup"]) {
-    document.addEventListener(type, onChange, true);
+  for (const type of ["selectionchange", "keyup", "pointerup"]) {
+    document.addEventListener(type, onCaret, true);
   }
 }
 

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, expect } from "vitest";
 import { ROOT, stopProcessGroup, TOOL_ENV } from "../support/preview.ts";
-import { freshUser, signInWithPassword } from "./support/flows.ts";
+import { beforeHydration, freshUser, NOTE_PAGE, signInWithPassword } from "./support/flows.ts";
 import { main, type Stack } from "./support/stacks.ts";
 import { test } from "./support/test.ts";
 
@@ -78,4 +78,27 @@ test("the development server signs a user in", async ({ browser }) => {
   const user = await freshUser(main);
   const page = await browser.open();
   await signInWithPassword(page, dev, user);
+});
+
+// React's development build hydrates in more than one task: the textarea's reset to the server's
+// text (and the selectionchange it fires) can come before its ref puts the typed text back, which
+// the production build, in one task, never showed.
+test("the development server keeps what was typed into a note before it hydrated, caret and all", async ({
+  browser,
+}) => {
+  const user = await freshUser(main, "early-dev");
+  const page = await browser.open();
+  await signInWithPassword(page, dev, user);
+  await page.goto(`${dev.appUrl}/notes/new`);
+  await page.fill("#field-title", "Typed early");
+  await page.fill("#field-body", "The old body.");
+  await page.getByRole("button", { name: "Create note", exact: true }).click();
+  await page.waitForURL((url) => NOTE_PAGE.test(url.pathname));
+  const path = new URL(page.url()).pathname;
+  await beforeHydration(page, `${dev.appUrl}${path}/edit`, async () => {
+    await page.fill("#field-body", "Typed before the scripts ran.");
+    for (let i = 0; i < 4; i++) await page.keyboard.press("ArrowLeft");
+  });
+  await page.keyboard.type("X");
+  expect(await page.inputValue("#field-body")).toBe("Typed before the scripts Xran.");
 });

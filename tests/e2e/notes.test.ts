@@ -4,6 +4,7 @@ import { describe, expect } from "vitest";
 import { expectAccessible } from "./support/accessibility.ts";
 import {
   arrivedAt,
+  beforeHydration,
   freshUser,
   NOTE_PAGE,
   settled,
@@ -230,23 +231,12 @@ test("what is typed into a note while its page's scripts still load is kept when
   await signInWithPassword(page, stack, owner);
   const path = await createNote(page, { title: "Early", body: "The old body.", tags: "" });
 
-  // The scripts held back, as on a slow connection: the form is there, React is not yet.
-  let release = () => {};
-  const held = new Promise<void>((resolve) => {
-    release = resolve;
+  await beforeHydration(page, `${stack.appUrl}${path}/edit`, async () => {
+    await page.fill("#field-title", "Early, typed early");
+    await page.fill("#field-body", "Typed before the scripts ran.");
+    // the caret moved back into the text, where typing goes on after the page hydrates
+    for (let i = 0; i < 4; i++) await page.keyboard.press("ArrowLeft");
   });
-  await page.route(/\.(m?js|tsx?)(\?.*)?$/, async (route) => {
-    await held;
-    await route.continue();
-  });
-  await page.goto(`${stack.appUrl}${path}/edit`, { waitUntil: "domcontentloaded" });
-  await page.fill("#field-title", "Early, typed early");
-  await page.fill("#field-body", "Typed before the scripts ran.");
-  // the caret moved back into the text, where typing goes on after the page hydrates
-  for (let i = 0; i < 4; i++) await page.keyboard.press("ArrowLeft");
-  release();
-  await settled(page);
-  await page.unroute(/\.(m?js|tsx?)(\?.*)?$/);
   // React's hydration of the textarea set it back to the server's text, with the caret at its
   // end; the page puts both back
   expect(await page.inputValue("#field-body")).toBe("Typed before the scripts ran.");

@@ -63,6 +63,28 @@ export async function settled(page: Page) {
   });
 }
 
+/**
+ * Opens `url` with its scripts held back, as on a slow connection (the form is there, React is
+ * not yet), runs `meanwhile` (typing into it), then lets the scripts load and waits until the page
+ * has hydrated.
+ */
+export async function beforeHydration(page: Page, url: string, meanwhile: () => Promise<void>) {
+  const scripts = /\.(m?js|tsx?)(\?.*)?$/;
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route(scripts, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(url, { waitUntil: "domcontentloaded" });
+  await meanwhile();
+  release();
+  await settled(page);
+  await page.unroute(scripts);
+}
+
 /** A note's own page, `/notes/<uuid>`: where creating or opening a note lands. */
 export const NOTE_PAGE = /^\/notes\/[0-9a-f-]{36}$/;
 

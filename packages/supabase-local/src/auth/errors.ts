@@ -416,8 +416,6 @@ const TABLE = {
   providerDisabled: [400, "provider_disabled", "Provider is not enabled"],
   web3Disabled: [422, "web3_provider_disabled", "Web3 provider is disabled"],
   web3UnsupportedChain: [400, "web3_unsupported_chain", "Unsupported chain"],
-  // createAccountFromExternalIdentity's refusal (the password grant's is a 400)
-  userBannedExternal: [403, "user_banned", "User is banned"],
   samlDisabled: [404, "saml_provider_disabled", "SAML 2.0 is disabled"],
   ssoProviderNotFound: [404, "sso_provider_not_found", "SSO Identity Provider not found"],
   oauthServerDisabled: [404, "feature_disabled", "OAuth server is disabled"],

@@ -119,7 +119,8 @@ export async function web3Grant(ctx: AuthContext, request: Request): Promise<Res
       user = await createUser(tx, { id, provider: PROVIDER, userMetadata: data });
       await createIdentity(tx, user.id, PROVIDER, data);
     }
-    if (isBanned(user, ctx.now())) throw authError("userBannedExternal");
+    // createAccountFromExternalIdentity's refusal is a 403 (the password grant's a 400)
+    if (isBanned(user, ctx.now())) throw authError("userBanned").withStatus(403);
     await audit(tx, ip, user, "login", { provider: PROVIDER });
     await audit(tx, ip, user, "login", {
       provider: PROVIDER,

@@ -389,6 +389,54 @@ describe("no leak through listing", () => {
   });
 });
 
+describe("the share helpers are asked about other people's rows only", () => {
+  // The recipients' policies call a security definer helper, once per row they look at
+  // (supabase/migrations/20261129000100_share_policies_owner_first.sql). The owner's own rows are
+  // the owner policy's: reading them must not call it. Counted with Postgres' own per-transaction
+  // function statistics, as each person's session (role authenticated, its claims) in SQL.
+  async function helperCalls(person: Person, read: string, params: unknown[]) {
+    const session = (await person.client.auth.getSession()).data.session;
+    if (!session) throw new Error("no session");
+    const claims = Buffer.from(session.access_token.split(".")[1] ?? "", "base64url").toString();
+    return local.backend.db.transaction(async (tx) => {
+      await tx.query("select set_config('track_functions', 'all', true)");
+      await tx.query(
+        `select set_config('role', 'authenticated', true),
+                set_config('request.jwt.claims', $1, true)`,
+        [claims],
+      );
+      const rows = (await tx.query<{ id: string }>(read, params)).rows.length;
+      const calls = await tx.query<{ note: number | null; owner: number | null }>(
+        `select pg_stat_get_xact_function_calls('private.note_shared_with_me(uuid)'::regprocedure) as note,
+                pg_stat_get_xact_function_calls('private.shares_a_note_with_me(uuid)'::regprocedure) as owner`,
+      );
+      await tx.rollback();
+      const counted = calls.rows[0];
+      return { rows, note: counted?.note ?? 0, owner: counted?.owner ?? 0 };
+    });
+  }
+
+  test("the owner's notes and profile: no share lookup; the recipient's: the lookup lets them in", async () => {
+    const w = await world();
+    await world();
+    const ownNotes = "select id from public.notes where owner_id = $1";
+    const ownerProfile = "select id from public.profiles where id = $1";
+    const owned = await helperCalls(owner, ownNotes, [owner.id]);
+    expect(owned.rows).toBeGreaterThanOrEqual(2);
+    expect(owned.note).toBe(0);
+    expect(await helperCalls(owner, ownerProfile, [owner.id])).toMatchObject({ rows: 1, owner: 0 });
+    // The same helpers count for the rows they decide: the recipient's shared note and its owner.
+    const sharedNote = await helperCalls(recipient, "select id from public.notes where id = $1", [
+      w.noteId,
+    ]);
+    expect(sharedNote.rows).toBe(1);
+    expect(sharedNote.note).toBeGreaterThanOrEqual(1);
+    const sharerProfile = await helperCalls(recipient, ownerProfile, [owner.id]);
+    expect(sharerProfile.rows).toBe(1);
+    expect(sharerProfile.owner).toBeGreaterThanOrEqual(1);
+  });
+});
+
 describe("ended sessions without the pre-request: the restrictive policies alone", () => {
   /** The authenticator role's db_pre_request, as the migrations set it. */
   let preRequest: string;

@@ -392,12 +392,21 @@ describe("no leak through listing", () => {
 describe("the share helpers are asked about other people's rows only", () => {
   // The recipients' policies call a security definer helper, once per row they look at
   // (supabase/migrations/20261129000100_share_policies_owner_first.sql). The owner's own rows are
-  // the owner policy's: reading them must not call it. Counted with Postgres' own per-transaction
-  // function statistics, as each person's session (role authenticated, its claims) in SQL.
+  // the owner policy's: reading them must not call it; and the recipient's shared list starts from
+  // their shares (20261129000200_shared_list_by_shares.sql), so others' notes add no calls. Counted
+  // with Postgres' own function statistics, as each person's session (role authenticated, its
+  // claims) in SQL.
+  interface Calls {
+    note: number | null;
+    owner: number | null;
+  }
+
   async function helperCalls(person: Person, read: string, params: unknown[]) {
     const session = (await person.client.auth.getSession()).data.session;
     if (!session) throw new Error("no session");
     const claims = Buffer.from(session.access_token.split(".")[1] ?? "", "base64url").toString();
+    const count = `select pg_stat_get_xact_function_calls('private.note_shared_with_me(uuid)'::regprocedure) as note,
+                          pg_stat_get_xact_function_calls('private.shares_a_note_with_me(uuid)'::regprocedure) as owner`;
     return local.backend.db.transaction(async (tx) => {
       await tx.query("select set_config('track_functions', 'all', true)");
       await tx.query(
@@ -405,14 +414,14 @@ describe("the share helpers are asked about other people's rows only", () => {
                 set_config('request.jwt.claims', $1, true)`,
         [claims],
       );
-      const rows = (await tx.query<{ id: string }>(read, params)).rows.length;
-      const calls = await tx.query<{ note: number | null; owner: number | null }>(
-        `select pg_stat_get_xact_function_calls('private.note_shared_with_me(uuid)'::regprocedure) as note,
-                pg_stat_get_xact_function_calls('private.shares_a_note_with_me(uuid)'::regprocedure) as owner`,
-      );
+      // The counts are the session's since Postgres last reported them, which it does between
+      // transactions only: the difference within this one is what the read did.
+      const before = (await tx.query<Calls>(count)).rows[0];
+      const result = (await tx.query<Record<string, unknown>>(read, params)).rows;
+      const after = (await tx.query<Calls>(count)).rows[0];
       await tx.rollback();
-      const counted = calls.rows[0];
-      return { rows, note: counted?.note ?? 0, owner: counted?.owner ?? 0 };
+      const calls = (key: keyof Calls) => (after?.[key] ?? 0) - (before?.[key] ?? 0);
+      return { rows: result.length, first: result[0], note: calls("note"), owner: calls("owner") };
     });
   }
 
@@ -434,6 +443,23 @@ describe("the share helpers are asked about other people's rows only", () => {
     const sharerProfile = await helperCalls(recipient, ownerProfile, [owner.id]);
     expect(sharerProfile.rows).toBe(1);
     expect(sharerProfile.owner).toBeGreaterThanOrEqual(1);
+  });
+
+  test("the recipient's shared list is found from their shares: others' notes add no work", async () => {
+    const w = await world();
+    const sharedList = "select public.list_notes(true, false, '', '', 0, 100) as list";
+    const before = await helperCalls(recipient, sharedList, []);
+    const listed = before.first?.list as { notes: { id: string }[] };
+    expect(listed.notes.map((n) => n.id)).toContain(w.noteId);
+    expect(before.note).toBeGreaterThanOrEqual(1);
+    // Five notes of someone else's, shared with no one: the recipient's list does the same work.
+    const more = await other.client
+      .from("notes")
+      .insert(Array.from({ length: 5 }, (_, i) => ({ title: `Not shared ${i}` })));
+    expect(more.error).toBeNull();
+    const after = await helperCalls(recipient, sharedList, []);
+    expect((after.first?.list as { notes: unknown[] }).notes).toHaveLength(listed.notes.length);
+    expect(after.note).toBe(before.note);
   });
 });
 
